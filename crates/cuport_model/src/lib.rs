@@ -1,0 +1,20 @@
+//! The vocabulary every stage of cuport shares: where a thing is in a file
+//! ([`TextRange`], [`LineIndex`]), what language a file is in ([`Language`]),
+//! which CUDA library a name belongs to ([`Library`]), what kind of touchpoint
+//! a site is ([`SiteKind`]) and which accelerator a port aims at ([`Target`]).
+//!
+//! This crate has no logic beyond these types so that the analyser, the rule
+//! tables, the rewriter and the reports can all depend on it without depending
+//! on each other.
+
+mod language;
+mod library;
+mod site_kind;
+mod target;
+mod text;
+
+pub use language::Language;
+pub use library::Library;
+pub use site_kind::SiteKind;
+pub use target::Target;
+pub use text::{LineCol, LineIndex, TextRange};
