@@ -1,7 +1,7 @@
 use serde::{Deserialize, Serialize};
 
 /// The language (or build-file flavour) cuport analyses a file as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum Language {
     /// `.cu` and `.cuh`: C++ with CUDA extensions.

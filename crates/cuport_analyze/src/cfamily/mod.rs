@@ -1,0 +1,290 @@
+//! C, C++ and CUDA analysis: a token pass finds every site; bracket matching
+//! gives argument and launch-configuration spans; tree-sitter is only asked
+//! for a syntax check where the caller wants one.
+
+mod brackets;
+mod classify;
+mod constructs;
+mod directives;
+mod lexer;
+mod preprocessor;
+mod syntax;
+
+use cuport_model::{LineIndex, Library, SiteKind, TextRange};
+use rustc_hash::FxHashMap;
+
+use crate::site::{FileAnalysis, ParseIssue, Site};
+use brackets::{match_brackets, UNMATCHED};
+use classify::{classify, namespace_library, Usage};
+use lexer::{lex, TokKind, Token};
+use preprocessor::ConditionTracker;
+
+pub(crate) use syntax::SyntaxChecker;
+
+/// Analyses one C-family file. `cuda_file` is true for `.cu`/`.cuh`.
+/// With a `checker`, tree-sitter-cpp also reports regions it cannot parse.
+pub(crate) fn analyze(
+    src: &[u8],
+    line_index: &LineIndex,
+    cuda_file: bool,
+    checker: Option<&mut SyntaxChecker>,
+) -> FileAnalysis {
+    let lexed = lex(src);
+    let matches = match_brackets(&lexed.tokens);
+    let mut scanner = Scanner {
+        src,
+        line_index,
+        tokens: &lexed.tokens,
+        matches: &matches,
+        cuda_file,
+        sites: Vec::new(),
+        conditions: ConditionTracker::default(),
+        defined_macros: Vec::new(),
+        namespace_aliases: FxHashMap::default(),
+        directive: None,
+    };
+    scanner.run();
+    let mut analysis = FileAnalysis {
+        sites: scanner.sites,
+        conditions: scanner.conditions.conditions,
+        defined_macros: scanner.defined_macros,
+        ..FileAnalysis::default()
+    };
+    analysis.parse_issues = lexed
+        .problems
+        .iter()
+        .map(|p| lexical_issue(line_index, p.offset, p.message))
+        .collect();
+    if let Some(checker) = checker {
+        let regions = checker.check(src, &lexed.tokens, &matches, line_index);
+        analysis.parse_issues.extend(regions);
+    }
+    analysis
+}
+
+fn lexical_issue(line_index: &LineIndex, offset: u32, message: &str) -> ParseIssue {
+    let line = line_index.line_col(offset as usize).line;
+    ParseIssue {
+        line_start: line,
+        line_end: line,
+        message: message.to_owned(),
+    }
+}
+
+/// Whether `needle` occurs anywhere in `src` (comments included): a cheap
+/// pre-filter before heavier work.
+pub(crate) fn contains(src: &[u8], needle: &[u8]) -> bool {
+    lexer::memfind(src, needle).is_some()
+}
+
+/// Which directive the scanner is inside, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Directive {
+    /// `#define`: the body is code and is scanned as such.
+    Define,
+    /// Everything else (`#pragma`, `#error`, `#line`, ...): not code.
+    Other,
+}
+
+pub(crate) struct Scanner<'a> {
+    src: &'a [u8],
+    line_index: &'a LineIndex,
+    tokens: &'a [Token],
+    matches: &'a [u32],
+    cuda_file: bool,
+    sites: Vec<Site>,
+    conditions: ConditionTracker,
+    defined_macros: Vec<String>,
+    namespace_aliases: FxHashMap<&'a str, Library>,
+    directive: Option<Directive>,
+}
+
+impl<'a> Scanner<'a> {
+    fn run(&mut self) {
+        let mut i = 0;
+        while i < self.tokens.len() {
+            i = self.step(i);
+        }
+    }
+
+    /// Handles the token at `i`; returns the index of the next token to visit.
+    fn step(&mut self, i: usize) -> usize {
+        let token = self.tokens[i];
+        match token.kind {
+            TokKind::Directive => self.directive(i),
+            TokKind::DirectiveEnd => {
+                self.directive = None;
+                i + 1
+            }
+            _ if matches!(self.directive, Some(Directive::Other)) => i + 1,
+            TokKind::Ident => self.identifier(i),
+            TokKind::LaunchOpen => {
+                self.launch(i);
+                i + 1
+            }
+            TokKind::Number if self.cuda_file => {
+                self.warp_literal(i);
+                i + 1
+            }
+            _ => i + 1,
+        }
+    }
+
+    fn text(&self, index: usize) -> &'a str {
+        let bytes = self.tokens[index].text(self.src);
+        std::str::from_utf8(bytes).unwrap_or("")
+    }
+
+    fn kind_at(&self, index: usize) -> Option<TokKind> {
+        self.tokens.get(index).map(|t| t.kind)
+    }
+
+    fn matching(&self, index: usize) -> Option<usize> {
+        let m = *self.matches.get(index)?;
+        (m != UNMATCHED).then_some(m as usize)
+    }
+
+    fn range(&self, first: usize, last: usize) -> TextRange {
+        TextRange::new(self.tokens[first].start as usize, self.tokens[last].end as usize)
+    }
+
+    fn push(&mut self, mut site: Site) -> usize {
+        site.condition = self.conditions.current();
+        self.sites.push(site);
+        self.sites.len() - 1
+    }
+
+    /// How the name ending at token `last` is used.
+    fn usage_after(&self, last: usize) -> Usage {
+        match self.kind_at(last + 1) {
+            Some(TokKind::Punct(b'(')) => Usage::Call,
+            Some(TokKind::Ident | TokKind::Scope) => Usage::TypeLike,
+            Some(TokKind::Punct(b'*' | b'&')) => match self.kind_at(last + 2) {
+                Some(TokKind::Ident | TokKind::Punct(b'*' | b'&' | b')' | b',')) => Usage::TypeLike,
+                _ => Usage::Other,
+            },
+            Some(TokKind::Punct(b'>' | b')')) if self.is_in_template_or_cast(last) => {
+                Usage::TypeLike
+            }
+            _ => Usage::Other,
+        }
+    }
+
+    /// `static_cast<cudaStream_t>(x)`, `sizeof(cudaEvent_t)`: the name is a type.
+    fn is_in_template_or_cast(&self, index: usize) -> bool {
+        index > 0
+            && matches!(self.kind_at(index - 1), Some(TokKind::Punct(b'<' | b'(')))
+            && index > 1
+            && matches!(self.text(index - 2), "static_cast" | "reinterpret_cast" | "sizeof" | "const_cast")
+    }
+
+    fn identifier(&mut self, i: usize) -> usize {
+        let after_member = i > 0 && matches!(self.kind_at(i - 1), Some(TokKind::Punct(b'.') | TokKind::Arrow));
+        if after_member {
+            self.member(i);
+            return i + 1;
+        }
+        let leading_scope = i > 0 && self.kind_at(i - 1) == Some(TokKind::Scope)
+            && !(i > 1 && self.kind_at(i - 2) == Some(TokKind::Ident));
+        if self.kind_at(i + 1) == Some(TokKind::Scope) && !leading_scope {
+            return self.qualified(i);
+        }
+        let name = self.text(i);
+        if name == "namespace" {
+            self.namespace_alias(i);
+        }
+        let usage = self.usage_after(i);
+        if let Some((library, kind)) = classify(name, usage, self.cuda_file) {
+            self.name_site(i, i, name, library, kind);
+            if kind == SiteKind::Qualifier && name == "__global__" {
+                self.kernel_definition(i);
+            }
+        } else if let Some(library) = self.torch_name(name) {
+            let kind = if usage == Usage::Call { SiteKind::FrameworkCall } else { SiteKind::EnumConstant };
+            self.name_site(i, i, name, library, kind);
+        }
+        i + 1
+    }
+
+    fn torch_name(&self, name: &str) -> Option<Library> {
+        matches!(name, "kCUDA" | "getCurrentCUDAStream" | "getDefaultCUDAStream" | "CUDAGuard"
+            | "OptionalCUDAGuard" | "CUDAStreamGuard" | "getCurrentCUDABlasHandle")
+            .then_some(Library::Torch)
+    }
+
+    /// `x.is_cuda()`, `t.cuda()`: PyTorch C++ tensor methods.
+    fn member(&mut self, i: usize) {
+        let name = self.text(i);
+        if matches!(name, "is_cuda" | "cuda") && self.kind_at(i + 1) == Some(TokKind::Punct(b'(')) {
+            self.name_site(i, i, name, Library::Torch, SiteKind::FrameworkCall);
+        }
+    }
+
+    /// A `a::b::c` chain starting at identifier `i`.
+    fn qualified(&mut self, i: usize) -> usize {
+        let mut last = i;
+        while self.kind_at(last + 1) == Some(TokKind::Scope)
+            && self.kind_at(last + 2) == Some(TokKind::Ident)
+        {
+            last += 2;
+        }
+        let first = self.text(i);
+        let second = if last > i { self.text(i + 2) } else { "" };
+        let library = namespace_library(first)
+            .or_else(|| self.namespace_aliases.get(first).copied())
+            .or_else(|| (matches!(first, "at" | "c10" | "torch") && second == "cuda").then_some(Library::Torch))
+            .or_else(|| (matches!(first, "at" | "c10" | "torch") && self.text(last).contains("CUDA")).then_some(Library::Torch));
+        let Some(library) = library else {
+            return last + 1;
+        };
+        let name: String = (i..=last).step_by(2).map(|k| self.text(k)).collect::<Vec<_>>().join("::");
+        let kind = match self.kind_at(last + 1) {
+            Some(TokKind::Punct(b'(')) if library == Library::Torch => SiteKind::FrameworkCall,
+            Some(TokKind::Punct(b'(')) => SiteKind::LibraryCall,
+            Some(TokKind::Punct(b'<') | TokKind::Ident | TokKind::Punct(b'*' | b'&')) => SiteKind::Type,
+            _ if library == Library::Torch => SiteKind::EnumConstant,
+            _ => SiteKind::Type,
+        };
+        self.name_site(i, last, &name, library, kind);
+        last + 1
+    }
+
+    /// `namespace cg = cooperative_groups;`
+    fn namespace_alias(&mut self, i: usize) {
+        if self.kind_at(i + 1) == Some(TokKind::Ident)
+            && self.kind_at(i + 2) == Some(TokKind::Punct(b'='))
+            && self.kind_at(i + 3) == Some(TokKind::Ident)
+        {
+            if let Some(library) = namespace_library(self.text(i + 3)) {
+                self.namespace_aliases.insert(self.text(i + 1), library);
+            }
+        }
+    }
+
+    /// Records a site for the name spanning tokens `first..=last`, with its
+    /// call arguments when the name is called.
+    fn name_site(&mut self, first: usize, last: usize, name: &str, library: Library, kind: SiteKind) -> usize {
+        let mut site = Site::new(kind, library, name, self.range(first, last));
+        if self.kind_at(last + 1) == Some(TokKind::Punct(b'(')) {
+            if let Some(close) = self.matching(last + 1) {
+                site.call = Some(self.range(first, close));
+                site.args = self.arguments(last + 1, close);
+            }
+        }
+        let index = self.push(site);
+        if kind == SiteKind::DeviceIntrinsic && self.cuda_file {
+            self.warp_mask(index);
+        }
+        index
+    }
+
+    fn arguments(&self, open: usize, close: usize) -> Vec<TextRange> {
+        brackets::split_commas(self.tokens, self.matches, open, close, |t| t.is_punct(b','))
+            .into_iter()
+            .map(|(s, e)| TextRange::new(s, e))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,94 @@
+//! CMake: the CUDA language, the toolkit package, `CUDA::` targets,
+//! `CMAKE_CUDA_*` settings, CUDA target properties and legacy FindCUDA
+//! commands. Comments (`#`, `#[[...]]`) are skipped.
+use cuport_model::{Library, SiteKind, TextRange};
+
+use crate::site::{FileAnalysis, Site};
+
+pub(crate) fn analyze(src: &[u8]) -> FileAnalysis {
+    let mut sites = Vec::new();
+    let mut i = 0;
+    while i < src.len() {
+        match src[i] {
+            b'#' => i = skip_comment(src, i),
+            b'"' => i = skip_string(src, i),
+            b if b.is_ascii_alphabetic() || b == b'_' || b == b'$' => {
+                let end = word_end(src, i);
+                if let Some(site) = word_site(src, i, end) {
+                    sites.push(site);
+                }
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    FileAnalysis {
+        sites,
+        ..FileAnalysis::default()
+    }
+}
+
+fn skip_comment(src: &[u8], i: usize) -> usize {
+    if src[i..].starts_with(b"#[[") || src[i..].starts_with(b"#[=") {
+        let close = if src[i..].starts_with(b"#[[") { &b"]]"[..] } else { &b"]=]"[..] };
+        return memchr::memmem::find(&src[i..], close).map_or(src.len(), |k| i + k + close.len());
+    }
+    memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |k| i + k)
+}
+
+fn skip_string(src: &[u8], i: usize) -> usize {
+    let mut k = i + 1;
+    while k < src.len() {
+        match src[k] {
+            b'\\' => k += 2,
+            b'"' => return k + 1,
+            _ => k += 1,
+        }
+    }
+    src.len()
+}
+
+fn word_end(src: &[u8], start: usize) -> usize {
+    let mut k = start;
+    while k < src.len() && (src[k].is_ascii_alphanumeric() || matches!(src[k], b'_' | b':' | b'$' | b'<' | b'>' | b'{' | b'}')) {
+        k += 1;
+    }
+    k
+}
+
+/// The CMake word `src[start..end]`, if it is a CUDA build touchpoint.
+fn word_site(src: &[u8], start: usize, end: usize) -> Option<Site> {
+    let word = std::str::from_utf8(&src[start..end]).ok()?;
+    let next = src[end..].iter().find(|b| !b.is_ascii_whitespace()).copied();
+    let lower = word.to_ascii_lowercase();
+    let is_command = next == Some(b'(');
+    let cuda_command = is_command
+        && (lower.starts_with("cuda_") || matches!(lower.as_str(), "enable_language" | "project" | "find_package" | "check_language"));
+    let site = |name: &str| Some(Site::new(SiteKind::BuildRule, Library::Build, name, TextRange::new(start, end)));
+    if cuda_command {
+        return command_site(src, end, &lower).and_then(|name| site(&name));
+    }
+    let interesting = word.starts_with("CUDA::")
+        || word.starts_with("CMAKE_CUDA")
+        || word.starts_with("CUDAToolkit")
+        || word.contains("COMPILE_LANGUAGE:CUDA")
+        || (word.starts_with("CUDA_") && word.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_'))
+        || word == "CUDA"
+        || matches!(word, "CUDNN" | "NCCL" | "nvcc" | "NVCC");
+    interesting.then(|| word.trim_end_matches(['>', '}']).to_owned()).and_then(|name| site(&name))
+}
+
+/// For `project(...)`/`enable_language(...)`/`find_package(...)`, report
+/// only when CUDA is involved; `cuda_add_*` (FindCUDA) always is.
+fn command_site(src: &[u8], open_from: usize, command: &str) -> Option<String> {
+    if command.starts_with("cuda_") {
+        return Some(format!("{command}()"));
+    }
+    let open = open_from + src[open_from..].iter().position(|&b| b == b'(')?;
+    let close = open + src[open..].iter().position(|&b| b == b')')?;
+    let args = String::from_utf8_lossy(&src[open + 1..close]);
+    let mentions_cuda = args
+        .split(|c: char| c.is_whitespace())
+        .any(|a| matches!(a, "CUDA" | "CUDAToolkit" | "CUDNN" | "NCCL" | "cuDNN"));
+    mentions_cuda.then(|| format!("{command}(CUDA)"))
+}

@@ -1,0 +1,22 @@
+//! The analyser: walks a tree in parallel and finds every CUDA and framework
+//! touchpoint in C/C++/CUDA, Python, CMake, `pyproject.toml` and Rust files.
+//!
+//! The C family goes through a fast token pass (see `cfamily`), Python
+//! through tree-sitter-python, Rust through syn, and build files through
+//! small dedicated scanners. Each file is read once and analysed in one pass.
+
+mod cfamily;
+mod cmake;
+mod error;
+mod file;
+mod pyproject;
+mod python;
+mod rust;
+mod site;
+mod tree;
+mod ts_errors;
+
+pub use error::AnalyzeError;
+pub use file::{analyze_source, AnalyzeOptions, SyntaxCheck};
+pub use site::{Condition, FileAnalysis, ParseIssue, ScannedFile, Site, SkippedFile};
+pub use tree::{scan_tree, Progress, ScanOptions, ScanReport, NO_PROGRESS};

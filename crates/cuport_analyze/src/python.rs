@@ -1,0 +1,342 @@
+//! Python through tree-sitter-python: PyTorch's CUDA surface, device
+//! strings, the NCCL backend, CUDA extension builds, CUDA environment
+//! variables and imports of packages that only run on NVIDIA GPUs.
+//! Comments and prose strings never count; import aliases are resolved.
+use cuport_model::{Library, LineIndex, SiteKind, TextRange};
+use rustc_hash::FxHashMap;
+use tree_sitter::{Node, Parser};
+
+use crate::error::AnalyzeError;
+use crate::site::{FileAnalysis, Site};
+use crate::ts_errors::error_regions;
+
+/// Packages (dotted prefixes) that need an NVIDIA GPU to do anything.
+const CUDA_ONLY_PACKAGES: &[&str] = &[
+    "cupy", "numba.cuda", "pycuda", "triton", "apex", "flash_attn", "bitsandbytes", "pynvml",
+    "nvidia.dali", "tensorrt", "torch_tensorrt", "xformers", "cudf", "cuml", "cuda", "cuda.cudart",
+    "nvidia_smi", "gpustat", "deepspeed.ops.op_builder",
+];
+
+/// Dotted prefixes of PyTorch's CUDA-specific API.
+const TORCH_CUDA_PREFIXES: &[&str] = &[
+    "torch.cuda",
+    "torch.backends.cudnn",
+    "torch.backends.cuda",
+    "torch.profiler.ProfilerActivity.CUDA",
+    "torch.autograd.profiler.ProfilerActivity.CUDA",
+    "torch.utils.cpp_extension.CUDA_HOME",
+];
+
+const CPP_EXTENSION: &str = "torch.utils.cpp_extension.";
+
+pub(crate) struct PythonParser {
+    parser: Parser,
+}
+
+impl PythonParser {
+    pub(crate) fn new() -> Result<Self, AnalyzeError> {
+        let mut parser = Parser::new();
+        parser
+            .set_language(&tree_sitter_python::LANGUAGE.into())
+            .map_err(|e| AnalyzeError::Grammar(e.to_string()))?;
+        Ok(Self { parser })
+    }
+
+    pub(crate) fn analyze(&mut self, src: &[u8], line_index: &LineIndex) -> FileAnalysis {
+        let Some(tree) = self.parser.parse(src, None) else {
+            return FileAnalysis {
+                warnings: vec!["tree-sitter-python gave up on this file".into()],
+                ..FileAnalysis::default()
+            };
+        };
+        let mut visitor = Visitor {
+            src,
+            aliases: FxHashMap::default(),
+            sites: Vec::new(),
+        };
+        visitor.walk(tree.root_node());
+        visitor.sites.sort_by_key(|s| s.range.start);
+        FileAnalysis {
+            sites: visitor.sites,
+            parse_issues: error_regions(&tree, line_index, "tree-sitter-python"),
+            ..FileAnalysis::default()
+        }
+    }
+}
+
+struct Visitor<'a> {
+    src: &'a [u8],
+    /// Local name → the dotted path it was imported as.
+    aliases: FxHashMap<String, String>,
+    sites: Vec<Site>,
+}
+
+impl<'a> Visitor<'a> {
+    fn text(&self, node: Node<'_>) -> &'a str {
+        std::str::from_utf8(&self.src[node.start_byte()..node.end_byte()]).unwrap_or("")
+    }
+
+    fn site(&mut self, kind: SiteKind, library: Library, name: impl Into<String>, node: Node<'_>) {
+        let range = TextRange::new(node.start_byte(), node.end_byte());
+        self.sites.push(Site::new(kind, library, name, range));
+    }
+
+    /// Depth-first over the tree without recursion (files may nest deeply).
+    fn walk(&mut self, root: Node<'_>) {
+        let mut cursor = root.walk();
+        loop {
+            let node = cursor.node();
+            let descend = self.visit(node);
+            if descend && cursor.goto_first_child() {
+                continue;
+            }
+            loop {
+                if cursor.goto_next_sibling() {
+                    break;
+                }
+                if !cursor.goto_parent() {
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Handles `node`; returns whether its children still need a visit.
+    fn visit(&mut self, node: Node<'_>) -> bool {
+        match node.kind() {
+            "comment" => false,
+            "import_statement" | "import_from_statement" => {
+                self.import(node);
+                false
+            }
+            "attribute" | "identifier" if !is_chain_inner(node) => self.reference(node),
+            "string" => {
+                self.string(node);
+                false
+            }
+            "call" => {
+                self.device_call(node);
+                true
+            }
+            "keyword_argument" => {
+                self.keyword(node);
+                true
+            }
+            _ => true,
+        }
+    }
+
+    fn import(&mut self, node: Node<'_>) {
+        let module = node
+            .child_by_field_name("module_name")
+            .map(|m| self.text(m).to_owned());
+        let mut cursor = node.walk();
+        for child in node.children_by_field_name("name", &mut cursor) {
+            let (path_node, alias) = match child.kind() {
+                "aliased_import" => (child.child_by_field_name("name"), child.child_by_field_name("alias")),
+                _ => (Some(child), None),
+            };
+            let Some(path_node) = path_node else { continue };
+            let path = self.text(path_node);
+            let full = module.as_ref().map_or_else(|| path.to_owned(), |m| format!("{m}.{path}"));
+            let local = match (alias, &module) {
+                (Some(alias), _) => self.text(alias).to_owned(),
+                (None, Some(_)) => path.to_owned(),
+                (None, None) => path.split('.').next().unwrap_or(path).to_owned(),
+            };
+            let bound = if alias.is_none() && module.is_none() { local.clone() } else { full.clone() };
+            self.aliases.insert(local, bound);
+            self.import_site(&full, child);
+        }
+    }
+
+    fn import_site(&mut self, full: &str, node: Node<'_>) {
+        let cuda_only = CUDA_ONLY_PACKAGES
+            .iter()
+            .any(|p| full == *p || full.strip_prefix(p).is_some_and(|rest| rest.starts_with('.')));
+        if cuda_only {
+            self.site(SiteKind::CudaOnlyImport, Library::PythonCudaPackage, full, node);
+        } else if let Some((kind, library)) = torch_kind(full) {
+            self.site(kind, library, full, node);
+        }
+    }
+
+    /// A name or an attribute chain (`torch.cuda.amp.GradScaler`). Returns
+    /// whether to look inside (only when the chain contains calls or
+    /// subscripts that may hold more sites).
+    fn reference(&mut self, node: Node<'_>) -> bool {
+        let Some(segments) = self.chain(node) else {
+            self.method(node);
+            return true;
+        };
+        let resolved = self.resolve(&segments);
+        if let Some((kind, library)) = torch_kind(&resolved) {
+            self.site(kind, library, resolved, node);
+        } else if let Some(last) = segments.last().filter(|_| node.kind() == "attribute") {
+            self.tensor_method(last, node);
+        }
+        false
+    }
+
+    /// `x.cuda()`, `t.is_cuda`: methods on tensors and modules, whatever `x` is.
+    fn method(&mut self, node: Node<'_>) {
+        if node.kind() != "attribute" {
+            return;
+        }
+        if let Some(attr) = node.child_by_field_name("attribute") {
+            let name = self.text(attr).to_owned();
+            self.tensor_method(&name, node);
+        }
+    }
+
+    fn tensor_method(&mut self, name: &str, node: Node<'_>) {
+        let label = match name {
+            "cuda" if is_called(node) => "Tensor.cuda",
+            "is_cuda" => "Tensor.is_cuda",
+            _ => return,
+        };
+        let attr = node.child_by_field_name("attribute").unwrap_or(node);
+        self.site(SiteKind::FrameworkCall, Library::Torch, label, attr);
+    }
+
+    /// The identifiers of a pure `a.b.c` chain, outermost last; `None` when a
+    /// call, subscript or literal sits inside it.
+    fn chain(&self, node: Node<'_>) -> Option<Vec<&'a str>> {
+        let mut segments = Vec::new();
+        let mut current = node;
+        loop {
+            match current.kind() {
+                "identifier" => {
+                    segments.push(self.text(current));
+                    segments.reverse();
+                    return Some(segments);
+                }
+                "attribute" => {
+                    segments.push(self.text(current.child_by_field_name("attribute")?));
+                    current = current.child_by_field_name("object")?;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn resolve(&self, segments: &[&str]) -> String {
+        let head = segments.first().copied().unwrap_or("");
+        let base = self.aliases.get(head).map_or(head, String::as_str);
+        let mut path = base.to_owned();
+        for segment in segments.iter().skip(1) {
+            path.push('.');
+            path.push_str(segment);
+        }
+        path
+    }
+
+    fn string(&mut self, node: Node<'_>) {
+        let mut content = String::new();
+        let mut interpolated = false;
+        let mut cursor = node.walk();
+        for child in node.children(&mut cursor) {
+            match child.kind() {
+                "string_content" => content.push_str(self.text(child)),
+                "interpolation" => interpolated = true,
+                _ => {}
+            }
+        }
+        if is_device_string(&content, interpolated) {
+            let kind = SiteKind::DeviceString;
+            self.site(kind, Library::Torch, content, node);
+        } else if !interpolated && content == "nccl" {
+            self.site(SiteKind::DistributedBackend, Library::Nccl, content, node);
+        } else if !interpolated && is_cuda_env_var(&content) {
+            self.site(SiteKind::EnvironmentVariable, Library::Runtime, content, node);
+        }
+    }
+
+    /// `torch.autocast(device_type="cuda")`, `torch.amp.GradScaler("cuda")`:
+    /// device-generic APIs pointed at CUDA.
+    fn device_call(&mut self, node: Node<'_>) {
+        let Some(function) = node.child_by_field_name("function") else { return };
+        let Some(segments) = self.chain(function) else { return };
+        let resolved = self.resolve(&segments);
+        let generic = matches!(
+            resolved.as_str(),
+            "torch.autocast" | "torch.amp.autocast" | "torch.amp.GradScaler" | "torch.cpu.amp.autocast"
+        );
+        let args = node.child_by_field_name("arguments").map_or("", |a| self.text(a));
+        if generic && (args.contains("\"cuda") || args.contains("'cuda")) {
+            self.site(SiteKind::FrameworkCall, Library::Torch, format!("{resolved}[cuda]"), function);
+        }
+    }
+
+    /// `use_cuda=True` (old profiler) and CUDA sources passed to
+    /// `cpp_extension.load(...)`.
+    fn keyword(&mut self, node: Node<'_>) {
+        let Some(name) = node.child_by_field_name("name") else { return };
+        let key = self.text(name);
+        if key == "use_cuda" {
+            self.site(SiteKind::FrameworkCall, Library::Torch, "use_cuda=", name);
+        } else if key == "cuda_sources" || key == "with_cuda" {
+            self.site(SiteKind::BuildRule, Library::Build, format!("{key}="), name);
+        } else if key == "sources" {
+            let value = node.child_by_field_name("value").map_or("", |v| self.text(v));
+            if value.contains(".cu\"") || value.contains(".cu'") {
+                self.site(SiteKind::BuildRule, Library::Build, "sources=[*.cu]", name);
+            }
+        }
+    }
+}
+
+/// Whether `node` is the object of an enclosing attribute (the chain is
+/// handled once, at its outermost attribute).
+fn is_chain_inner(node: Node<'_>) -> bool {
+    node.parent().is_some_and(|parent| {
+        parent.kind() == "attribute"
+            && parent
+                .child_by_field_name("object")
+                .is_some_and(|object| object.id() == node.id())
+    })
+}
+
+fn is_called(node: Node<'_>) -> bool {
+    node.parent().is_some_and(|parent| {
+        parent.kind() == "call"
+            && parent
+                .child_by_field_name("function")
+                .is_some_and(|f| f.id() == node.id())
+    })
+}
+
+fn torch_kind(path: &str) -> Option<(SiteKind, Library)> {
+    let matches_prefix = |prefix: &&str| {
+        path == *prefix || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('.'))
+    };
+    if TORCH_CUDA_PREFIXES.iter().any(matches_prefix) {
+        return Some((SiteKind::FrameworkCall, Library::Torch));
+    }
+    let rest = path.strip_prefix(CPP_EXTENSION)?;
+    matches!(rest, "CUDAExtension" | "BuildExtension" | "load" | "load_inline" | "CUDA_HOME")
+        .then_some((SiteKind::BuildRule, Library::Build))
+}
+
+/// `"cuda"`, `"cuda:1"` and `f"cuda:{rank}"`.
+fn is_device_string(content: &str, interpolated: bool) -> bool {
+    let Some(rest) = content.strip_prefix("cuda") else {
+        return false;
+    };
+    if interpolated {
+        return rest == ":";
+    }
+    rest.is_empty() || rest.strip_prefix(':').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+fn is_cuda_env_var(content: &str) -> bool {
+    let looks_like_var = !content.is_empty()
+        && content.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    looks_like_var
+        && (content.starts_with("CUDA_")
+            || content.starts_with("NCCL_")
+            || content.starts_with("CUDNN_")
+            || content.starts_with("PYTORCH_CUDA_")
+            || content.starts_with("PYTORCH_NVML_")
+            || content == "NVIDIA_VISIBLE_DEVICES")
+}

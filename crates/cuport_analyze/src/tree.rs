@@ -1,0 +1,325 @@
+//! Scanning a whole tree: a parallel walk (the `ignore` crate, so
+//! `.gitignore` and hidden-file rules hold), then a parallel analysis of each
+//! recognised file. Problems with single files are reported, never fatal.
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use cuport_model::{Language, SiteKind};
+use ignore::overrides::OverrideBuilder;
+use ignore::{WalkBuilder, WalkState};
+use rayon::prelude::*;
+
+use crate::error::AnalyzeError;
+use crate::file::{analyze_source, AnalyzeOptions};
+use crate::site::{ScannedFile, SkippedFile};
+
+/// Bytes examined for NUL when deciding whether a file is binary.
+const BINARY_SNIFF_LEN: usize = 8192;
+
+#[derive(Debug, Clone)]
+pub struct ScanOptions {
+    /// Globs (gitignore syntax) of paths to leave out.
+    pub excludes: Vec<String>,
+    /// Also scan hidden files and directories.
+    pub include_hidden: bool,
+    /// Ignore `.gitignore`/`.ignore` files.
+    pub no_ignore: bool,
+    /// Files larger than this are skipped with a warning.
+    pub max_file_size: u64,
+    pub analyze: AnalyzeOptions,
+    /// Worker threads; 0 picks one per core.
+    pub threads: usize,
+}
+
+impl Default for ScanOptions {
+    fn default() -> Self {
+        Self {
+            excludes: Vec::new(),
+            include_hidden: false,
+            no_ignore: false,
+            max_file_size: 32 * 1024 * 1024,
+            analyze: AnalyzeOptions::default(),
+            threads: 0,
+        }
+    }
+}
+
+/// Receives progress as files are analysed (the CLI draws a bar from it).
+pub trait Progress: Sync {
+    fn total(&self, files: usize);
+    fn advance(&self);
+}
+
+struct NoProgress;
+
+impl Progress for NoProgress {
+    fn total(&self, _files: usize) {}
+    fn advance(&self) {}
+}
+
+/// A [`Progress`] that ignores everything.
+pub static NO_PROGRESS: &(dyn Progress + 'static) = &NoProgress;
+
+#[derive(Debug, Clone, Default)]
+pub struct ScanReport {
+    pub root: PathBuf,
+    /// Analysed files, sorted by path.
+    pub files: Vec<ScannedFile>,
+    /// Recognised files that could not be analysed, with the reason.
+    pub skipped: Vec<SkippedFile>,
+    /// Files of other types that were walked past (not sources cuport reads).
+    pub other_files: usize,
+}
+
+/// Scans `root` (a directory or a single file).
+pub fn scan_tree(root: &Path, options: &ScanOptions, progress: &dyn Progress) -> Result<ScanReport, AnalyzeError> {
+    let metadata = std::fs::metadata(root).map_err(|source| AnalyzeError::Root {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    let walked = if metadata.is_file() {
+        single_file(root)
+    } else {
+        walk(root, options)?
+    };
+    progress.total(walked.files.len());
+    let analyse = || {
+        walked
+            .files
+            .par_iter()
+            .map(|(path, language)| {
+                let outcome = read_and_analyze(root, path, *language, options);
+                progress.advance();
+                outcome
+            })
+            .collect::<Vec<_>>()
+    };
+    let outcomes = run_in_pool(options.threads, analyse);
+    let mut report = ScanReport {
+        root: root.to_path_buf(),
+        skipped: walked.skipped,
+        other_files: walked.other_files,
+        ..ScanReport::default()
+    };
+    for outcome in outcomes {
+        match outcome {
+            Ok(file) => report.files.push(file),
+            Err(skipped) => report.skipped.push(skipped),
+        }
+    }
+    report.files.sort_by(|a, b| a.path.cmp(&b.path));
+    report.skipped.sort_by(|a, b| a.path.cmp(&b.path));
+    drop_project_macros(&mut report.files);
+    Ok(report)
+}
+
+fn run_in_pool<T: Send>(threads: usize, work: impl FnOnce() -> T + Send) -> T {
+    if threads == 0 {
+        return work();
+    }
+    match rayon::ThreadPoolBuilder::new().num_threads(threads).build() {
+        Ok(pool) => pool.install(work),
+        Err(_) => work(),
+    }
+}
+
+#[derive(Default)]
+struct Walked {
+    files: Vec<(PathBuf, Language)>,
+    skipped: Vec<SkippedFile>,
+    other_files: usize,
+}
+
+fn single_file(path: &Path) -> Walked {
+    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let mut walked = Walked::default();
+    match Language::from_file_name(&name) {
+        Some(language) => walked.files.push((path.to_path_buf(), language)),
+        None => walked.skipped.push(SkippedFile {
+            path: name.into_owned(),
+            reason: "not a file type cuport analyses (by name)".into(),
+        }),
+    }
+    walked
+}
+
+fn walk(root: &Path, options: &ScanOptions) -> Result<Walked, AnalyzeError> {
+    let canonical_root = root.canonicalize().map_err(|source| AnalyzeError::Root {
+        path: root.to_path_buf(),
+        source,
+    })?;
+    let walker = walk_builder(root, options)?.build_parallel();
+    let walked = Mutex::new(Walked::default());
+    walker.run(|| {
+        Box::new(|entry| visit(root, &canonical_root, entry, &walked))
+    });
+    let mut walked = walked.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+    walked.files.sort();
+    Ok(walked)
+}
+
+fn walk_builder(root: &Path, options: &ScanOptions) -> Result<WalkBuilder, AnalyzeError> {
+    let mut builder = WalkBuilder::new(root);
+    builder
+        .hidden(!options.include_hidden)
+        .ignore(!options.no_ignore)
+        .git_ignore(!options.no_ignore)
+        .git_exclude(!options.no_ignore)
+        .git_global(!options.no_ignore)
+        .parents(!options.no_ignore)
+        .require_git(false)
+        .follow_links(true);
+    if !options.excludes.is_empty() {
+        let mut overrides = OverrideBuilder::new(root);
+        for glob in &options.excludes {
+            overrides.add(&format!("!{glob}")).map_err(|e| AnalyzeError::Exclude {
+                glob: glob.clone(),
+                message: e.to_string(),
+            })?;
+        }
+        let built = overrides.build().map_err(|e| AnalyzeError::Exclude {
+            glob: options.excludes.join(", "),
+            message: e.to_string(),
+        })?;
+        builder.overrides(built);
+    }
+    Ok(builder)
+}
+
+fn visit(
+    root: &Path,
+    canonical_root: &Path,
+    entry: Result<ignore::DirEntry, ignore::Error>,
+    walked: &Mutex<Walked>,
+) -> WalkState {
+    let record = |skipped: SkippedFile| {
+        if let Ok(mut walked) = walked.lock() {
+            walked.skipped.push(skipped);
+        }
+    };
+    let entry = match entry {
+        Ok(entry) => entry,
+        Err(error) => {
+            record(walk_error(root, &error));
+            return WalkState::Continue;
+        }
+    };
+    if entry.path_is_symlink() && !stays_inside(entry.path(), canonical_root) {
+        record(SkippedFile {
+            path: relative(root, entry.path()),
+            reason: "symbolic link points outside the scanned root; not followed".into(),
+        });
+        return WalkState::Skip;
+    }
+    let Some(file_type) = entry.file_type() else {
+        return WalkState::Continue;
+    };
+    if file_type.is_dir() {
+        return WalkState::Continue;
+    }
+    let name = entry.file_name().to_string_lossy();
+    let language = Language::from_file_name(&name);
+    if let Ok(mut walked) = walked.lock() {
+        match language {
+            Some(_) if !file_type.is_file() => walked.skipped.push(SkippedFile {
+                path: relative(root, entry.path()),
+                reason: "not a regular file (device, FIFO or socket); not read".into(),
+            }),
+            Some(language) => walked.files.push((entry.into_path(), language)),
+            None => walked.other_files += 1,
+        }
+    }
+    WalkState::Continue
+}
+
+fn stays_inside(path: &Path, canonical_root: &Path) -> bool {
+    path.canonicalize().is_ok_and(|target| target.starts_with(canonical_root))
+}
+
+fn walk_error(root: &Path, error: &ignore::Error) -> SkippedFile {
+    let (path, reason) = describe_walk_error(error);
+    SkippedFile {
+        path: path.map_or_else(|| "<walk>".to_owned(), |p| relative(root, &p)),
+        reason,
+    }
+}
+
+fn describe_walk_error(error: &ignore::Error) -> (Option<PathBuf>, String) {
+    match error {
+        ignore::Error::WithPath { path, err } => {
+            let (_, reason) = describe_walk_error(err);
+            (Some(path.clone()), reason)
+        }
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => describe_walk_error(err),
+        ignore::Error::Loop { child, ancestor } => (
+            Some(child.clone()),
+            format!("symbolic link loop (points back to {}); not followed", ancestor.display()),
+        ),
+        ignore::Error::Io(io) => (None, format!("cannot read: {io}")),
+        other => (None, other.to_string()),
+    }
+}
+
+/// `path` relative to `root`, with `/` separators.
+pub(crate) fn relative(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    let text = rel.to_string_lossy().replace('\\', "/");
+    if text.is_empty() {
+        path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    } else {
+        text
+    }
+}
+
+fn read_and_analyze(root: &Path, path: &Path, language: Language, options: &ScanOptions) -> Result<ScannedFile, SkippedFile> {
+    let rel = relative(root, path);
+    let skip = |reason: String| SkippedFile { path: rel.clone(), reason };
+    let metadata = std::fs::metadata(path).map_err(|e| skip(format!("cannot read: {e}")))?;
+    if !metadata.is_file() {
+        return Err(skip("not a regular file; not read".into()));
+    }
+    if metadata.len() > options.max_file_size {
+        return Err(skip(format!(
+            "file is {} bytes, over the size limit of {} bytes (raise it with --max-file-size)",
+            metadata.len(),
+            options.max_file_size
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|e| skip(format!("cannot read: {e}")))?;
+    let sniff = &bytes[..bytes.len().min(BINARY_SNIFF_LEN)];
+    if let Some(offset) = sniff.iter().position(|&b| b == 0) {
+        return Err(skip(format!("binary file (NUL byte at offset {offset}); not analysed")));
+    }
+    let analysis = analyze_source(language, &bytes, &options.analyze);
+    let lines = bytes.iter().filter(|&&b| b == b'\n').count() as u64 + u64::from(!bytes.is_empty() && !bytes.ends_with(b"\n"));
+    Ok(ScannedFile {
+        path: rel,
+        language,
+        bytes: metadata.len(),
+        lines,
+        analysis,
+    })
+}
+
+/// A project's own upper-case macros (`CUDA_CHECK`, `CUBLAS_CALL`) look
+/// like CUDA's but are not touchpoints: drop their uses everywhere.
+/// Lower-case names the project `#define`s (`#define cudaMalloc ...`) stay,
+/// because such a shim is exactly what a port has to deal with.
+fn drop_project_macros(files: &mut [ScannedFile]) {
+    let defined: HashSet<String> = files
+        .iter()
+        .flat_map(|f| f.analysis.defined_macros.iter())
+        .filter(|name| !name.bytes().any(|b| b.is_ascii_lowercase()))
+        .cloned()
+        .collect();
+    if defined.is_empty() {
+        return;
+    }
+    for file in files {
+        file.analysis.sites.retain(|site| {
+            let droppable = matches!(site.kind, SiteKind::Macro | SiteKind::EnumConstant | SiteKind::Type);
+            !(droppable && defined.contains(&site.name))
+        });
+    }
+}
