@@ -1,0 +1,38 @@
+//! Embeds every `mappings/**/*.toml` file in the library so the built-in
+//! tables need no file system at run time.
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+fn main() {
+    let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
+    let root = manifest.join("../../mappings");
+    println!("cargo:rerun-if-changed={}", root.display());
+    let mut files = Vec::new();
+    collect(&root, &mut files);
+    files.sort();
+    let mut code = String::from("pub(crate) static BUILTIN_FILES: &[(&str, &str)] = &[\n");
+    for path in &files {
+        println!("cargo:rerun-if-changed={}", path.display());
+        let rel = path.strip_prefix(&root).unwrap_or(path);
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        let _ = writeln!(code, "    ({:?}, include_str!({:?})),", format!("mappings/{rel}"), path.display().to_string());
+    }
+    code.push_str("];\n");
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join("builtin_files.rs");
+    if let Err(err) = std::fs::write(&out, code) {
+        panic!("cannot write {}: {err}", out.display());
+    }
+}
+
+fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            println!("cargo:rerun-if-changed={}", path.display());
+            collect(&path, files);
+        } else if path.extension().is_some_and(|e| e == "toml") {
+            files.push(path);
+        }
+    }
+}

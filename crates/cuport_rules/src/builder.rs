@@ -1,0 +1,416 @@
+//! Builds a [`RuleSet`] from rule-file sources: parse, declare the targets'
+//! functions, types and enum maps, then add the mappings.
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use cuport_model::{LineIndex, Target};
+use toml::Spanned;
+
+use crate::diag::{DiagKind, Diagnostic, Location};
+use crate::model::{NameKind, RuleCode, Status};
+use crate::raw::{Meta, RawEntry, RawEnumMap, RawFunction, RawPattern, RawUnsupported, RuleFile};
+use crate::ruleset::{ExplicitTarget, Glob, Pattern, Rule, RuleSet, Signature, Slot, Source};
+use crate::template::EnumMap;
+
+/// A source that parsed, with what checks need to report positions.
+pub(crate) struct Parsed {
+    pub(crate) name: String,
+    pub(crate) index: LineIndex,
+    pub(crate) file: RuleFile,
+    pub(crate) priority: i32,
+    pub(crate) builtin: bool,
+    pub(crate) source: std::sync::Arc<str>,
+}
+
+impl Parsed {
+    pub(crate) fn at<T>(&self, spanned: &Spanned<T>) -> Location {
+        self.at_offset(spanned.span().start)
+    }
+
+    pub(crate) fn at_offset(&self, offset: usize) -> Location {
+        let lc = self.index.line_col(offset);
+        Location {
+            file: self.name.clone(),
+            line: lc.line,
+            column: lc.column,
+        }
+    }
+
+    pub(crate) fn target(&self) -> Option<Target> {
+        self.file.meta.target.as_ref().map(|t| *t.get_ref())
+    }
+}
+
+#[derive(Default)]
+pub(crate) struct Builder {
+    pub(crate) set: RuleSet,
+    pub(crate) diags: Vec<Diagnostic>,
+}
+
+impl Builder {
+    pub(crate) fn error(&mut self, location: Location, kind: DiagKind, message: String) {
+        self.diags.push(Diagnostic {
+            location,
+            kind,
+            message,
+        });
+    }
+
+    pub(crate) fn parse(&mut self, source: &Source) -> Option<Parsed> {
+        let index = LineIndex::new(source.text.as_bytes());
+        match toml::from_str::<RuleFile>(&source.text) {
+            Ok(file) => Some(Parsed {
+                source: file.meta.source.as_str().into(),
+                name: source.name.clone(),
+                index,
+                file,
+                priority: source.priority,
+                builtin: source.builtin,
+            }),
+            Err(err) => {
+                let offset = err.span().map_or(0, |s| s.start);
+                let lc = index.line_col(offset);
+                let location = Location {
+                    file: source.name.clone(),
+                    line: lc.line,
+                    column: lc.column,
+                };
+                let message = err.message().trim().to_owned();
+                self.error(location, DiagKind::Syntax, message);
+                None
+            }
+        }
+    }
+
+    /// First pass: target declarations and enum maps, so that entries in any
+    /// file can use what any other file declares.
+    pub(crate) fn declare(&mut self, p: &Parsed) {
+        for cuda_enum in &p.file.cuda_enum {
+            let name = cuda_enum.name.get_ref().clone();
+            self.set.cuda_enums.insert(name, cuda_enum.values.clone());
+        }
+        let Some(target) = p.target() else {
+            self.require_target(p);
+            return;
+        };
+        for f in &p.file.function {
+            let sig = signature(p, f);
+            let table = self.set.tables.entry(target).or_default();
+            if let Some(old) = table.functions.insert(sig.name.clone(), sig) {
+                self.redeclared(p, &f.name, &old.origin);
+            }
+        }
+        for h in &p.file.helper {
+            let sig = signature(p, h);
+            let table = self.set.tables.entry(target).or_default();
+            if let Some(old) = table.helpers.insert(sig.name.clone(), sig) {
+                self.redeclared(p, &h.name, &old.origin);
+            }
+        }
+        let table = self.set.tables.entry(target).or_default();
+        for t in &p.file.types {
+            table.types.push((t.name.get_ref().clone(), t.decl.clone()));
+        }
+        for e in &p.file.enums {
+            table.enums.insert(e.name.get_ref().clone(), e.values.clone());
+        }
+        for m in &p.file.enum_map {
+            self.declare_enum_map(p, target, m);
+        }
+    }
+
+    fn require_target(&mut self, p: &Parsed) {
+        let f = &p.file;
+        let needs = !(f.entry.is_empty() && f.pattern.is_empty() && f.unsupported.is_empty())
+            || !(f.enum_map.is_empty() && f.function.is_empty() && f.helper.is_empty());
+        if needs {
+            let msg = "[meta] has no `target`, but the file has rules or declarations; add `target = \"hip\"` (or ascend, musa, mlu)";
+            self.error(p.at_offset(0), DiagKind::MissingField, msg.to_owned());
+        }
+    }
+
+    fn redeclared(&mut self, p: &Parsed, name: &Spanned<String>, first: &Location) {
+        let msg = format!("`{}` is declared twice (first at {first}); keep one declaration", name.get_ref());
+        self.error(p.at(name), DiagKind::Duplicate, msg);
+    }
+
+    fn declare_enum_map(&mut self, p: &Parsed, target: Target, m: &RawEnumMap) {
+        let map = Arc::new(EnumMap {
+            name: m.name.get_ref().clone(),
+            cuda_enum: m.cuda_enum.get_ref().clone(),
+            values: m.map.get_ref().clone().into_iter().collect(),
+            fallback: m.fallback.clone(),
+        });
+        let table = self.set.tables.entry(target).or_default();
+        if table.enum_maps.insert(map.name.clone(), map).is_some() {
+            let msg = format!("enum map `{}` is defined twice for {target}; rename one", m.name.get_ref());
+            self.error(p.at(&m.name), DiagKind::Duplicate, msg);
+        }
+    }
+
+    /// Second pass: entries, unsupported lists and patterns.
+    pub(crate) fn add_rules(&mut self, p: &Parsed) {
+        let Some(target) = p.target() else { return };
+        for entry in &p.file.entry {
+            self.add_entry(p, target, entry);
+        }
+        for group in &p.file.unsupported {
+            self.add_unsupported(p, target, group);
+        }
+        for pattern in &p.file.pattern {
+            self.add_pattern(p, target, pattern);
+        }
+    }
+
+    /// Third pass: enum-map values become enum-value entries unless an
+    /// explicit entry already covers them.
+    pub(crate) fn add_enum_entries(&mut self, p: &Parsed) {
+        let Some(target) = p.target() else { return };
+        for m in p.file.enum_map.iter().filter(|m| m.entries) {
+            let mut rule = self.base_rule(p, target, m.code.as_ref(), None, p.at(&m.name));
+            rule.status = Status::Renamed;
+            rule.kind = NameKind::EnumValue;
+            rule.note.clone_from(&m.note);
+            rule.reference = m.reference.clone().or(rule.reference);
+            let idx = self.push_rule(rule);
+            for (cuda, to) in m.map.get_ref() {
+                self.insert_enum_value(p, target, cuda, to, idx);
+            }
+        }
+    }
+
+    fn insert_enum_value(&mut self, p: &Parsed, target: Target, cuda: &str, to: &str, rule: usize) {
+        let table = self.set.tables.entry(target).or_default();
+        match table.explicit.get(cuda) {
+            Some(e) if e.to.as_deref().is_some_and(|t| t != to) && e.slot.priority == p.priority => {
+                let first = self.set.rules[e.slot.rule].origin.clone();
+                let msg = format!("enum map maps `{cuda}` to `{to}`, but the entry at {first} maps it to `{}`; make them agree", e.to.as_deref().unwrap_or_default());
+                let at = self.set.rules[rule].origin.clone();
+                self.error(at, DiagKind::Conflict, msg);
+            }
+            Some(_) => {}
+            None => {
+                let slot = Slot { rule, priority: p.priority };
+                table.explicit.insert(cuda.to_owned(), ExplicitTarget { slot, to: Some(to.to_owned()) });
+            }
+        }
+    }
+
+    pub(crate) fn push_rule(&mut self, rule: Rule) -> usize {
+        self.set.rules.push(rule);
+        self.set.rules.len() - 1
+    }
+
+    /// A rule with the file's defaults and a checked code.
+    pub(crate) fn base_rule(
+        &mut self,
+        p: &Parsed,
+        target: Target,
+        code: Option<&Spanned<String>>,
+        library: Option<cuport_model::Library>,
+        origin: Location,
+    ) -> Rule {
+        let meta: &Meta = &p.file.meta;
+        let library = library.or(meta.library);
+        let code = self.rule_code(p, target, code.or(meta.code.as_ref()), library, &origin);
+        Rule {
+            code,
+            status: Status::Renamed,
+            kind: meta.kind.unwrap_or(NameKind::Function),
+            library,
+            note: None,
+            reference: meta.reference.clone(),
+            effort: None,
+            headers: meta.headers.clone(),
+            imports: meta.imports.clone(),
+            libraries: meta.libraries.clone(),
+            target_version: meta.target_version.clone(),
+            cuda_version: None,
+            unconfirmed: false,
+            template: None,
+            helpers: Vec::new(),
+            origin,
+            priority: p.priority,
+            source: p.source.clone(),
+        }
+    }
+
+    fn rule_code(
+        &mut self,
+        p: &Parsed,
+        target: Target,
+        code: Option<&Spanned<String>>,
+        library: Option<cuport_model::Library>,
+        origin: &Location,
+    ) -> Option<RuleCode> {
+        let Some(text) = code else {
+            let msg = "no rule code: give the entry `code = \"CPnnnn\"` or the file a default in [meta]".to_owned();
+            self.error(origin.clone(), DiagKind::MissingField, msg);
+            return None;
+        };
+        let Some(parsed) = RuleCode::parse(text.get_ref()) else {
+            let msg = format!("`{}` is not a rule code; codes are `CP` and four digits", text.get_ref());
+            self.error(p.at(text), DiagKind::BadCode, msg);
+            return None;
+        };
+        let range = match (p.builtin, library) {
+            (false, _) => RuleCode::USER_RANGE,
+            (true, Some(lib)) => RuleCode::range_for(target, lib),
+            (true, None) => {
+                let base = *RuleCode::range_for(target, cuport_model::Library::Runtime).start();
+                base..=base + 999
+            }
+        };
+        if !range.contains(&parsed.0) {
+            let what = library.map_or(String::new(), |l| format!(" / {}", l.id()));
+            let msg = format!("{parsed} is outside CP{:04}–CP{:04}, the range for {target}{what}; see mappings/README.md", range.start(), range.end());
+            self.error(p.at(text), DiagKind::BadCode, msg);
+        }
+        Some(parsed)
+    }
+
+    fn add_entry(&mut self, p: &Parsed, target: Target, e: &RawEntry) {
+        let origin = p.at(&e.cuda);
+        let mut rule = self.base_rule(p, target, e.code.as_ref(), e.library, origin);
+        rule.status = e.status;
+        rule.kind = e.kind.unwrap_or(rule.kind);
+        rule.note.clone_from(&e.note);
+        rule.reference = e.reference.clone().or(rule.reference);
+        rule.effort = e.effort;
+        override_list(&mut rule.headers, &e.headers);
+        override_list(&mut rule.imports, &e.imports);
+        override_list(&mut rule.libraries, &e.libraries);
+        rule.target_version = e.target_version.clone().or(rule.target_version);
+        rule.cuda_version.clone_from(&e.cuda_version);
+        rule.unconfirmed = e.unconfirmed;
+        if let Some(template) = &e.template {
+            self.compile_template(p, target, e, template, &mut rule);
+        }
+        let to = self.entry_target(p, e, &rule);
+        self.check_status(p, e, &rule);
+        let idx = self.push_rule(rule);
+        self.insert_explicit(p, target, &e.cuda, idx, to);
+    }
+
+    fn entry_target(&mut self, p: &Parsed, e: &RawEntry, rule: &Rule) -> Option<String> {
+        let callee = rule.template.as_ref().and_then(|t| t.callee()).map(str::to_owned);
+        match e.status {
+            Status::Exact => {
+                if e.to.as_ref().is_some_and(|to| to != e.cuda.get_ref()) {
+                    let msg = "`exact` means the target keeps the CUDA name; use `renamed` for a different name".to_owned();
+                    self.error(p.at(&e.cuda), DiagKind::Conflict, msg);
+                }
+                Some(e.cuda.get_ref().clone())
+            }
+            Status::Unsupported => None,
+            _ => e.to.clone().or(callee),
+        }
+    }
+
+    fn insert_explicit(&mut self, p: &Parsed, target: Target, cuda: &Spanned<String>, rule: usize, to: Option<String>) {
+        let slot = Slot { rule, priority: p.priority };
+        let table = self.set.tables.entry(target).or_default();
+        let name = cuda.get_ref();
+        if let Some(old) = table.explicit.get(name) {
+            if old.slot.priority == p.priority {
+                let first = self.set.rules[old.slot.rule].origin.clone();
+                let msg = format!("`{name}` is mapped for {target} twice (first at {first}); keep one entry, or put the override in a file with a higher priority");
+                self.error(p.at(cuda), DiagKind::Duplicate, msg);
+                return;
+            }
+            if old.slot.priority > p.priority {
+                return;
+            }
+        }
+        table.explicit.insert(name.clone(), ExplicitTarget { slot, to });
+    }
+
+    fn add_unsupported(&mut self, p: &Parsed, target: Target, g: &RawUnsupported) {
+        let Some(first) = g.names.first() else { return };
+        let mut rule = self.base_rule(p, target, g.code.as_ref(), g.library, p.at(first));
+        rule.status = Status::Unsupported;
+        rule.kind = g.kind.unwrap_or(rule.kind);
+        rule.note = Some(g.note.clone());
+        rule.reference = g.reference.clone().or(rule.reference);
+        rule.headers.clear();
+        rule.libraries.clear();
+        rule.imports.clear();
+        let idx = self.push_rule(rule);
+        for name in &g.names {
+            self.insert_explicit(p, target, name, idx, None);
+        }
+    }
+
+    fn add_pattern(&mut self, p: &Parsed, target: Target, raw: &RawPattern) {
+        let (Some(from), Some(to)) = (Glob::parse(raw.from.get_ref()), Glob::parse(&raw.to)) else {
+            let msg = format!("pattern `{}` → `{}`: each side needs exactly one `*`", raw.from.get_ref(), raw.to);
+            self.error(p.at(&raw.from), DiagKind::BadPattern, msg);
+            return;
+        };
+        let mut rule = self.base_rule(p, target, Some(&raw.code), raw.library, p.at(&raw.from));
+        rule.status = raw.status.unwrap_or(Status::Renamed);
+        rule.kind = raw.kind.unwrap_or(rule.kind);
+        rule.note.clone_from(&raw.note);
+        rule.reference = raw.reference.clone().or(rule.reference);
+        override_list(&mut rule.headers, &raw.headers);
+        override_list(&mut rule.imports, &raw.imports);
+        override_list(&mut rule.libraries, &raw.libraries);
+        if !rule.status.is_mechanical() {
+            let msg = "a pattern only renames; its status must be `renamed` or `exact`".to_owned();
+            self.error(p.at(&raw.from), DiagKind::BadPattern, msg);
+        }
+        let exists = self.pattern_names(p, &to, &raw.exists);
+        let idx = self.push_rule(rule);
+        let exceptions: HashSet<String> = raw.exceptions.iter().map(|e| e.get_ref().clone()).collect();
+        let table = self.set.tables.entry(target).or_default();
+        table.patterns.push(Pattern { rule: idx, from, to, exists, exceptions, priority: p.priority });
+    }
+
+    fn pattern_names(&mut self, p: &Parsed, to: &Glob, names: &[Spanned<String>]) -> HashSet<String> {
+        let mut exists = HashSet::with_capacity(names.len());
+        for name in names {
+            if to.capture(name.get_ref()).is_none() {
+                let msg = format!("`{}` does not match the pattern's `to` glob `{}*{}`", name.get_ref(), to.prefix, to.suffix);
+                self.error(p.at(name), DiagKind::BadPattern, msg);
+            } else if !exists.insert(name.get_ref().clone()) {
+                let msg = format!("`{}` is listed twice in `exists`", name.get_ref());
+                self.error(p.at(name), DiagKind::Duplicate, msg);
+            }
+        }
+        exists
+    }
+
+    /// Sorts patterns and records every name a lookup resolves.
+    pub(crate) fn finish(&mut self) {
+        for table in self.set.tables.values_mut() {
+            table.patterns.sort_by_key(|pat| std::cmp::Reverse(pat.priority));
+            let mut names: std::collections::BTreeSet<String> = table.explicit.keys().cloned().collect();
+            for pattern in &table.patterns {
+                for target_name in &pattern.exists {
+                    if let Some(cuda) = pattern.invert(target_name) {
+                        if pattern.apply(&cuda).is_some() {
+                            names.insert(cuda);
+                        }
+                    }
+                }
+            }
+            table.names = names;
+        }
+    }
+}
+
+fn override_list(list: &mut Vec<String>, own: &Option<Vec<String>>) {
+    if let Some(own) = own {
+        list.clone_from(own);
+    }
+}
+
+fn signature(p: &Parsed, f: &RawFunction) -> Signature {
+    Signature {
+        name: f.name.get_ref().clone(),
+        returns: f.returns.clone(),
+        params: f.params.clone(),
+        note: f.note.clone(),
+        origin: p.at(&f.name),
+    }
+}

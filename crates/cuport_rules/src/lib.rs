@@ -1,0 +1,117 @@
+//! cuport's rule tables: what each CUDA name becomes on HIP, Ascend, MUSA and
+//! Cambricon MLU.
+//!
+//! The tables are TOML files under `mappings/` (schema: `mappings/README.md`),
+//! embedded in the binary. [`RuleSet::builtin`] loads them;
+//! [`RuleSet::with_user_file`] layers a user file over them with a priority;
+//! [`RuleSet::lookup`] resolves one name; [`Template::apply`] rewrites a
+//! call's arguments; [`RuleSet::declarations_header`] emits C declarations of
+//! every target function the tables use, for compile checks of ported code.
+
+mod builder;
+mod check;
+mod declarations;
+mod diag;
+mod entry_checks;
+mod model;
+mod raw;
+mod ruleset;
+mod stats;
+mod template;
+
+use std::borrow::Cow;
+use std::path::Path;
+
+pub use diag::{DiagKind, Diagnostic, Location, RulesError};
+pub use model::{library_digit, Effort, NameKind, RuleCode, Status};
+pub use raw::CudaVersion;
+pub use ruleset::{Resolved, Rule, RuleSet, Signature, Source};
+pub use stats::{Counts, Stats};
+pub use template::{EnumMap, Template, TemplateError};
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/builtin_files.rs"));
+}
+
+/// Builds a rule set from `sources`, keeping whatever is valid, and returns
+/// every problem found (sorted by file, line, column). `cuport rules check`
+/// uses this; [`RuleSet::from_sources`] fails on any problem instead.
+pub fn build(sources: Vec<Source>) -> (RuleSet, Vec<Diagnostic>) {
+    let mut builder = builder::Builder::default();
+    let parsed: Vec<_> = sources.iter().filter_map(|s| builder.parse(s)).collect();
+    for p in &parsed {
+        builder.declare(p);
+    }
+    for p in &parsed {
+        builder.add_rules(p);
+    }
+    for p in &parsed {
+        builder.add_enum_entries(p);
+    }
+    builder.finish();
+    builder.cross_check(&parsed);
+    builder.set.sources = sources;
+    let mut diags = builder.diags;
+    diags.sort_by(|a, b| (&a.location, a.kind).cmp(&(&b.location, b.kind)));
+    (builder.set, diags)
+}
+
+/// The JSON schema of a rule file (`mappings/schema.json`).
+pub fn json_schema() -> String {
+    let schema = schemars::schema_for!(raw::RuleFile);
+    let mut text = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    text.push('\n');
+    text
+}
+
+impl RuleSet {
+    /// The embedded `mappings/**/*.toml` files.
+    pub fn builtin_sources() -> Vec<Source> {
+        embedded::BUILTIN_FILES
+            .iter()
+            .map(|(name, text)| Source {
+                name: (*name).to_owned(),
+                text: Cow::Borrowed(*text),
+                priority: 0,
+                builtin: true,
+            })
+            .collect()
+    }
+
+    /// The built-in tables; fails if any file has a problem.
+    pub fn builtin() -> Result<RuleSet, RulesError> {
+        RuleSet::from_sources(RuleSet::builtin_sources())
+    }
+
+    /// Builds from `sources`; fails listing every problem if there is one.
+    pub fn from_sources(sources: Vec<Source>) -> Result<RuleSet, RulesError> {
+        let (set, diags) = build(sources);
+        if diags.is_empty() {
+            Ok(set)
+        } else {
+            Err(RulesError::Invalid(diags))
+        }
+    }
+
+    /// Reads a user rule file as a source with `priority` (built-ins are 0;
+    /// higher wins).
+    pub fn user_source(path: &Path, priority: i32) -> Result<Source, RulesError> {
+        let text = std::fs::read_to_string(path).map_err(|source| RulesError::Io {
+            path: path.display().to_string(),
+            source,
+        })?;
+        Ok(Source {
+            name: path.display().to_string(),
+            text: Cow::Owned(text),
+            priority,
+            builtin: false,
+        })
+    }
+
+    /// This set with a user file layered over it.
+    pub fn with_user_file(self, path: &Path, priority: i32) -> Result<RuleSet, RulesError> {
+        let mut sources = self.sources;
+        sources.push(RuleSet::user_source(path, priority)?);
+        RuleSet::from_sources(sources)
+    }
+}

@@ -1,0 +1,177 @@
+//! The small vocabulary of the rule tables: how well a name maps, what kind of
+//! name it is, how much work a manual port takes, and rule codes.
+use cuport_model::{Library, Target};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// How a CUDA name carries over to a target.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// The target accepts the CUDA name unchanged (RCCL's `ncclAllReduce`, HIP's `__syncthreads`).
+    Exact,
+    /// Only the identifier changes; arguments and semantics are the same.
+    Renamed,
+    /// The call must be rewritten with an argument template.
+    Rewrite,
+    /// A counterpart exists but numerics or semantics differ; `note` says how.
+    Approximate,
+    /// No automatic equivalent; `note` gives guidance and `effort` the size of the job.
+    Manual,
+    /// The target has no counterpart.
+    Unsupported,
+}
+
+impl Status {
+    pub const ALL: [Status; 6] = [
+        Status::Exact,
+        Status::Renamed,
+        Status::Rewrite,
+        Status::Approximate,
+        Status::Manual,
+        Status::Unsupported,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Status::Exact => "exact",
+            Status::Renamed => "renamed",
+            Status::Rewrite => "rewrite",
+            Status::Approximate => "approximate",
+            Status::Manual => "manual",
+            Status::Unsupported => "unsupported",
+        }
+    }
+
+    pub fn from_id(id: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|s| s.id() == id)
+    }
+
+    /// Whether cuport may apply the mapping without a human reading it.
+    pub fn is_mechanical(self) -> bool {
+        matches!(self, Status::Exact | Status::Renamed)
+    }
+}
+
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
+/// What kind of CUDA name an entry maps.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum NameKind {
+    Function,
+    Type,
+    EnumValue,
+    Macro,
+    /// A header name as written in `#include <...>`.
+    Header,
+    /// A device-side intrinsic, built-in variable, qualifier or math function.
+    Intrinsic,
+    /// A dotted Python API path (`torch.cuda.synchronize`).
+    Python,
+    /// A PyTorch device string or distributed backend name (`cuda`, `nccl`).
+    DeviceString,
+}
+
+/// How much work a `manual` port takes.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Effort {
+    /// Minutes: a local edit with a known recipe.
+    Low,
+    /// Hours: restructure a call site or a small kernel.
+    Medium,
+    /// Days: redesign (kernel rewrite in Ascend C or BANG C, new memory model).
+    High,
+}
+
+/// A stable rule code, `CP` and four digits. Ranges: see `mappings/README.md`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(into = "String")]
+pub struct RuleCode(pub u16);
+
+impl RuleCode {
+    pub fn parse(text: &str) -> Option<RuleCode> {
+        let digits = text.strip_prefix("CP")?;
+        if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        digits.parse().ok().map(RuleCode)
+    }
+
+    /// The range a built-in code for `target` and `library` must fall in.
+    pub fn range_for(target: Target, library: Library) -> std::ops::RangeInclusive<u16> {
+        let base = 1000 * target_digit(target) + 100 * library_digit(library);
+        base..=base + 99
+    }
+
+    /// Codes users may give their own rules.
+    pub const USER_RANGE: std::ops::RangeInclusive<u16> = 9000..=9999;
+}
+
+impl From<RuleCode> for String {
+    fn from(code: RuleCode) -> String {
+        code.to_string()
+    }
+}
+
+impl std::fmt::Display for RuleCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CP{:04}", self.0)
+    }
+}
+
+fn target_digit(target: Target) -> u16 {
+    match target {
+        Target::Hip => 1,
+        Target::Ascend => 2,
+        Target::Musa => 3,
+        Target::Mlu => 4,
+    }
+}
+
+/// Hundreds digit of a code: one block per library family.
+pub fn library_digit(library: Library) -> u16 {
+    use Library as L;
+    match library {
+        L::Runtime => 0,
+        L::Driver => 1,
+        L::Device | L::CooperativeGroups => 2,
+        L::Cublas | L::CublasLt => 3,
+        L::Cudnn => 4,
+        L::Cufft | L::Curand | L::Cusparse | L::Cusolver => 5,
+        L::Nccl => 6,
+        L::Nvrtc | L::Nvtx | L::Nvml | L::Cub | L::Thrust | L::Cutlass => 7,
+        L::Torch | L::PythonCudaPackage | L::Cudarc => 8,
+        L::Preprocessor | L::Build => 9,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_parse_and_print() {
+        assert_eq!(RuleCode::parse("CP2041"), Some(RuleCode(2041)));
+        assert_eq!(RuleCode(7).to_string(), "CP0007");
+        assert_eq!(RuleCode::parse("CP204"), None);
+        assert_eq!(RuleCode::parse("XX2041"), None);
+    }
+
+    #[test]
+    fn ranges_follow_target_then_library() {
+        assert_eq!(RuleCode::range_for(Target::Ascend, Library::Nccl), 2600..=2699);
+        assert_eq!(RuleCode::range_for(Target::Hip, Library::Runtime), 1000..=1099);
+    }
+}

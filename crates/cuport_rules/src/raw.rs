@@ -1,0 +1,296 @@
+//! The rule-file format exactly as written in TOML (see `mappings/README.md`).
+//! Field docs become `mappings/schema.json`. Fields that checks report on are
+//! `Spanned` so errors can name a line and column.
+use std::collections::BTreeMap;
+
+use cuport_model::{Library, Target};
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::model::{Effort, NameKind, Status};
+
+/// One rule file: metadata, the target's declarations and the mappings.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RuleFile {
+    pub(crate) meta: Meta,
+    /// Explicit mappings, one CUDA name each. They win over patterns.
+    #[serde(default)]
+    pub(crate) entry: Vec<RawEntry>,
+    /// Mechanical renames that apply only to the target names listed in `exists`.
+    #[serde(default)]
+    pub(crate) pattern: Vec<RawPattern>,
+    /// CUDA names the target has no counterpart for.
+    #[serde(default)]
+    pub(crate) unsupported: Vec<RawUnsupported>,
+    /// Value maps for CUDA enums, used by templates as `${n:map-name}`.
+    #[serde(default)]
+    pub(crate) enum_map: Vec<RawEnumMap>,
+    /// Target function signatures (for the declarations header and arity checks).
+    #[serde(default)]
+    pub(crate) function: Vec<RawFunction>,
+    /// Helper functions the shim implements; templates may call them.
+    #[serde(default)]
+    pub(crate) helper: Vec<RawFunction>,
+    /// Target types, declared by a C declaration.
+    #[serde(default, rename = "type")]
+    pub(crate) types: Vec<RawType>,
+    /// Target enums (C enums or integer constants).
+    #[serde(default, rename = "enum")]
+    pub(crate) enums: Vec<RawTargetEnum>,
+    /// CUDA enums, so that enum maps can be checked for gaps.
+    #[serde(default)]
+    pub(crate) cuda_enum: Vec<RawCudaEnum>,
+}
+
+/// File-wide settings; entries inherit them unless they set their own.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct Meta {
+    /// The target every rule in this file is for (absent only in CUDA fact files).
+    #[serde(default)]
+    #[schemars(schema_with = "target_schema")]
+    pub(crate) target: Option<Spanned<Target>>,
+    /// The CUDA library the rules belong to, unless an entry says otherwise.
+    #[serde(default)]
+    #[schemars(schema_with = "library_schema")]
+    pub(crate) library: Option<Library>,
+    /// Where the facts come from (vendor header, doc page, table).
+    pub(crate) source: String,
+    /// Default reference for entries that need one.
+    #[serde(default)]
+    pub(crate) reference: Option<String>,
+    /// Default rule code (`CP` + 4 digits) for entries without their own.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub(crate) code: Option<Spanned<String>>,
+    /// Default kind of the CUDA names in this file.
+    #[serde(default)]
+    pub(crate) kind: Option<NameKind>,
+    /// Headers to include for entries in this file.
+    #[serde(default)]
+    pub(crate) headers: Vec<String>,
+    /// Python imports to add for entries in this file.
+    #[serde(default)]
+    pub(crate) imports: Vec<String>,
+    /// Libraries to link for entries in this file.
+    #[serde(default)]
+    pub(crate) libraries: Vec<String>,
+    /// Target versions the file's facts hold for (`CANN >= 8.0`).
+    #[serde(default)]
+    pub(crate) target_version: Option<String>,
+}
+
+/// One CUDA name mapped for the file's target.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RawEntry {
+    /// The CUDA name: function, type, enum value, macro, header, dotted Python path or device string.
+    #[schemars(with = "String")]
+    pub(crate) cuda: Spanned<String>,
+    pub(crate) status: Status,
+    /// The target name (absent for `unsupported`; for `rewrite` defaults to the template's callee).
+    #[serde(default)]
+    pub(crate) to: Option<String>,
+    /// Argument template for `rewrite`: `$1..$n`, `${n:enum-map}`, `${n..}`, literals.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub(crate) template: Option<Spanned<String>>,
+    /// Parameter names of the CUDA function (their count is the arity templates are checked against).
+    #[serde(default)]
+    pub(crate) cuda_params: Option<Vec<String>>,
+    #[serde(default)]
+    pub(crate) kind: Option<NameKind>,
+    #[serde(default)]
+    #[schemars(schema_with = "optional_library_schema")]
+    pub(crate) library: Option<Library>,
+    /// What differs, what to check, how to port (required for approximate and manual).
+    #[serde(default)]
+    pub(crate) note: Option<String>,
+    /// Vendor doc page or header the mapping relies on (required unless mechanical).
+    #[serde(default)]
+    pub(crate) reference: Option<String>,
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub(crate) code: Option<Spanned<String>>,
+    /// Required for `manual`.
+    #[serde(default)]
+    pub(crate) effort: Option<Effort>,
+    #[serde(default)]
+    pub(crate) headers: Option<Vec<String>>,
+    #[serde(default)]
+    pub(crate) imports: Option<Vec<String>>,
+    #[serde(default)]
+    pub(crate) libraries: Option<Vec<String>>,
+    /// Target versions where the mapping holds (`ROCm >= 6.0`).
+    #[serde(default)]
+    pub(crate) target_version: Option<String>,
+    /// CUDA versions where the CUDA name exists.
+    #[serde(default)]
+    pub(crate) cuda_version: Option<CudaVersion>,
+    /// The fact was not confirmed in a vendor header or doc; never `exact` or `renamed`.
+    #[serde(default)]
+    pub(crate) unconfirmed: bool,
+}
+
+/// When a CUDA API appeared, was deprecated or removed.
+#[derive(Debug, Clone, Deserialize, serde::Serialize, JsonSchema, PartialEq, Eq)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CudaVersion {
+    #[serde(default)]
+    pub added: Option<String>,
+    #[serde(default)]
+    pub deprecated: Option<String>,
+    #[serde(default)]
+    pub removed: Option<String>,
+}
+
+/// A glob rename (`cuda*` → `hip*`) limited to target names listed in `exists`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RawPattern {
+    #[schemars(with = "String")]
+    pub(crate) code: Spanned<String>,
+    /// CUDA-side glob with exactly one `*`.
+    #[schemars(with = "String")]
+    pub(crate) from: Spanned<String>,
+    /// Target-side glob with exactly one `*`.
+    pub(crate) to: String,
+    /// Target names that exist; the pattern maps only the CUDA names that produce one of these.
+    #[schemars(with = "Vec<String>")]
+    pub(crate) exists: Vec<Spanned<String>>,
+    /// CUDA names the pattern must not map (an explicit entry or unsupported list handles them).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub(crate) exceptions: Vec<Spanned<String>>,
+    /// `renamed` (default) or `exact` when `from` equals `to`.
+    #[serde(default)]
+    pub(crate) status: Option<Status>,
+    #[serde(default)]
+    pub(crate) kind: Option<NameKind>,
+    #[serde(default)]
+    #[schemars(schema_with = "optional_library_schema")]
+    pub(crate) library: Option<Library>,
+    #[serde(default)]
+    pub(crate) note: Option<String>,
+    #[serde(default)]
+    pub(crate) reference: Option<String>,
+    #[serde(default)]
+    pub(crate) headers: Option<Vec<String>>,
+    #[serde(default)]
+    pub(crate) imports: Option<Vec<String>>,
+    #[serde(default)]
+    pub(crate) libraries: Option<Vec<String>>,
+}
+
+/// CUDA names with no counterpart on the target, sharing one note.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RawUnsupported {
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub(crate) code: Option<Spanned<String>>,
+    /// What to do instead.
+    pub(crate) note: String,
+    #[schemars(with = "Vec<String>")]
+    pub(crate) names: Vec<Spanned<String>>,
+    #[serde(default)]
+    pub(crate) kind: Option<NameKind>,
+    #[serde(default)]
+    #[schemars(schema_with = "optional_library_schema")]
+    pub(crate) library: Option<Library>,
+    #[serde(default)]
+    pub(crate) reference: Option<String>,
+}
+
+/// CUDA enum value → target value, for templates and enum-value lookups.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RawEnumMap {
+    #[schemars(with = "String")]
+    pub(crate) name: Spanned<String>,
+    /// The CUDA enum (declared in a `[[cuda-enum]]`) whose every value must be mapped or listed in `unmapped`.
+    #[schemars(with = "String")]
+    pub(crate) cuda_enum: Spanned<String>,
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub(crate) code: Option<Spanned<String>>,
+    #[schemars(with = "BTreeMap<String, String>")]
+    pub(crate) map: Spanned<BTreeMap<String, String>>,
+    /// CUDA values deliberately left out (a template meeting one fails).
+    #[serde(default)]
+    pub(crate) unmapped: Vec<String>,
+    /// Helper that converts a value at run time when the argument is not a literal.
+    #[serde(default)]
+    pub(crate) fallback: Option<String>,
+    /// Also resolve each mapped CUDA value as an enum-value name (default true).
+    #[serde(default = "yes")]
+    pub(crate) entries: bool,
+    #[serde(default)]
+    pub(crate) note: Option<String>,
+    #[serde(default)]
+    pub(crate) reference: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// A C function signature as documented by the vendor.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RawFunction {
+    #[schemars(with = "String")]
+    pub(crate) name: Spanned<String>,
+    /// Return type (`aclError`).
+    pub(crate) returns: String,
+    /// Parameters with types and names (`size_t destMax`); `...` for variadic.
+    pub(crate) params: Vec<String>,
+    /// What a helper does and which target APIs it uses.
+    #[serde(default)]
+    pub(crate) note: Option<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RawType {
+    #[schemars(with = "String")]
+    pub(crate) name: Spanned<String>,
+    /// C declaration (`typedef void *aclrtStream;`).
+    pub(crate) decl: String,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RawTargetEnum {
+    #[schemars(with = "String")]
+    pub(crate) name: Spanned<String>,
+    /// Enumerators, optionally with values (`ACL_MEMCPY_HOST_TO_DEVICE = 1`).
+    pub(crate) values: Vec<String>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RawCudaEnum {
+    #[schemars(with = "String")]
+    pub(crate) name: Spanned<String>,
+    pub(crate) values: Vec<String>,
+}
+
+fn string_enum(ids: Vec<&'static str>) -> Schema {
+    let value = serde_json::json!({ "type": "string", "enum": ids });
+    Schema::try_from(value).unwrap_or_default()
+}
+
+fn target_schema(_: &mut SchemaGenerator) -> Schema {
+    string_enum(Target::ALL.iter().map(|t| t.id()).collect())
+}
+
+fn library_schema(_: &mut SchemaGenerator) -> Schema {
+    string_enum(Library::ALL.iter().map(|l| l.id()).collect())
+}
+
+fn optional_library_schema(gen: &mut SchemaGenerator) -> Schema {
+    library_schema(gen)
+}

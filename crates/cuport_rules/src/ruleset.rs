@@ -1,0 +1,267 @@
+//! The compiled rule set and the lookups the migrate stage uses.
+use std::borrow::Cow;
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
+
+use cuport_model::{Library, Target};
+
+use crate::diag::Location;
+use crate::model::{Effort, NameKind, RuleCode, Status};
+use crate::raw::CudaVersion;
+use crate::template::{EnumMap, Template};
+
+/// One rule as loaded: an explicit entry, a pattern, an unsupported group or
+/// an enum map's values. Lookups hand out references to it.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    pub code: Option<RuleCode>,
+    pub status: Status,
+    pub kind: NameKind,
+    pub library: Option<Library>,
+    pub note: Option<String>,
+    pub reference: Option<String>,
+    pub effort: Option<Effort>,
+    pub headers: Vec<String>,
+    pub imports: Vec<String>,
+    pub libraries: Vec<String>,
+    pub target_version: Option<String>,
+    pub cuda_version: Option<CudaVersion>,
+    pub unconfirmed: bool,
+    pub template: Option<Template>,
+    /// Helper functions (shim) the template calls.
+    pub helpers: Vec<String>,
+    pub origin: Location,
+    pub priority: i32,
+    /// The file's `source` line: where its facts come from.
+    pub source: std::sync::Arc<str>,
+}
+
+/// A C signature as documented by the vendor (or promised by the shim).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Signature {
+    pub name: String,
+    pub returns: String,
+    pub params: Vec<String>,
+    pub note: Option<String>,
+    pub origin: Location,
+}
+
+/// `prefix*suffix`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Glob {
+    pub(crate) prefix: String,
+    pub(crate) suffix: String,
+}
+
+impl Glob {
+    pub(crate) fn parse(text: &str) -> Option<Glob> {
+        let (prefix, suffix) = text.split_once('*')?;
+        (!suffix.contains('*')).then(|| Glob {
+            prefix: prefix.to_owned(),
+            suffix: suffix.to_owned(),
+        })
+    }
+
+    /// The text the `*` stands for, if `name` matches (never empty).
+    pub(crate) fn capture<'n>(&self, name: &'n str) -> Option<&'n str> {
+        let rest = name.strip_prefix(self.prefix.as_str())?;
+        let mid = rest.strip_suffix(self.suffix.as_str())?;
+        (!mid.is_empty()).then_some(mid)
+    }
+
+    pub(crate) fn expand(&self, mid: &str) -> String {
+        format!("{}{mid}{}", self.prefix, self.suffix)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Pattern {
+    pub(crate) rule: usize,
+    pub(crate) from: Glob,
+    pub(crate) to: Glob,
+    pub(crate) exists: HashSet<String>,
+    pub(crate) exceptions: HashSet<String>,
+    pub(crate) priority: i32,
+}
+
+impl Pattern {
+    pub(crate) fn apply(&self, cuda_name: &str) -> Option<String> {
+        if self.exceptions.contains(cuda_name) {
+            return None;
+        }
+        let target = self.to.expand(self.from.capture(cuda_name)?);
+        self.exists.contains(&target).then_some(target)
+    }
+
+    /// The CUDA name that produces `target_name`.
+    pub(crate) fn invert(&self, target_name: &str) -> Option<String> {
+        self.to.capture(target_name).map(|mid| self.from.expand(mid))
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Slot {
+    pub(crate) rule: usize,
+    pub(crate) priority: i32,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct ExplicitTarget {
+    pub(crate) slot: Slot,
+    pub(crate) to: Option<String>,
+}
+
+/// Everything known about one target.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct TargetTable {
+    pub(crate) explicit: HashMap<String, ExplicitTarget>,
+    pub(crate) patterns: Vec<Pattern>,
+    pub(crate) functions: BTreeMap<String, Signature>,
+    pub(crate) helpers: BTreeMap<String, Signature>,
+    /// Type declarations in file order (C needs declaration before use).
+    pub(crate) types: Vec<(String, String)>,
+    pub(crate) enums: BTreeMap<String, Vec<String>>,
+    pub(crate) enum_maps: HashMap<String, Arc<EnumMap>>,
+    /// Every CUDA name a lookup resolves (explicit and pattern expansions).
+    pub(crate) names: BTreeSet<String>,
+}
+
+/// A source a rule set is built from.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// Shown in diagnostics (`mappings/hip/runtime.toml`).
+    pub name: String,
+    pub text: Cow<'static, str>,
+    /// Higher wins when two layers map the same name; built-ins use 0.
+    pub priority: i32,
+    /// Built-in files must use their target's code range; user files CP9000–CP9999.
+    pub builtin: bool,
+}
+
+/// All rule tables, compiled for lookups.
+#[derive(Debug, Clone, Default)]
+pub struct RuleSet {
+    pub(crate) sources: Vec<Source>,
+    pub(crate) rules: Vec<Rule>,
+    pub(crate) tables: BTreeMap<Target, TargetTable>,
+    pub(crate) cuda_enums: BTreeMap<String, Vec<String>>,
+}
+
+/// What a CUDA name becomes on one target.
+#[derive(Debug, Clone)]
+pub struct Resolved<'a> {
+    pub target: Target,
+    /// The target's name (None for `unsupported` and name-less `manual` entries).
+    pub target_name: Option<Cow<'a, str>>,
+    /// Whether a pattern rule (rather than an explicit entry) produced it.
+    pub via_pattern: bool,
+    pub rule: &'a Rule,
+}
+
+impl<'a> Resolved<'a> {
+    pub fn status(&self) -> Status {
+        self.rule.status
+    }
+    pub fn template(&self) -> Option<&'a Template> {
+        self.rule.template.as_ref()
+    }
+    pub fn headers(&self) -> &'a [String] {
+        &self.rule.headers
+    }
+    pub fn imports(&self) -> &'a [String] {
+        &self.rule.imports
+    }
+    pub fn libraries(&self) -> &'a [String] {
+        &self.rule.libraries
+    }
+    pub fn note(&self) -> Option<&'a str> {
+        self.rule.note.as_deref()
+    }
+    pub fn reference(&self) -> Option<&'a str> {
+        self.rule.reference.as_deref()
+    }
+    pub fn code(&self) -> Option<RuleCode> {
+        self.rule.code
+    }
+    pub fn effort(&self) -> Option<Effort> {
+        self.rule.effort
+    }
+    pub fn library(&self) -> Option<Library> {
+        self.rule.library
+    }
+    pub fn kind(&self) -> NameKind {
+        self.rule.kind
+    }
+    pub fn helpers(&self) -> &'a [String] {
+        &self.rule.helpers
+    }
+    pub fn unconfirmed(&self) -> bool {
+        self.rule.unconfirmed
+    }
+    pub fn origin(&self) -> &'a Location {
+        &self.rule.origin
+    }
+}
+
+impl RuleSet {
+    /// What `cuda_name` becomes on `target`: explicit entries win over
+    /// patterns of the same priority; a pattern applies only when the name it
+    /// produces is listed as existing on the target.
+    pub fn lookup(&self, target: Target, cuda_name: &str) -> Option<Resolved<'_>> {
+        let table = self.tables.get(&target)?;
+        let explicit = table.explicit.get(cuda_name);
+        for pattern in &table.patterns {
+            if explicit.is_some_and(|e| e.slot.priority >= pattern.priority) {
+                break;
+            }
+            if let Some(name) = pattern.apply(cuda_name) {
+                return Some(Resolved {
+                    target,
+                    target_name: Some(Cow::Owned(name)),
+                    via_pattern: true,
+                    rule: &self.rules[pattern.rule],
+                });
+            }
+        }
+        explicit.map(|e| Resolved {
+            target,
+            target_name: e.to.as_deref().map(Cow::Borrowed),
+            via_pattern: false,
+            rule: &self.rules[e.slot.rule],
+        })
+    }
+
+    /// Every CUDA name that resolves on `target`, sorted.
+    pub fn known_cuda_names(&self, target: Target) -> impl Iterator<Item = &str> + '_ {
+        self.tables
+            .get(&target)
+            .into_iter()
+            .flat_map(|t| t.names.iter().map(String::as_str))
+    }
+
+    /// Whether any target's tables know `cuda_name` (mapped or marked unsupported).
+    pub fn is_known(&self, cuda_name: &str) -> bool {
+        self.tables.values().any(|t| t.names.contains(cuda_name))
+    }
+
+    /// Helper functions the shim must implement for `target`.
+    pub fn helpers(&self, target: Target) -> impl Iterator<Item = &Signature> + '_ {
+        self.tables.get(&target).into_iter().flat_map(|t| t.helpers.values())
+    }
+
+    /// The target signature of `name`, if the tables record one.
+    pub fn signature(&self, target: Target, name: &str) -> Option<&Signature> {
+        let table = self.tables.get(&target)?;
+        table.functions.get(name).or_else(|| table.helpers.get(name))
+    }
+
+    /// An enum map by name, for callers that map values outside templates.
+    pub fn enum_map(&self, target: Target, name: &str) -> Option<&EnumMap> {
+        self.tables.get(&target)?.enum_maps.get(name).map(|m| m.as_ref())
+    }
+
+    /// The files the set was built from.
+    pub fn sources(&self) -> &[Source] {
+        &self.sources
+    }
+}
