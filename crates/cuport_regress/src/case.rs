@@ -1,0 +1,211 @@
+//! Case files: TOML under `regress/`, one or more `[[case]]` (operator) and
+//! `[[app]]` (application) entries, plus `[defaults]`. The schema is
+//! documented in `regress/README.md`.
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::dtype::DType;
+use crate::error::{RegressError, Result};
+use crate::ops::OpSpec;
+use crate::policy::AccuracyConfig;
+use crate::sampling::PerfSettings;
+
+/// Backends a case may name.
+pub const KNOWN_BACKENDS: [&str; 4] = ["cpu", "cuda", "hip", "ascend"];
+
+/// One case file as written.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CaseFile {
+    #[serde(default)]
+    pub defaults: Defaults,
+    #[serde(default, rename = "case")]
+    pub cases: Vec<OpCase>,
+    #[serde(default, rename = "app")]
+    pub apps: Vec<AppCase>,
+}
+
+/// Settings every case in the file inherits.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Defaults {
+    /// Backends to run op cases on; the first is the reference leg.
+    pub backends: Option<Vec<String>>,
+    pub seed: Option<u64>,
+    #[serde(default)]
+    pub accuracy: AccuracyConfig,
+    #[serde(default)]
+    pub perf: PerfSettings,
+    /// Seconds before an app leg is killed (default 300).
+    pub timeout_s: Option<f64>,
+}
+
+/// An operator case: inputs generated from `seed`, run on every backend.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpCase {
+    pub name: String,
+    pub op: OpSpec,
+    #[serde(default = "default_dtype")]
+    pub dtype: DType,
+    pub seed: Option<u64>,
+    pub backends: Option<Vec<String>>,
+    /// Label for the placement table (default: derived from the op's work).
+    pub shape_class: Option<String>,
+    #[serde(default)]
+    pub accuracy: AccuracyConfig,
+    #[serde(default)]
+    pub perf: PerfSettings,
+}
+
+fn default_dtype() -> DType {
+    DType::F32
+}
+
+/// An application case: two shell commands writing into `$CUPORT_OUT`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AppCase {
+    pub name: String,
+    pub reference: String,
+    pub candidate: String,
+    pub timeout_s: Option<f64>,
+    /// Working directory, relative to the case file (default: its folder).
+    pub cwd: Option<PathBuf>,
+    /// Gate on candidate-vs-reference speed (default true: both legs run
+    /// on this machine, so the comparison is fair).
+    pub gate_cross: Option<bool>,
+    #[serde(default)]
+    pub accuracy: AccuracyConfig,
+    #[serde(default)]
+    pub perf: PerfSettings,
+}
+
+/// A parsed case file and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadedFile {
+    pub path: PathBuf,
+    pub file: CaseFile,
+}
+
+impl LoadedFile {
+    pub fn backends_of(&self, case: &OpCase) -> Vec<String> {
+        case.backends
+            .clone()
+            .or_else(|| self.file.defaults.backends.clone())
+            .unwrap_or_else(|| vec!["cpu".to_owned()])
+    }
+
+    pub fn seed_of(&self, case: &OpCase) -> u64 {
+        case.seed.or(self.file.defaults.seed).unwrap_or(0)
+    }
+
+    pub fn dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new("."))
+    }
+}
+
+/// Parse one case file; errors carry the path, line and the field.
+pub fn load_file(path: &Path) -> Result<LoadedFile> {
+    let text = std::fs::read_to_string(path).map_err(|e| RegressError::io(path, e))?;
+    let file: CaseFile = toml::from_str(&text).map_err(|e| RegressError::Case {
+        path: path.to_owned(),
+        message: e.to_string().trim_end().to_owned(),
+    })?;
+    let loaded = LoadedFile { path: path.to_owned(), file };
+    validate(&loaded)?;
+    Ok(loaded)
+}
+
+/// Load `path` (a file, or every `*.toml` directly inside a folder, sorted).
+pub fn load(path: &Path) -> Result<Vec<LoadedFile>> {
+    let files = if path.is_dir() {
+        let mut found = Vec::new();
+        let entries = std::fs::read_dir(path).map_err(|e| RegressError::io(path, e))?;
+        for entry in entries {
+            let entry = entry.map_err(|e| RegressError::io(path, e))?;
+            let p = entry.path();
+            if p.extension().is_some_and(|x| x == "toml") && p.is_file() {
+                found.push(p);
+            }
+        }
+        found.sort();
+        found
+    } else {
+        vec![path.to_owned()]
+    };
+    let loaded = files.iter().map(|p| load_file(p)).collect::<Result<Vec<_>>>()?;
+    check_unique_names(&loaded)?;
+    Ok(loaded)
+}
+
+fn validate(loaded: &LoadedFile) -> Result<()> {
+    let err = |message: String| RegressError::Case { path: loaded.path.clone(), message };
+    for case in &loaded.file.cases {
+        case.op
+            .validate()
+            .map_err(|e| err(format!("case `{}`, field `op`: {e}", case.name)))?;
+        let backends = loaded.backends_of(case);
+        if backends.is_empty() {
+            return Err(err(format!("case `{}`, field `backends`: name at least one backend", case.name)));
+        }
+        if let Some(bad) = backends.iter().find(|b| !KNOWN_BACKENDS.contains(&b.as_str())) {
+            return Err(err(format!(
+                "case `{}`, field `backends`: unknown backend `{bad}`; use one of {}",
+                case.name,
+                KNOWN_BACKENDS.join(", ")
+            )));
+        }
+    }
+    for app in &loaded.file.apps {
+        if app.reference.trim().is_empty() || app.candidate.trim().is_empty() {
+            return Err(err(format!("app `{}`: `reference` and `candidate` must be non-empty commands", app.name)));
+        }
+    }
+    Ok(())
+}
+
+fn check_unique_names(files: &[LoadedFile]) -> Result<()> {
+    let mut seen = BTreeSet::new();
+    for f in files {
+        let names = f.file.cases.iter().map(|c| &c.name).chain(f.file.apps.iter().map(|a| &a.name));
+        for name in names {
+            if !seen.insert(name.clone()) {
+                return Err(RegressError::Case {
+                    path: f.path.clone(),
+                    message: format!("field `name`: case name `{name}` is used twice; names key baselines, so make it unique"),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> std::result::Result<CaseFile, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn op_case_parses_with_defaults() -> std::result::Result<(), String> {
+        let f = parse("[[case]]\nname = \"g\"\n[case.op]\nkind = \"gemm\"\nm = 2\nn = 3\nk = 4\ntrans_b = true\n")?;
+        assert_eq!(f.cases[0].dtype, DType::F32);
+        assert!(matches!(f.cases[0].op, OpSpec::Gemm { alpha, trans_b: true, .. } if alpha == 1.0));
+        Ok(())
+    }
+
+    #[test]
+    fn unknown_fields_are_named() {
+        let e = parse("[[case]]\nname = \"g\"\n[case.op]\nkind = \"softmax\"\nrows = 2\ncols = 3\naxis = 1\n");
+        assert!(e.as_ref().is_err_and(|m| m.contains("axis")), "{e:?}");
+        let e = parse("[[case]]\nname = \"g\"\ntolerance = 1\n[case.op]\nkind = \"add\"\nlen = 2\n");
+        assert!(e.as_ref().is_err_and(|m| m.contains("tolerance")), "{e:?}");
+        let e = parse("[[case]]\nname = \"g\"\n[case.op]\nkind = \"matmul\"\n");
+        assert!(e.as_ref().is_err_and(|m| m.contains("matmul")), "{e:?}");
+    }
+}

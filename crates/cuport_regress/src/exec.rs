@@ -1,0 +1,195 @@
+//! Running one leg in a child process: an empty `$CUPORT_OUT`, a timeout
+//! that kills the whole process group, and a log excerpt for the report.
+use std::ffi::OsString;
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::{RegressError, Result};
+
+/// Environment variable naming the leg's (empty) output folder.
+pub const OUT_ENV: &str = "CUPORT_OUT";
+/// Lines of log kept for the report.
+const EXCERPT_LINES: usize = 20;
+
+/// What to run.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CommandSpec {
+    /// Run through `sh -c`.
+    Shell(String),
+    /// Run directly.
+    Argv(Vec<OsString>),
+}
+
+impl CommandSpec {
+    pub fn display(&self) -> String {
+        match self {
+            CommandSpec::Shell(s) => s.clone(),
+            CommandSpec::Argv(a) => a.iter().map(|s| s.to_string_lossy()).collect::<Vec<_>>().join(" "),
+        }
+    }
+}
+
+/// One leg to launch.
+#[derive(Debug, Clone)]
+pub struct LegRequest {
+    pub command: CommandSpec,
+    pub cwd: Option<PathBuf>,
+    pub timeout: Duration,
+    pub env: Vec<(String, String)>,
+}
+
+/// How the child ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum ExitState {
+    Exited { code: i32 },
+    Signaled { signal: i32 },
+    TimedOut { after_s: f64 },
+}
+
+impl ExitState {
+    pub fn succeeded(&self) -> bool {
+        matches!(self, ExitState::Exited { code: 0 })
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            ExitState::Exited { code } => format!("exited with status {code}"),
+            ExitState::Signaled { signal } => format!("killed by signal {signal}"),
+            ExitState::TimedOut { after_s } => format!("timed out after {after_s:.1} s; its process group was killed"),
+        }
+    }
+}
+
+/// A finished leg; `out_dir` is deleted when this is dropped.
+#[derive(Debug)]
+pub struct LegRun {
+    pub state: ExitState,
+    pub wall_s: f64,
+    pub log_excerpt: String,
+    pub out_dir: tempfile::TempDir,
+}
+
+/// Launch the leg and wait for it (or for the timeout).
+pub fn run_leg(req: &LegRequest) -> Result<LegRun> {
+    let shown = req.command.display();
+    let spawn_err = |message: String| RegressError::Spawn { command: shown.clone(), message };
+    let out_dir = tempfile::Builder::new()
+        .prefix("cuport-leg-")
+        .tempdir()
+        .map_err(|e| spawn_err(format!("cannot create the output folder: {e}")))?;
+    let mut log = tempfile::tempfile().map_err(|e| spawn_err(format!("cannot create a log file: {e}")))?;
+    let mut cmd = build(req, &log, out_dir.path().as_os_str()).map_err(|e| spawn_err(format!("cannot redirect output: {e}")))?;
+    let start = Instant::now();
+    let mut child = cmd.spawn().map_err(|e| spawn_err(format!("cannot start: {e}")))?;
+    let state = wait_with_timeout(&mut child, req.timeout).map_err(|e| spawn_err(format!("wait failed: {e}")))?;
+    let wall_s = start.elapsed().as_secs_f64();
+    Ok(LegRun { state, wall_s, log_excerpt: excerpt(&mut log), out_dir })
+}
+
+fn build(req: &LegRequest, log: &std::fs::File, out: &std::ffi::OsStr) -> std::io::Result<Command> {
+    let mut cmd = match &req.command {
+        CommandSpec::Shell(s) => {
+            let mut c = Command::new("sh");
+            c.arg("-c").arg(s);
+            c
+        }
+        CommandSpec::Argv(argv) => {
+            let mut c = Command::new(argv.first().cloned().unwrap_or_default());
+            c.args(argv.iter().skip(1));
+            c
+        }
+    };
+    if let Some(dir) = &req.cwd {
+        cmd.current_dir(dir);
+    }
+    cmd.env(OUT_ENV, out)
+        .envs(req.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(log.try_clone()?)
+        .stderr(log.try_clone()?)
+        // Own process group, so a timeout can kill the leg's children too.
+        .process_group(0);
+    Ok(cmd)
+}
+
+fn wait_with_timeout(child: &mut std::process::Child, timeout: Duration) -> std::io::Result<ExitState> {
+    let start = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(match (status.code(), status.signal()) {
+                (Some(code), _) => ExitState::Exited { code },
+                (None, Some(signal)) => ExitState::Signaled { signal },
+                (None, None) => ExitState::Exited { code: -1 },
+            });
+        }
+        if start.elapsed() >= timeout {
+            kill_group(child.id());
+            child.wait()?;
+            return Ok(ExitState::TimedOut { after_s: start.elapsed().as_secs_f64() });
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
+
+#[allow(unsafe_code)]
+fn kill_group(pid: u32) {
+    let Ok(pgid) = libc::pid_t::try_from(pid) else { return };
+    // Safety: kill(2) with a negative pid signals the process group we
+    // created for this child (process_group(0) makes pgid == pid); it does
+    // not touch memory.
+    unsafe {
+        libc::kill(-pgid, libc::SIGKILL);
+    }
+}
+
+/// The last lines of the log, lossily decoded.
+fn excerpt(log: &mut std::fs::File) -> String {
+    let len = log.seek(SeekFrom::End(0)).unwrap_or(0);
+    let start = len.saturating_sub(8192);
+    let mut buf = Vec::new();
+    if log.seek(SeekFrom::Start(start)).is_ok() {
+        let _ = log.read_to_end(&mut buf);
+    }
+    let text = String::from_utf8_lossy(&buf);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(EXCERPT_LINES)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shell(cmd: &str, timeout_ms: u64) -> Result<LegRun> {
+        run_leg(&LegRequest {
+            command: CommandSpec::Shell(cmd.into()),
+            cwd: None,
+            timeout: Duration::from_millis(timeout_ms),
+            env: Vec::new(),
+        })
+    }
+
+    #[test]
+    fn output_folder_is_empty_and_log_is_captured() -> Result<()> {
+        let run = shell("ls -A \"$CUPORT_OUT\" | wc -l; echo hello >&2; exit 3", 5000)?;
+        assert_eq!(run.state, ExitState::Exited { code: 3 });
+        assert_eq!(run.log_excerpt.lines().next().map(str::trim), Some("0"));
+        assert!(run.log_excerpt.contains("hello"));
+        Ok(())
+    }
+
+    #[test]
+    fn a_hanging_leg_and_its_children_are_killed() -> Result<()> {
+        let run = shell("sleep 30 & sleep 30", 200)?;
+        assert!(matches!(run.state, ExitState::TimedOut { .. }));
+        assert!(run.wall_s < 5.0);
+        Ok(())
+    }
+}

@@ -1,0 +1,90 @@
+//! 2-D convolution forward (cross-correlation, as cuDNN and PyTorch define it).
+use super::OpSpec;
+use crate::error::{RegressError, Result};
+
+struct Conv {
+    n: usize,
+    c: usize,
+    h: usize,
+    w: usize,
+    k: usize,
+    r: usize,
+    s: usize,
+    stride: usize,
+    padding: usize,
+    dilation: usize,
+}
+
+fn conv(spec: &OpSpec) -> Option<Conv> {
+    match *spec {
+        OpSpec::Conv2d { n, c, h, w, k, r, s, stride, padding, dilation } => {
+            Some(Conv { n, c, h, w, k, r, s, stride, padding, dilation })
+        }
+        _ => None,
+    }
+}
+
+fn out_len(input: usize, window: usize, cv: &Conv) -> usize {
+    let span = cv.dilation * (window - 1) + 1;
+    let padded = input + 2 * cv.padding;
+    if padded < span || cv.stride == 0 {
+        0
+    } else {
+        (padded - span) / cv.stride + 1
+    }
+}
+
+pub(super) fn output_hw(spec: &OpSpec) -> (usize, usize) {
+    match conv(spec) {
+        Some(cv) if cv.r > 0 && cv.s > 0 => (out_len(cv.h, cv.r, &cv), out_len(cv.w, cv.s, &cv)),
+        _ => (0, 0),
+    }
+}
+
+pub(super) fn validate(spec: &OpSpec) -> Result<()> {
+    let Some(cv) = conv(spec) else { return Ok(()) };
+    let sizes = [cv.n, cv.c, cv.h, cv.w, cv.k, cv.r, cv.s, cv.stride, cv.dilation];
+    if sizes.contains(&0) {
+        return Err(RegressError::op("conv2d", "n, c, h, w, k, r, s, stride and dilation must be at least 1"));
+    }
+    let (p, q) = output_hw(spec);
+    if p == 0 || q == 0 {
+        return Err(RegressError::op("conv2d", "the filter is larger than the padded input; lower r/s or raise padding"));
+    }
+    Ok(())
+}
+
+pub(super) fn reference(spec: &OpSpec, x: &[f64], wt: &[f64]) -> Vec<f64> {
+    let Some(cv) = conv(spec) else { return Vec::new() };
+    let (p_len, q_len) = output_hw(spec);
+    let mut out = vec![0.0; cv.n * cv.k * p_len * q_len];
+    for (idx, slot) in out.iter_mut().enumerate() {
+        let q = idx % q_len;
+        let p = (idx / q_len) % p_len;
+        let k = (idx / (q_len * p_len)) % cv.k;
+        let n = idx / (q_len * p_len * cv.k);
+        *slot = dot_window(&cv, x, wt, n, k, p, q);
+    }
+    out
+}
+
+fn dot_window(cv: &Conv, x: &[f64], wt: &[f64], n: usize, k: usize, p: usize, q: usize) -> f64 {
+    let mut acc = 0.0;
+    for c in 0..cv.c {
+        for r in 0..cv.r {
+            let Some(y) = (p * cv.stride + r * cv.dilation).checked_sub(cv.padding).filter(|&y| y < cv.h) else {
+                continue;
+            };
+            for s in 0..cv.s {
+                let Some(xx) = (q * cv.stride + s * cv.dilation).checked_sub(cv.padding).filter(|&v| v < cv.w)
+                else {
+                    continue;
+                };
+                let xi = ((n * cv.c + c) * cv.h + y) * cv.w + xx;
+                let wi = ((k * cv.c + c) * cv.r + r) * cv.s + s;
+                acc += x[xi] * wt[wi];
+            }
+        }
+    }
+    acc
+}

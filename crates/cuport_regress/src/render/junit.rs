@@ -1,0 +1,44 @@
+//! JUnit XML: one `<testcase>` per case × check; failures are accuracy or
+//! performance regressions, errors are legs that crashed, hung or wrote
+//! unreadable files.
+use std::time::Duration;
+
+use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
+
+use crate::report::{LegState, Outcome, RunReport};
+
+pub fn render(report: &RunReport) -> Result<String, quick_junit::SerializeError> {
+    let mut junit = Report::new("cuport-regress");
+    let mut suite = TestSuite::new("regress");
+    suite.add_property(("host", report.host.as_str()));
+    for case in &report.cases {
+        let wall: f64 = case.legs.iter().map(|l| l.wall_s).sum();
+        for check in &case.checks {
+            let mut status = match check.outcome {
+                Outcome::Pass | Outcome::Uncertain if !(report.summary.uncertain_fails && check.outcome == Outcome::Uncertain) => {
+                    TestCaseStatus::success()
+                }
+                Outcome::Skipped => TestCaseStatus::skipped(),
+                Outcome::Error => TestCaseStatus::non_success(NonSuccessKind::Error),
+                _ => TestCaseStatus::non_success(NonSuccessKind::Failure),
+            };
+            if !matches!(status, TestCaseStatus::Success { .. }) {
+                status.set_message(crate::render::first_line(&check.message));
+                status.set_description(check.message.as_str());
+                status.set_type(format!("{:?}", check.kind).to_lowercase());
+            }
+            let mut tc = TestCase::new(check.name.as_str(), status);
+            tc.set_classname(case.name.as_str());
+            tc.set_time(Duration::from_secs_f64(wall.max(0.0)));
+            tc.set_system_out(check.message.as_str());
+            for leg in case.legs.iter().filter(|l| l.state == LegState::Ok) {
+                if let Some(d) = &leg.device {
+                    tc.add_property((format!("device.{}", leg.backend).as_str(), d.fingerprint().as_str()));
+                }
+            }
+            suite.add_test_case(tc);
+        }
+    }
+    junit.add_test_suite(suite);
+    junit.to_string()
+}

@@ -1,0 +1,87 @@
+//! GitHub-flavoured Markdown, sized for `$GITHUB_STEP_SUMMARY` (1 MiB cap).
+use std::fmt::Write;
+
+use super::{first_line, seconds};
+use crate::report::{Outcome, RunReport};
+
+/// GitHub rejects step summaries over 1 MiB; stay well below it.
+const LIMIT: usize = 900 * 1024;
+
+pub fn render(report: &RunReport) -> String {
+    let mut md = String::new();
+    let verdict = if report.summary.exit_code == 0 { "PASS" } else { "REGRESSION" };
+    let _ = writeln!(md, "# cuport regress: {verdict}\n");
+    let counts: Vec<String> = report.summary.counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
+    let _ = writeln!(md, "{} cases, {} checks: {}.\n", report.summary.cases, report.summary.checks, counts.join(", "));
+    checks_table(report, &mut md);
+    cross_table(report, &mut md);
+    placement_table(report, &mut md);
+    failure_details(report, &mut md);
+    if md.len() > LIMIT {
+        let mut cut = LIMIT;
+        while !md.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        md.truncate(cut);
+        md.push_str("\n\n… truncated; see the JSON or HTML report for everything.\n");
+    }
+    md
+}
+
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|")
+}
+
+fn checks_table(report: &RunReport, md: &mut String) {
+    md.push_str("| case | check | outcome | detail |\n|---|---|---|---|\n");
+    for case in &report.cases {
+        for check in &case.checks {
+            let _ = writeln!(md, "| {} | {} | {} | {} |", cell(&case.name), cell(&check.name), check.outcome.label(), cell(first_line(&check.message)));
+        }
+    }
+}
+
+fn cross_table(report: &RunReport, md: &mut String) {
+    if report.cross_backend.is_empty() {
+        return;
+    }
+    md.push_str("\n## Cross-backend time ratios (candidate / reference; above 1 = slower)\n\n");
+    md.push_str("| case | region | candidate / reference | ratio | 95% CI |\n|---|---|---|---|---|\n");
+    for c in &report.cross_backend {
+        let _ = writeln!(md, "| {} | {} | {} / {} | {:.3} | [{:.3}, {:.3}] |", cell(&c.case), cell(&c.region), c.candidate, c.reference, c.ratio, c.ci_low, c.ci_high);
+    }
+    for (pair, g) in &report.cross_geomean {
+        let _ = writeln!(md, "\nGeometric mean {pair}: **{g:.3}**");
+    }
+}
+
+fn placement_table(report: &RunReport, md: &mut String) {
+    if report.placement.is_empty() {
+        return;
+    }
+    md.push_str("\n## Placement: fastest backend per op and shape class\n\n");
+    md.push_str("| op | shape class | fastest | median | faster than runner-up by | accuracy |\n|---|---|---|---|---|---|\n");
+    for p in &report.placement {
+        let by = match (&p.runner_up, p.speedup) {
+            (Some(r), Some(s)) => format!("{s:.2}× ({r})"),
+            _ => "only backend".to_owned(),
+        };
+        let _ = writeln!(md, "| {} | {} | {} | {} | {by} | {} |", p.op, p.shape_class, p.fastest, seconds(p.median_s), p.accuracy.label());
+    }
+}
+
+fn failure_details(report: &RunReport, md: &mut String) {
+    let bad: Vec<_> = report
+        .cases
+        .iter()
+        .flat_map(|c| c.checks.iter().map(move |k| (c, k)))
+        .filter(|(_, k)| matches!(k.outcome, Outcome::Fail | Outcome::Error | Outcome::Uncertain))
+        .collect();
+    if bad.is_empty() {
+        return;
+    }
+    md.push_str("\n## Details\n");
+    for (case, check) in bad {
+        let _ = writeln!(md, "\n<details><summary>{} / {}: {}</summary>\n\n```\n{}\n```\n</details>", case.name, check.name, check.outcome.label(), check.message.replace("```", "'''"));
+    }
+}

@@ -1,0 +1,237 @@
+//! The canonical, versioned result of a run; every other format (Markdown,
+//! JUnit, HTML) is rendered from it.
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::device::DeviceIdentity;
+use crate::dtype::DType;
+use crate::exec::ExitState;
+use crate::metrics::AccuracyMetrics;
+use crate::stats::{geometric_mean, median, mad, relative_noise, PerfComparison};
+
+pub const REPORT_FORMAT: &str = "cuport-regress-report";
+pub const REPORT_VERSION: u32 = 1;
+
+/// Result of one check, and of a case (the worst of its checks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    Pass,
+    Skipped,
+    Uncertain,
+    Fail,
+    /// A leg crashed, hung or wrote unreadable files.
+    Error,
+}
+
+impl Outcome {
+    pub fn label(self) -> &'static str {
+        match self {
+            Outcome::Pass => "pass",
+            Outcome::Skipped => "skipped",
+            Outcome::Uncertain => "uncertain",
+            Outcome::Fail => "FAIL",
+            Outcome::Error => "ERROR",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CaseKind {
+    Op,
+    App,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckKind {
+    Leg,
+    Accuracy,
+    PerfBaseline,
+    PerfCross,
+}
+
+/// Samples of one timed region and their summary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RegionStats {
+    pub samples: Vec<f64>,
+    pub median: f64,
+    pub mad: f64,
+    pub relative_noise: f64,
+}
+
+impl RegionStats {
+    pub fn new(samples: Vec<f64>) -> RegionStats {
+        RegionStats { median: median(&samples), mad: mad(&samples), relative_noise: relative_noise(&samples), samples }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum LegState {
+    Ok,
+    Skipped { reason: String },
+    Failed { reason: String },
+}
+
+/// One leg of a case as it ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LegReport {
+    /// Backend name (`cpu`, `cuda`, ...) or `exec` for application legs.
+    pub backend: String,
+    /// `reference` or `candidate` (op cases: the first backend is the reference).
+    pub role: String,
+    pub command: String,
+    pub device: Option<DeviceIdentity>,
+    pub exit: Option<ExitState>,
+    pub state: LegState,
+    pub wall_s: f64,
+    pub log_excerpt: String,
+    pub regions: BTreeMap<String, RegionStats>,
+}
+
+impl LegReport {
+    /// The key baselines use for this leg.
+    pub fn baseline_backend(&self) -> String {
+        if self.backend == "exec" {
+            format!("exec:{}", self.role)
+        } else {
+            self.backend.clone()
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Check {
+    pub name: String,
+    pub kind: CheckKind,
+    pub outcome: Outcome,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub accuracy: Option<AccuracyMetrics>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub perf: Option<PerfComparison>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CaseReport {
+    pub name: String,
+    pub kind: CaseKind,
+    pub file: String,
+    pub op: Option<String>,
+    pub dtype: Option<DType>,
+    pub shape_class: Option<String>,
+    pub legs: Vec<LegReport>,
+    pub checks: Vec<Check>,
+    pub outcome: Outcome,
+}
+
+impl CaseReport {
+    /// Worst check outcome; all-skipped stays skipped.
+    pub fn settle(&mut self) {
+        let ran = self.checks.iter().map(|c| c.outcome).filter(|o| *o != Outcome::Skipped);
+        self.outcome = ran.max().unwrap_or(Outcome::Skipped);
+    }
+}
+
+/// Candidate vs reference speed for one case and region.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrossRatio {
+    pub case: String,
+    pub reference: String,
+    pub candidate: String,
+    pub region: String,
+    /// `median(candidate) / median(reference)`: above 1 means slower.
+    pub ratio: f64,
+    pub ci_low: f64,
+    pub ci_high: f64,
+}
+
+/// Fastest backend for one op and shape class.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PlacementRow {
+    pub op: String,
+    pub shape_class: String,
+    pub fastest: String,
+    /// Geometric mean of the fastest backend's medians, seconds.
+    pub median_s: f64,
+    pub runner_up: Option<String>,
+    /// How many times faster than the runner-up.
+    pub speedup: Option<f64>,
+    /// Worst accuracy outcome of the fastest backend in this class.
+    pub accuracy: Outcome,
+    /// Every backend's geometric-mean median, seconds.
+    pub backends: BTreeMap<String, f64>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub cases: usize,
+    pub checks: usize,
+    pub counts: BTreeMap<String, usize>,
+    pub uncertain_fails: bool,
+    /// 0 pass, 1 regression.
+    pub exit_code: u8,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunReport {
+    pub format: String,
+    pub version: u32,
+    pub host: String,
+    pub created_unix_s: u64,
+    pub cases: Vec<CaseReport>,
+    pub cross_backend: Vec<CrossRatio>,
+    /// `"candidate/reference"` → geometric mean of the per-case ratios.
+    pub cross_geomean: BTreeMap<String, f64>,
+    pub placement: Vec<PlacementRow>,
+    pub summary: Summary,
+}
+
+impl RunReport {
+    /// Assemble the report: cross ratios, placement and the gate's verdict.
+    pub fn new(cases: Vec<CaseReport>, cross_backend: Vec<CrossRatio>, uncertain_fails: bool) -> RunReport {
+        let mut pairs: BTreeMap<String, Vec<f64>> = BTreeMap::new();
+        for c in &cross_backend {
+            pairs.entry(format!("{}/{}", c.candidate, c.reference)).or_default().push(c.ratio);
+        }
+        let cross_geomean = pairs.into_iter().filter_map(|(k, v)| geometric_mean(&v).map(|g| (k, g))).collect();
+        let placement = crate::placement::placement(&cases);
+        let summary = summarise(&cases, uncertain_fails);
+        RunReport {
+            format: REPORT_FORMAT.to_owned(),
+            version: REPORT_VERSION,
+            host: crate::device::host_name(),
+            created_unix_s: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs())
+                .unwrap_or(0),
+            cases,
+            cross_backend,
+            cross_geomean,
+            placement,
+            summary,
+        }
+    }
+
+    /// Recompute the summary (after baseline checks were added).
+    pub fn resettle(&mut self) {
+        self.cases.iter_mut().for_each(CaseReport::settle);
+        self.summary = summarise(&self.cases, self.summary.uncertain_fails);
+    }
+}
+
+fn summarise(cases: &[CaseReport], uncertain_fails: bool) -> Summary {
+    let mut counts = BTreeMap::new();
+    let mut checks = 0;
+    let mut failing = false;
+    for check in cases.iter().flat_map(|c| &c.checks) {
+        checks += 1;
+        *counts.entry(check.outcome.label().to_lowercase()).or_insert(0) += 1;
+        failing |= matches!(check.outcome, Outcome::Fail | Outcome::Error)
+            || (uncertain_fails && check.outcome == Outcome::Uncertain);
+    }
+    Summary { cases: cases.len(), checks, counts, uncertain_fails, exit_code: u8::from(failing) }
+}
