@@ -7,6 +7,7 @@
 
 mod cfamily;
 mod cmake;
+mod document;
 mod error;
 mod file;
 mod pyproject;
@@ -16,6 +17,7 @@ mod site;
 mod tree;
 mod ts_errors;
 
+pub use document::{scan_schema, ScanDocument, ScanSummary, SCAN_FORMAT_NAME, SCAN_FORMAT_VERSION};
 pub use error::AnalyzeError;
 pub use file::{analyze_source, AnalyzeOptions, SyntaxCheck};
 pub use site::{Condition, FileAnalysis, ParseIssue, ScannedFile, Site, SkippedFile};

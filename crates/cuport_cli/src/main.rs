@@ -1,0 +1,71 @@
+//! `cuport`: port CUDA code bases to other accelerators.
+//!
+//! This is the only crate that prints, reads the environment for colour and
+//! maps errors to exit codes. Each subcommand lives in its own module.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod cmd_regress;
+mod cmd_rules;
+mod cmd_scan;
+mod output;
+
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser, Subcommand};
+
+/// Exit status for usage errors and I/O errors on the chosen root.
+pub(crate) const EXIT_ERROR: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "cuport",
+    version,
+    about = "Port CUDA code bases to HIP, Ascend, MUSA and Cambricon MLU",
+    long_about = "cuport finds every CUDA touchpoint in a code base, maps it to a target \
+accelerator through reviewable rule tables, rewrites the code (one-way or dual-stack) and \
+checks the result with a regression harness.",
+    after_help = "Examples:\n  cuport scan fixtures/\n  cuport scan --format json src/ > sites.json\n  cuport rules show cudaMemcpy\n  cuport regress run regress/"
+)]
+struct Cli {
+    #[command(flatten)]
+    global: output::GlobalArgs,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Find every CUDA and framework touchpoint in a code base.
+    Scan(cmd_scan::ScanArgs),
+    /// Inspect and validate the rule tables.
+    Rules(cmd_rules::RulesArgs),
+    /// Run cases on two backends and compare accuracy and performance.
+    Regress(cmd_regress::RegressArgs),
+    /// Print a shell completion script.
+    #[command(after_help = "Example:\n  cuport completions bash > ~/.local/share/bash-completion/completions/cuport")]
+    Completions {
+        /// The shell to generate completions for.
+        shell: clap_complete::Shell,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let out = output::Output::new(&cli.global);
+    let result = match cli.command {
+        Command::Scan(args) => cmd_scan::run(&args, &out),
+        Command::Rules(args) => cmd_rules::run(&args, &out),
+        Command::Regress(args) => cmd_regress::run(&args, &out),
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut Cli::command(), "cuport", &mut std::io::stdout());
+            Ok(ExitCode::SUCCESS)
+        }
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            out.error(&format!("{err:#}"));
+            ExitCode::from(EXIT_ERROR)
+        }
+    }
+}
