@@ -108,7 +108,8 @@ impl Template {
             .iter()
             .map(|p| match p {
                 Piece::Arg(i) | Piece::Mapped(i, _) => i + 1,
-                Piece::Rest { from, .. } => from + 1,
+                // `${n..}` may be empty, so it needs only the arguments before it.
+                Piece::Rest { from, .. } => *from,
                 Piece::Lit(_) => 0,
             })
             .max()
