@@ -15,7 +15,7 @@ use cuport_regress::case;
 use cuport_regress::exec::{CommandSpec, OUT_ENV};
 use cuport_regress::policy::AccuracyConfig;
 use cuport_regress::render;
-use cuport_regress::report::{Outcome, RunReport};
+use cuport_regress::report::{LegState, Outcome, RunReport};
 use cuport_regress::run::{self, ExecCase, RunOptions};
 use cuport_regress::sampling::PerfSettings;
 
@@ -26,10 +26,13 @@ use crate::output::Output;
 const PERTURB_ENV: &str = "CUPORT_REGRESS_TEST_PERTURB";
 
 #[derive(Debug, Args)]
-#[command(after_help = "Examples:\n  cuport regress run regress/\n  cuport regress run regress/ --baseline base.json --junit junit.xml --markdown summary.md\n  cuport regress exec --reference './app_cuda' --candidate './app_hip' --timeout 600\n  cuport regress baseline save --report report.json --to base.json")]
+#[command(
+    after_help = "Examples:\n  cuport regress run regress/\n  cuport regress run regress/ --baseline base.json --junit junit.xml --markdown summary.md\n  cuport regress exec --reference './app_cuda' --candidate './app_hip' --timeout 600\n  cuport regress baseline save --report report.json --to base.json"
+)]
 pub(crate) struct RegressArgs {
+    // Boxed: the argument structs are large and `Command` is an enum.
     #[command(subcommand)]
-    command: RegressCommand,
+    command: Box<RegressCommand>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -173,7 +176,7 @@ struct LegArgs {
 }
 
 pub(crate) fn run(args: &RegressArgs, out: &Output) -> anyhow::Result<ExitCode> {
-    match &args.command {
+    match args.command.as_ref() {
         RegressCommand::Run(a) => run_cases(a, out),
         RegressCommand::Exec(a) => run_exec(a, out),
         RegressCommand::Baseline(b) => run_baseline(b, out),
@@ -188,10 +191,16 @@ fn run_cases(args: &RunArgs, out: &Output) -> anyhow::Result<ExitCode> {
     }
     let total = run::count_cases(&files, args.filter.as_deref());
     if total == 0 {
-        bail!("no cases to run in {} (check --filter and the [[case]]/[[app]] tables)", display_paths(&args.paths));
+        bail!(
+            "no cases to run in {} (check --filter and the [[case]]/[[app]] tables)",
+            display_paths(&args.paths)
+        );
     }
-    let exe = std::env::current_exe().context("cannot find the cuport executable to run op legs")?;
-    let launcher = move |file: &Path, case: &str, backend: &str, index: usize| leg_command(&exe, file, case, backend, index);
+    let exe =
+        std::env::current_exe().context("cannot find the cuport executable to run op legs")?;
+    let launcher = move |file: &Path, case: &str, backend: &str, index: usize| {
+        leg_command(&exe, file, case, backend, index)
+    };
     let opts = RunOptions {
         launcher: &launcher,
         baseline: load_baseline(args.report.baseline.as_deref())?,
@@ -209,8 +218,19 @@ fn run_cases(args: &RunArgs, out: &Output) -> anyhow::Result<ExitCode> {
 }
 
 fn leg_command(exe: &Path, file: &Path, case: &str, backend: &str, index: usize) -> CommandSpec {
-    let mut argv: Vec<OsString> = vec![exe.into(), "regress".into(), "leg".into(), "--case-file".into()];
-    argv.extend([file.into(), "--case".into(), case.into(), "--backend".into(), backend.into()]);
+    let mut argv: Vec<OsString> = vec![
+        exe.into(),
+        "regress".into(),
+        "leg".into(),
+        "--case-file".into(),
+    ];
+    argv.extend([
+        file.into(),
+        "--case".into(),
+        case.into(),
+        "--backend".into(),
+        backend.into(),
+    ]);
     argv.extend(["--index".into(), index.to_string().into()]);
     CommandSpec::Argv(argv)
 }
@@ -223,13 +243,25 @@ fn run_exec(args: &ExecArgs, out: &Output) -> anyhow::Result<ExitCode> {
         candidate: CommandSpec::Shell(args.candidate.clone()),
         cwd: None,
         timeout: Duration::from_secs_f64(args.timeout.max(0.001)),
-        accuracy: AccuracyConfig { rtol: args.rtol, atol: args.atol, ..AccuracyConfig::default() },
-        perf: PerfSettings { threshold: args.threshold, ..PerfSettings::default() },
+        accuracy: AccuracyConfig {
+            rtol: args.rtol,
+            atol: args.atol,
+            ..AccuracyConfig::default()
+        },
+        perf: PerfSettings {
+            threshold: args.threshold,
+            ..PerfSettings::default()
+        },
         gate_cross: !args.no_cross_gate,
     };
     let baseline = load_baseline(args.report.baseline.as_deref())?;
     let (report, cross) = run::exec_case(&case);
-    let report = run::finish(vec![report], cross, baseline.as_ref(), args.report.uncertain == UncertainPolicy::Fail);
+    let report = run::finish(
+        vec![report],
+        cross,
+        baseline.as_ref(),
+        args.report.uncertain == UncertainPolicy::Fail,
+    );
     emit(&report, &args.report, out)
 }
 
@@ -241,16 +273,34 @@ fn load_baseline(path: Option<&Path>) -> anyhow::Result<Option<BaselineFile>> {
 /// turn the gate's verdict into the exit code.
 fn emit(report: &RunReport, args: &ReportArgs, out: &Output) -> anyhow::Result<ExitCode> {
     print_report(report, args.format, out)?;
-    let sides: [(&Option<PathBuf>, Format); 4] =
-        [(&args.json, Format::Json), (&args.markdown, Format::Markdown), (&args.junit, Format::Junit), (&args.html, Format::Html)];
+    let skipped = report
+        .cases
+        .iter()
+        .flat_map(|c| &c.legs)
+        .filter(|l| matches!(l.state, LegState::Skipped { .. }))
+        .count();
+    if skipped > 0 {
+        out.warn(&format!("{skipped} legs skipped because their backend is unavailable here (see the leg:* checks, or --verbose)"));
+    }
+    let sides: [(&Option<PathBuf>, Format); 4] = [
+        (&args.json, Format::Json),
+        (&args.markdown, Format::Markdown),
+        (&args.junit, Format::Junit),
+        (&args.html, Format::Html),
+    ];
     for (path, format) in sides {
         if let Some(path) = path {
             let text = rendered(report, format)?;
-            std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))?;
+            std::fs::write(path, text)
+                .with_context(|| format!("cannot write {}", path.display()))?;
         }
     }
     if let Some(path) = &args.save_baseline {
-        let mut file = if path.exists() { BaselineFile::load(path)? } else { BaselineFile::default() };
+        let mut file = if path.exists() {
+            BaselineFile::load(path)?
+        } else {
+            BaselineFile::default()
+        };
         file.merge(BaselineFile::from_report(report));
         file.save(path)?;
         out.info(&format!("baseline written to {}", path.display()));
@@ -285,9 +335,18 @@ fn print_report(report: &RunReport, format: Format, out: &Output) -> anyhow::Res
         };
         let style = out.style(colour, true);
         println!("{style}{:<9}{style:#} {}", case.outcome.label(), case.name);
-        for check in case.checks.iter().filter(|c| out.verbose || !matches!(c.outcome, Outcome::Pass | Outcome::Skipped)) {
+        for check in case
+            .checks
+            .iter()
+            .filter(|c| out.verbose || !matches!(c.outcome, Outcome::Pass | Outcome::Skipped))
+        {
             let mut lines = check.message.lines();
-            println!("    {:<9} {}: {}", check.outcome.label(), check.name, lines.next().unwrap_or(""));
+            println!(
+                "    {:<9} {}: {}",
+                check.outcome.label(),
+                check.name,
+                lines.next().unwrap_or("")
+            );
             if matches!(check.outcome, Outcome::Fail | Outcome::Error) {
                 lines.for_each(|l| println!("              {l}"));
             }
@@ -297,13 +356,41 @@ fn print_report(report: &RunReport, format: Format, out: &Output) -> anyhow::Res
         println!("cross-backend geometric mean {pair}: {g:.3}");
     }
     for p in &report.placement {
-        let by = p.speedup.map(|s| format!(", {s:.2}× faster than {}", p.runner_up.as_deref().unwrap_or("?"))).unwrap_or_default();
-        println!("placement {} [{}]: {}{by} (accuracy {})", p.op, p.shape_class, p.fastest, p.accuracy.label());
+        let by = p
+            .speedup
+            .map(|s| {
+                format!(
+                    ", {s:.2}× faster than {}",
+                    p.runner_up.as_deref().unwrap_or("?")
+                )
+            })
+            .unwrap_or_default();
+        println!(
+            "placement {} [{}]: {}{by} (accuracy {})",
+            p.op,
+            p.shape_class,
+            p.fastest,
+            p.accuracy.label()
+        );
     }
-    let counts: Vec<String> = report.summary.counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
-    let verdict = if report.summary.exit_code == 0 { "PASS" } else { "REGRESSION" };
+    let counts: Vec<String> = report
+        .summary
+        .counts
+        .iter()
+        .map(|(k, v)| format!("{v} {k}"))
+        .collect();
+    let verdict = if report.summary.exit_code == 0 {
+        "PASS"
+    } else {
+        "REGRESSION"
+    };
     let bold = out.bold();
-    println!("{bold}{verdict}{bold:#}: {} cases, {} checks ({})", report.summary.cases, report.summary.checks, counts.join(", "));
+    println!(
+        "{bold}{verdict}{bold:#}: {} cases, {} checks ({})",
+        report.summary.cases,
+        report.summary.checks,
+        counts.join(", ")
+    );
     Ok(())
 }
 
@@ -311,20 +398,40 @@ fn run_baseline(cmd: &BaselineCommand, out: &Output) -> anyhow::Result<ExitCode>
     match cmd {
         BaselineCommand::Save { report, to } => {
             let report = read_report(report)?;
-            let mut file = if to.exists() { BaselineFile::load(to)? } else { BaselineFile::default() };
+            let mut file = if to.exists() {
+                BaselineFile::load(to)?
+            } else {
+                BaselineFile::default()
+            };
             let fresh = BaselineFile::from_report(&report);
             let count = fresh.entries.len();
             file.merge(fresh);
             file.save(to)?;
-            println!("saved {count} entries to {} ({} in total)", to.display(), file.entries.len());
+            println!(
+                "saved {count} entries to {} ({} in total)",
+                to.display(),
+                file.entries.len()
+            );
         }
         BaselineCommand::Show { file } => {
             let file = BaselineFile::load(file)?;
             for e in &file.entries {
-                println!("{} · {} · {} · {} samples · median {} · {}", e.case, e.backend, e.region, e.samples.len(), render::seconds(e.median), e.device.fingerprint());
+                println!(
+                    "{} · {} · {} · {} samples · median {} · {}",
+                    e.case,
+                    e.backend,
+                    e.region,
+                    e.samples.len(),
+                    render::seconds(e.median),
+                    e.device.fingerprint()
+                );
             }
         }
-        BaselineCommand::Compare { baseline: path, report, format } => {
+        BaselineCommand::Compare {
+            baseline: path,
+            report,
+            format,
+        } => {
             let mut report = read_report(report)?;
             baseline::apply(&mut report, &BaselineFile::load(path)?, &Default::default());
             print_report(&report, *format, out)?;
@@ -335,32 +442,62 @@ fn run_baseline(cmd: &BaselineCommand, out: &Output) -> anyhow::Result<ExitCode>
 }
 
 fn read_report(path: &Path) -> anyhow::Result<RunReport> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let report: RunReport = serde_json::from_str(&text)
-        .with_context(|| format!("{}: not a cuport regress JSON report (write one with --json FILE)", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let report: RunReport = serde_json::from_str(&text).with_context(|| {
+        format!(
+            "{}: not a cuport regress JSON report (write one with --json FILE)",
+            path.display()
+        )
+    })?;
     if report.version != cuport_regress::report::REPORT_VERSION {
-        bail!("{}: report version {} is not supported; re-run with this cuport", path.display(), report.version);
+        bail!(
+            "{}: report version {} is not supported; re-run with this cuport",
+            path.display(),
+            report.version
+        );
     }
     Ok(report)
 }
 
 fn run_leg(args: &LegArgs) -> anyhow::Result<ExitCode> {
-    let out_dir = std::env::var_os(OUT_ENV).map(PathBuf::from).with_context(|| format!("{OUT_ENV} is not set; `regress leg` is run by `cuport regress run`"))?;
+    let out_dir = std::env::var_os(OUT_ENV)
+        .map(PathBuf::from)
+        .with_context(|| {
+            format!("{OUT_ENV} is not set; `regress leg` is run by `cuport regress run`")
+        })?;
     let file = case::load_file(&args.case_file)?;
-    let perturb = std::env::var(PERTURB_ENV).ok().map(|v| perturbation_for(&v, args.index)).transpose()?.flatten();
+    let perturb = std::env::var(PERTURB_ENV)
+        .ok()
+        .map(|v| perturbation_for(&v, args.index))
+        .transpose()?
+        .flatten();
     cuport_regress::leg::run_op_leg(&file, &args.case, &args.backend, perturb, &out_dir)?;
     Ok(ExitCode::SUCCESS)
 }
 
 fn perturbation_for(value: &str, index: usize) -> anyhow::Result<Option<Perturbation>> {
     let (target, spec) = match value.split_once(':') {
-        Some((i, rest)) => (Some(i.trim().parse::<usize>().with_context(|| format!("{PERTURB_ENV}: bad leg index `{i}`"))?), rest),
+        Some((i, rest)) => (
+            Some(
+                i.trim()
+                    .parse::<usize>()
+                    .with_context(|| format!("{PERTURB_ENV}: bad leg index `{i}`"))?,
+            ),
+            rest,
+        ),
         None => (None, value),
     };
-    let p = Perturbation::parse(spec).with_context(|| format!("{PERTURB_ENV}: expected `[INDEX:]rel=R,slow=S`, got `{value}`"))?;
+    let p = Perturbation::parse(spec).with_context(|| {
+        format!("{PERTURB_ENV}: expected `[INDEX:]rel=R,slow=S`, got `{value}`")
+    })?;
     Ok((target.is_none_or(|t| t == index)).then_some(p))
 }
 
 fn display_paths(paths: &[PathBuf]) -> String {
-    paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+    paths
+        .iter()
+        .map(|p| p.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -16,7 +16,11 @@ fn main() {
 
 fn pair(actual: DType, expected: DType) -> (Tensor, Tensor) {
     let values = generate_input(1, 0, LEN, DType::F64);
-    let noisy: Vec<f64> = values.iter().enumerate().map(|(i, v)| v * (1.0 + 1e-6 * (i % 7) as f64)).collect();
+    let noisy: Vec<f64> = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v * (1.0 + 1e-6 * (i % 7) as f64))
+        .collect();
     (
         Tensor::from_f64(actual, vec![LEN], &noisy),
         Tensor::from_f64(expected, vec![LEN], &values),
@@ -26,9 +30,13 @@ fn pair(actual: DType, expected: DType) -> (Tensor, Tensor) {
 fn bench_pair(bencher: Bencher, actual: DType, expected: DType) {
     let (a, e) = pair(actual, expected);
     let bytes = LEN * (actual.size_bytes() + expected.size_bytes());
-    bencher
-        .counter(BytesCount::new(bytes))
-        .bench(|| compare(divan::black_box(&a), divan::black_box(&e), actual.default_tolerance()));
+    bencher.counter(BytesCount::new(bytes)).bench(|| {
+        compare(
+            divan::black_box(&a),
+            divan::black_box(&e),
+            actual.default_tolerance(),
+        )
+    });
 }
 
 #[divan::bench(sample_count = 20)]

@@ -41,7 +41,11 @@ pub struct BaselineFile {
 
 impl Default for BaselineFile {
     fn default() -> Self {
-        BaselineFile { format: BASELINE_FORMAT.to_owned(), version: BASELINE_VERSION, entries: Vec::new() }
+        BaselineFile {
+            format: BASELINE_FORMAT.to_owned(),
+            version: BASELINE_VERSION,
+            entries: Vec::new(),
+        }
     }
 }
 
@@ -57,7 +61,10 @@ pub enum Lookup<'a> {
 impl BaselineFile {
     pub fn load(path: &Path) -> Result<BaselineFile> {
         let text = std::fs::read_to_string(path).map_err(|e| RegressError::io(path, e))?;
-        let err = |message: String| RegressError::Baseline { path: path.to_owned(), message };
+        let err = |message: String| RegressError::Baseline {
+            path: path.to_owned(),
+            message,
+        };
         let file: BaselineFile = serde_json::from_str(&text).map_err(|e| err(e.to_string()))?;
         if file.format != BASELINE_FORMAT || file.version != BASELINE_VERSION {
             return Err(err(format!(
@@ -69,8 +76,10 @@ impl BaselineFile {
     }
 
     pub fn save(&self, path: &Path) -> Result<()> {
-        let text = serde_json::to_string_pretty(self)
-            .map_err(|e| RegressError::Baseline { path: path.to_owned(), message: e.to_string() })?;
+        let text = serde_json::to_string_pretty(self).map_err(|e| RegressError::Baseline {
+            path: path.to_owned(),
+            message: e.to_string(),
+        })?;
         std::fs::write(path, text + "\n").map_err(|e| RegressError::io(path, e))
     }
 
@@ -102,12 +111,24 @@ impl BaselineFile {
             self.entries.retain(|e| !e.same_slot(&entry));
             self.entries.push(entry);
         }
-        self.entries.sort_by(|a, b| (&a.case, &a.backend, &a.region).cmp(&(&b.case, &b.backend, &b.region)));
+        self.entries.sort_by(|a, b| {
+            (&a.case, &a.backend, &a.region).cmp(&(&b.case, &b.backend, &b.region))
+        });
     }
 
-    pub fn lookup(&self, case: &str, backend: &str, region: &str, device: &DeviceIdentity) -> Lookup<'_> {
+    pub fn lookup(
+        &self,
+        case: &str,
+        backend: &str,
+        region: &str,
+        device: &DeviceIdentity,
+    ) -> Lookup<'_> {
         let mut others = Vec::new();
-        for e in self.entries.iter().filter(|e| e.case == case && e.backend == backend && e.region == region) {
+        for e in self
+            .entries
+            .iter()
+            .filter(|e| e.case == case && e.backend == backend && e.region == region)
+        {
             if e.device.fingerprint() == device.fingerprint() {
                 return Lookup::Found(e);
             }
@@ -130,7 +151,13 @@ pub fn apply(report: &mut RunReport, baseline: &BaselineFile, cfg: &DecisionConf
             let Some(device) = &leg.device else { continue };
             for (region, stats) in &leg.regions {
                 let found = baseline.lookup(&case.name, &leg.baseline_backend(), region, device);
-                checks.push(check(&leg.baseline_backend(), region, &stats.samples, found, cfg));
+                checks.push(check(
+                    &leg.baseline_backend(),
+                    region,
+                    &stats.samples,
+                    found,
+                    cfg,
+                ));
             }
         }
         case.checks.retain(|c| c.kind != CheckKind::PerfBaseline);
@@ -139,9 +166,22 @@ pub fn apply(report: &mut RunReport, baseline: &BaselineFile, cfg: &DecisionConf
     report.resettle();
 }
 
-fn check(backend: &str, region: &str, samples: &[f64], found: Lookup<'_>, cfg: &DecisionConfig) -> Check {
+fn check(
+    backend: &str,
+    region: &str,
+    samples: &[f64],
+    found: Lookup<'_>,
+    cfg: &DecisionConfig,
+) -> Check {
     let name = format!("perf:baseline:{backend}:{region}");
-    let skipped = |message: String| Check { name: name.clone(), kind: CheckKind::PerfBaseline, outcome: Outcome::Skipped, message, accuracy: None, perf: None };
+    let skipped = |message: String| Check {
+        name: name.clone(),
+        kind: CheckKind::PerfBaseline,
+        outcome: Outcome::Skipped,
+        message,
+        accuracy: None,
+        perf: None,
+    };
     match found {
         Lookup::Missing => skipped("no baseline for this case, backend and region".into()),
         Lookup::OtherDevices(devices) => skipped(format!(

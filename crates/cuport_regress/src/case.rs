@@ -114,7 +114,10 @@ pub fn load_file(path: &Path) -> Result<LoadedFile> {
         path: path.to_owned(),
         message: e.to_string().trim_end().to_owned(),
     })?;
-    let loaded = LoadedFile { path: path.to_owned(), file };
+    let loaded = LoadedFile {
+        path: path.to_owned(),
+        file,
+    };
     validate(&loaded)?;
     Ok(loaded)
 }
@@ -136,22 +139,34 @@ pub fn load(path: &Path) -> Result<Vec<LoadedFile>> {
     } else {
         vec![path.to_owned()]
     };
-    let loaded = files.iter().map(|p| load_file(p)).collect::<Result<Vec<_>>>()?;
+    let loaded = files
+        .iter()
+        .map(|p| load_file(p))
+        .collect::<Result<Vec<_>>>()?;
     check_unique_names(&loaded)?;
     Ok(loaded)
 }
 
 fn validate(loaded: &LoadedFile) -> Result<()> {
-    let err = |message: String| RegressError::Case { path: loaded.path.clone(), message };
+    let err = |message: String| RegressError::Case {
+        path: loaded.path.clone(),
+        message,
+    };
     for case in &loaded.file.cases {
         case.op
             .validate()
             .map_err(|e| err(format!("case `{}`, field `op`: {e}", case.name)))?;
         let backends = loaded.backends_of(case);
         if backends.is_empty() {
-            return Err(err(format!("case `{}`, field `backends`: name at least one backend", case.name)));
+            return Err(err(format!(
+                "case `{}`, field `backends`: name at least one backend",
+                case.name
+            )));
         }
-        if let Some(bad) = backends.iter().find(|b| !KNOWN_BACKENDS.contains(&b.as_str())) {
+        if let Some(bad) = backends
+            .iter()
+            .find(|b| !KNOWN_BACKENDS.contains(&b.as_str()))
+        {
             return Err(err(format!(
                 "case `{}`, field `backends`: unknown backend `{bad}`; use one of {}",
                 case.name,
@@ -161,7 +176,10 @@ fn validate(loaded: &LoadedFile) -> Result<()> {
     }
     for app in &loaded.file.apps {
         if app.reference.trim().is_empty() || app.candidate.trim().is_empty() {
-            return Err(err(format!("app `{}`: `reference` and `candidate` must be non-empty commands", app.name)));
+            return Err(err(format!(
+                "app `{}`: `reference` and `candidate` must be non-empty commands",
+                app.name
+            )));
         }
     }
     Ok(())
@@ -170,7 +188,12 @@ fn validate(loaded: &LoadedFile) -> Result<()> {
 fn check_unique_names(files: &[LoadedFile]) -> Result<()> {
     let mut seen = BTreeSet::new();
     for f in files {
-        let names = f.file.cases.iter().map(|c| &c.name).chain(f.file.apps.iter().map(|a| &a.name));
+        let names = f
+            .file
+            .cases
+            .iter()
+            .map(|c| &c.name)
+            .chain(f.file.apps.iter().map(|a| &a.name));
         for name in names {
             if !seen.insert(name.clone()) {
                 return Err(RegressError::Case {
@@ -201,9 +224,12 @@ mod tests {
 
     #[test]
     fn unknown_fields_are_named() {
-        let e = parse("[[case]]\nname = \"g\"\n[case.op]\nkind = \"softmax\"\nrows = 2\ncols = 3\naxis = 1\n");
+        let e = parse(
+            "[[case]]\nname = \"g\"\n[case.op]\nkind = \"softmax\"\nrows = 2\ncols = 3\naxis = 1\n",
+        );
         assert!(e.as_ref().is_err_and(|m| m.contains("axis")), "{e:?}");
-        let e = parse("[[case]]\nname = \"g\"\ntolerance = 1\n[case.op]\nkind = \"add\"\nlen = 2\n");
+        let e =
+            parse("[[case]]\nname = \"g\"\ntolerance = 1\n[case.op]\nkind = \"add\"\nlen = 2\n");
         assert!(e.as_ref().is_err_and(|m| m.contains("tolerance")), "{e:?}");
         let e = parse("[[case]]\nname = \"g\"\n[case.op]\nkind = \"matmul\"\n");
         assert!(e.as_ref().is_err_and(|m| m.contains("matmul")), "{e:?}");

@@ -55,6 +55,12 @@ fn cpu_model() -> String {
         .find(|l| l.starts_with("model name"))
         .and_then(|l| l.split_once(':'))
         .map(|(_, v)| v.trim().to_owned());
-    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
-    format!("{} ({cores} threads, {})", model.unwrap_or_else(|| std::env::consts::ARCH.to_owned()), std::env::consts::OS)
+    let cores = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1);
+    format!(
+        "{} ({cores} threads, {})",
+        model.unwrap_or_else(|| std::env::consts::ARCH.to_owned()),
+        std::env::consts::OS
+    )
 }

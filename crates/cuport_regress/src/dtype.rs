@@ -115,7 +115,10 @@ mod tests {
     fn neighbouring_floats_are_one_ulp_apart() {
         let x = 1.0f32;
         let next = f32::from_bits(x.to_bits() + 1);
-        assert_eq!(DType::F32.ordered(f64::from(next)) - DType::F32.ordered(1.0), 1);
+        assert_eq!(
+            DType::F32.ordered(f64::from(next)) - DType::F32.ordered(1.0),
+            1
+        );
         assert_eq!(DType::F32.ordered(0.0), DType::F32.ordered(-0.0));
         let tiny = f64::from(f32::from_bits(1));
         assert_eq!(DType::F32.ordered(tiny) - DType::F32.ordered(-tiny), 2);

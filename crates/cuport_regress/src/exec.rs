@@ -29,7 +29,11 @@ impl CommandSpec {
     pub fn display(&self) -> String {
         match self {
             CommandSpec::Shell(s) => s.clone(),
-            CommandSpec::Argv(a) => a.iter().map(|s| s.to_string_lossy()).collect::<Vec<_>>().join(" "),
+            CommandSpec::Argv(a) => a
+                .iter()
+                .map(|s| s.to_string_lossy())
+                .collect::<Vec<_>>()
+                .join(" "),
         }
     }
 }
@@ -59,9 +63,18 @@ impl ExitState {
 
     pub fn describe(&self) -> String {
         match self {
+            // `sh -c` reports a child killed by signal N as status 128 + N.
+            ExitState::Exited { code } if (129..160).contains(code) => {
+                format!(
+                    "exited with status {code} (killed by signal {})",
+                    code - 128
+                )
+            }
             ExitState::Exited { code } => format!("exited with status {code}"),
             ExitState::Signaled { signal } => format!("killed by signal {signal}"),
-            ExitState::TimedOut { after_s } => format!("timed out after {after_s:.1} s; its process group was killed"),
+            ExitState::TimedOut { after_s } => {
+                format!("timed out after {after_s:.1} s; its process group was killed")
+            }
         }
     }
 }
@@ -78,18 +91,31 @@ pub struct LegRun {
 /// Launch the leg and wait for it (or for the timeout).
 pub fn run_leg(req: &LegRequest) -> Result<LegRun> {
     let shown = req.command.display();
-    let spawn_err = |message: String| RegressError::Spawn { command: shown.clone(), message };
+    let spawn_err = |message: String| RegressError::Spawn {
+        command: shown.clone(),
+        message,
+    };
     let out_dir = tempfile::Builder::new()
         .prefix("cuport-leg-")
         .tempdir()
         .map_err(|e| spawn_err(format!("cannot create the output folder: {e}")))?;
-    let mut log = tempfile::tempfile().map_err(|e| spawn_err(format!("cannot create a log file: {e}")))?;
-    let mut cmd = build(req, &log, out_dir.path().as_os_str()).map_err(|e| spawn_err(format!("cannot redirect output: {e}")))?;
+    let mut log =
+        tempfile::tempfile().map_err(|e| spawn_err(format!("cannot create a log file: {e}")))?;
+    let mut cmd = build(req, &log, out_dir.path().as_os_str())
+        .map_err(|e| spawn_err(format!("cannot redirect output: {e}")))?;
     let start = Instant::now();
-    let mut child = cmd.spawn().map_err(|e| spawn_err(format!("cannot start: {e}")))?;
-    let state = wait_with_timeout(&mut child, req.timeout).map_err(|e| spawn_err(format!("wait failed: {e}")))?;
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| spawn_err(format!("cannot start: {e}")))?;
+    let state = wait_with_timeout(&mut child, req.timeout)
+        .map_err(|e| spawn_err(format!("wait failed: {e}")))?;
     let wall_s = start.elapsed().as_secs_f64();
-    Ok(LegRun { state, wall_s, log_excerpt: excerpt(&mut log), out_dir })
+    Ok(LegRun {
+        state,
+        wall_s,
+        log_excerpt: excerpt(&mut log),
+        out_dir,
+    })
 }
 
 fn build(req: &LegRequest, log: &std::fs::File, out: &std::ffi::OsStr) -> std::io::Result<Command> {
@@ -118,7 +144,10 @@ fn build(req: &LegRequest, log: &std::fs::File, out: &std::ffi::OsStr) -> std::i
     Ok(cmd)
 }
 
-fn wait_with_timeout(child: &mut std::process::Child, timeout: Duration) -> std::io::Result<ExitState> {
+fn wait_with_timeout(
+    child: &mut std::process::Child,
+    timeout: Duration,
+) -> std::io::Result<ExitState> {
     let start = Instant::now();
     let mut pause = Duration::from_millis(1);
     loop {
@@ -132,7 +161,9 @@ fn wait_with_timeout(child: &mut std::process::Child, timeout: Duration) -> std:
         if start.elapsed() >= timeout {
             kill_group(child.id());
             child.wait()?;
-            return Ok(ExitState::TimedOut { after_s: start.elapsed().as_secs_f64() });
+            return Ok(ExitState::TimedOut {
+                after_s: start.elapsed().as_secs_f64(),
+            });
         }
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(20));
@@ -141,7 +172,9 @@ fn wait_with_timeout(child: &mut std::process::Child, timeout: Duration) -> std:
 
 #[allow(unsafe_code)]
 fn kill_group(pid: u32) {
-    let Ok(pgid) = libc::pid_t::try_from(pid) else { return };
+    let Ok(pgid) = libc::pid_t::try_from(pid) else {
+        return;
+    };
     // Safety: kill(2) with a negative pid signals the process group we
     // created for this child (process_group(0) makes pgid == pid); it does
     // not touch memory.
@@ -178,7 +211,10 @@ mod tests {
 
     #[test]
     fn output_folder_is_empty_and_log_is_captured() -> Result<()> {
-        let run = shell("ls -A \"$CUPORT_OUT\" | wc -l; echo hello >&2; exit 3", 5000)?;
+        let run = shell(
+            "ls -A \"$CUPORT_OUT\" | wc -l; echo hello >&2; exit 3",
+            5000,
+        )?;
         assert_eq!(run.state, ExitState::Exited { code: 3 });
         assert_eq!(run.log_excerpt.lines().next().map(str::trim), Some("0"));
         assert!(run.log_excerpt.contains("hello"));

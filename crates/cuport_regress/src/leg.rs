@@ -30,7 +30,11 @@ pub fn inputs(case: &OpCase, seed: u64) -> Result<Vec<Tensor>> {
         .enumerate()
         .map(|(i, shape)| {
             let len = shape.iter().product();
-            Tensor::from_f64(case.dtype, shape, &generate_input(seed, i as u64, len, case.dtype))
+            Tensor::from_f64(
+                case.dtype,
+                shape,
+                &generate_input(seed, i as u64, len, case.dtype),
+            )
         })
         .collect())
 }
@@ -45,11 +49,22 @@ impl SampleSource for Timed<'_> {
 
 /// Run `case` from `file` on `backend_name`, writing results into `out`.
 /// An unavailable backend writes [`UNAVAILABLE_FILE`] and succeeds.
-pub fn run_op_leg(file: &LoadedFile, case_name: &str, backend_name: &str, perturb: Option<Perturbation>, out: &Path) -> Result<()> {
-    let case = file.file.cases.iter().find(|c| c.name == case_name).ok_or_else(|| RegressError::Case {
-        path: file.path.clone(),
-        message: format!("no [[case]] named `{case_name}`"),
-    })?;
+pub fn run_op_leg(
+    file: &LoadedFile,
+    case_name: &str,
+    backend_name: &str,
+    perturb: Option<Perturbation>,
+    out: &Path,
+) -> Result<()> {
+    let case = file
+        .file
+        .cases
+        .iter()
+        .find(|c| c.name == case_name)
+        .ok_or_else(|| RegressError::Case {
+            path: file.path.clone(),
+            message: format!("no [[case]] named `{case_name}`"),
+        })?;
     let mut backend = match backend::open(backend_name, perturb) {
         Ok(b) => b,
         Err(RegressError::BackendUnavailable { reason, .. }) => {
@@ -67,7 +82,12 @@ pub fn run_op_leg(file: &LoadedFile, case_name: &str, backend_name: &str, pertur
     write_results(out, output, samples, &device)
 }
 
-fn write_results(out: &Path, output: Tensor, samples: Vec<f64>, device: &crate::device::DeviceIdentity) -> Result<()> {
+fn write_results(
+    out: &Path,
+    output: Tensor,
+    samples: Vec<f64>,
+    device: &crate::device::DeviceIdentity,
+) -> Result<()> {
     let mut tensors = BTreeMap::new();
     tensors.insert(OUTPUT_NAME.to_owned(), output);
     crate::io::safetensors::write(&out.join("output.safetensors"), &tensors)?;
@@ -82,6 +102,7 @@ fn write_results(out: &Path, output: Tensor, samples: Vec<f64>, device: &crate::
     };
     crate::io::timings::write(&out.join("timings.json"), &timings)?;
     let path = out.join(DEVICE_FILE);
-    let json = serde_json::to_string_pretty(device).map_err(|e| RegressError::format(&path, e.to_string()))?;
+    let json = serde_json::to_string_pretty(device)
+        .map_err(|e| RegressError::format(&path, e.to_string()))?;
     std::fs::write(&path, json).map_err(|e| RegressError::io(path, e))
 }

@@ -24,6 +24,6 @@ pub mod exec;
 pub mod io;
 pub mod leg;
 pub mod placement;
+pub mod render;
 pub mod report;
 pub mod run;
-pub mod render;

@@ -133,7 +133,11 @@ impl Acc {
         for (bit, count) in self.log2.iter().enumerate() {
             seen += count;
             if seen >= target {
-                return if bit >= 63 { u64::MAX } else { (2u64 << bit) - 1 };
+                return if bit >= 63 {
+                    u64::MAX
+                } else {
+                    (2u64 << bit) - 1
+                };
             }
         }
         self.ulp_max
@@ -299,10 +303,17 @@ pub fn compare(actual: &Tensor, expected: &Tensor, tolerance: Tolerance) -> Accu
         TensorData::I32(a) => dispatch_expected!(a, expected, tolerance),
     };
     if actual.shape != expected.shape {
-        metrics.shape_mismatch = Some(format!("{:?} vs expected {:?}", actual.shape, expected.shape));
+        metrics.shape_mismatch = Some(format!(
+            "{:?} vs expected {:?}",
+            actual.shape, expected.shape
+        ));
     }
     if actual.dtype() != expected.dtype() && expected.dtype() != DType::F64 {
-        metrics.dtype_mismatch = Some(format!("{} vs expected {}", actual.dtype(), expected.dtype()));
+        metrics.dtype_mismatch = Some(format!(
+            "{} vs expected {}",
+            actual.dtype(),
+            expected.dtype()
+        ));
     }
     metrics
 }
@@ -329,7 +340,14 @@ mod tests {
     fn errors_are_located_and_counted() {
         let e = t(DType::F32, &[1.0, 2.0, 4.0, 8.0]);
         let a = t(DType::F32, &[1.0, 2.5, 4.0, 8.001]);
-        let m = compare(&a, &e, Tolerance { rtol: 1e-3, atol: 0.0 });
+        let m = compare(
+            &a,
+            &e,
+            Tolerance {
+                rtol: 1e-3,
+                atol: 0.0,
+            },
+        );
         assert_eq!(m.max_abs_index, 1);
         assert!((m.max_abs - 0.5).abs() < 1e-12);
         assert!((m.max_rel - 0.25).abs() < 1e-12);
@@ -355,7 +373,9 @@ mod tests {
         assert_eq!(m.ulp_max, 0);
         assert!(m.dtype_mismatch.is_none());
         let half = t(DType::F16, &[1.0]);
-        assert!(compare(&half, &a, DType::F16.default_tolerance()).dtype_mismatch.is_some());
+        assert!(compare(&half, &a, DType::F16.default_tolerance())
+            .dtype_mismatch
+            .is_some());
     }
 
     #[test]
@@ -363,7 +383,11 @@ mod tests {
         let e: Vec<f64> = (1..=200).map(f64::from).collect();
         let mut a = e.clone();
         a[7] += 1.0;
-        let m = compare(&t(DType::F32, &a), &t(DType::F32, &e), DType::F32.default_tolerance());
+        let m = compare(
+            &t(DType::F32, &a),
+            &t(DType::F32, &e),
+            DType::F32.default_tolerance(),
+        );
         assert_eq!(m.ulp_p99, 0);
         assert!(m.ulp_max > 0);
     }

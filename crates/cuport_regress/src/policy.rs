@@ -84,10 +84,16 @@ pub fn hard_failures(m: &AccuracyMetrics, policy: &AccuracyPolicy) -> Vec<String
         out.push(format!("dtype mismatch: {d}"));
     }
     if m.nonfinite_mismatch > 0 {
-        out.push(format!("NaN/Inf positions differ at {} elements", m.nonfinite_mismatch));
+        out.push(format!(
+            "NaN/Inf positions differ at {} elements",
+            m.nonfinite_mismatch
+        ));
     }
     if m.cosine < policy.min_cosine {
-        out.push(format!("cosine similarity {:.6} < {}", m.cosine, policy.min_cosine));
+        out.push(format!(
+            "cosine similarity {:.6} < {}",
+            m.cosine, policy.min_cosine
+        ));
     }
     out
 }
@@ -115,7 +121,11 @@ pub fn tolerance_failures(m: &AccuracyMetrics, policy: &AccuracyPolicy) -> Vec<S
 
 /// Ratio policy: the candidate may be at most `k` times as far from the
 /// oracle as the reference leg is, plus `floor`, in max abs error and RMSE.
-pub fn ratio_failures(candidate: &AccuracyMetrics, reference: &AccuracyMetrics, policy: &AccuracyPolicy) -> Vec<String> {
+pub fn ratio_failures(
+    candidate: &AccuracyMetrics,
+    reference: &AccuracyMetrics,
+    policy: &AccuracyPolicy,
+) -> Vec<String> {
     let mut out = hard_failures(candidate, policy);
     let limits = [
         ("max_abs", candidate.max_abs, reference.max_abs),

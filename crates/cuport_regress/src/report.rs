@@ -8,7 +8,7 @@ use crate::device::DeviceIdentity;
 use crate::dtype::DType;
 use crate::exec::ExitState;
 use crate::metrics::AccuracyMetrics;
-use crate::stats::{geometric_mean, median, mad, relative_noise, PerfComparison};
+use crate::stats::{geometric_mean, mad, median, relative_noise, PerfComparison};
 
 pub const REPORT_FORMAT: &str = "cuport-regress-report";
 pub const REPORT_VERSION: u32 = 1;
@@ -64,7 +64,12 @@ pub struct RegionStats {
 
 impl RegionStats {
     pub fn new(samples: Vec<f64>) -> RegionStats {
-        RegionStats { median: median(&samples), mad: mad(&samples), relative_noise: relative_noise(&samples), samples }
+        RegionStats {
+            median: median(&samples),
+            mad: mad(&samples),
+            relative_noise: relative_noise(&samples),
+            samples,
+        }
     }
 }
 
@@ -131,7 +136,11 @@ pub struct CaseReport {
 impl CaseReport {
     /// Worst check outcome; all-skipped stays skipped.
     pub fn settle(&mut self) {
-        let ran = self.checks.iter().map(|c| c.outcome).filter(|o| *o != Outcome::Skipped);
+        let ran = self
+            .checks
+            .iter()
+            .map(|c| c.outcome)
+            .filter(|o| *o != Outcome::Skipped);
         self.outcome = ran.max().unwrap_or(Outcome::Skipped);
     }
 }
@@ -192,12 +201,22 @@ pub struct RunReport {
 
 impl RunReport {
     /// Assemble the report: cross ratios, placement and the gate's verdict.
-    pub fn new(cases: Vec<CaseReport>, cross_backend: Vec<CrossRatio>, uncertain_fails: bool) -> RunReport {
+    pub fn new(
+        cases: Vec<CaseReport>,
+        cross_backend: Vec<CrossRatio>,
+        uncertain_fails: bool,
+    ) -> RunReport {
         let mut pairs: BTreeMap<String, Vec<f64>> = BTreeMap::new();
         for c in &cross_backend {
-            pairs.entry(format!("{}/{}", c.candidate, c.reference)).or_default().push(c.ratio);
+            pairs
+                .entry(format!("{}/{}", c.candidate, c.reference))
+                .or_default()
+                .push(c.ratio);
         }
-        let cross_geomean = pairs.into_iter().filter_map(|(k, v)| geometric_mean(&v).map(|g| (k, g))).collect();
+        let cross_geomean = pairs
+            .into_iter()
+            .filter_map(|(k, v)| geometric_mean(&v).map(|g| (k, g)))
+            .collect();
         let placement = crate::placement::placement(&cases);
         let summary = summarise(&cases, uncertain_fails);
         RunReport {
@@ -229,9 +248,17 @@ fn summarise(cases: &[CaseReport], uncertain_fails: bool) -> Summary {
     let mut failing = false;
     for check in cases.iter().flat_map(|c| &c.checks) {
         checks += 1;
-        *counts.entry(check.outcome.label().to_lowercase()).or_insert(0) += 1;
+        *counts
+            .entry(check.outcome.label().to_lowercase())
+            .or_insert(0) += 1;
         failing |= matches!(check.outcome, Outcome::Fail | Outcome::Error)
             || (uncertain_fails && check.outcome == Outcome::Uncertain);
     }
-    Summary { cases: cases.len(), checks, counts, uncertain_fails, exit_code: u8::from(failing) }
+    Summary {
+        cases: cases.len(),
+        checks,
+        counts,
+        uncertain_fails,
+        exit_code: u8::from(failing),
+    }
 }

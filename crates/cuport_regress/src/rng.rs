@@ -66,6 +66,8 @@ mod tests {
     #[test]
     fn integer_inputs_are_small_integers() {
         let a = generate_input(3, 0, 1000, DType::I32);
-        assert!(a.iter().all(|v| v.fract() == 0.0 && (-8.0..=8.0).contains(v)));
+        assert!(a
+            .iter()
+            .all(|v| v.fract() == 0.0 && (-8.0..=8.0).contains(v)));
     }
 }

@@ -47,7 +47,11 @@ pub fn mann_whitney_p(a: &[f64], b: &[f64]) -> f64 {
     if a.is_empty() || b.is_empty() {
         return 1.0;
     }
-    let mut all: Vec<(f64, bool)> = a.iter().map(|&x| (x, true)).chain(b.iter().map(|&x| (x, false))).collect();
+    let mut all: Vec<(f64, bool)> = a
+        .iter()
+        .map(|&x| (x, true))
+        .chain(b.iter().map(|&x| (x, false)))
+        .collect();
     all.sort_by(|x, y| x.0.total_cmp(&y.0));
     let (mut rank_a, mut tie_term, mut i) = (0.0, 0.0, 0);
     while i < all.len() {
@@ -78,11 +82,17 @@ fn normal_sf(z: f64) -> f64 {
 
 /// Percentile bootstrap CI of `median(new) / median(base)`. Deterministic:
 /// the resampling seed is fixed, so a report can be regenerated exactly.
-pub fn bootstrap_median_ratio(base: &[f64], new: &[f64], resamples: usize, confidence: f64) -> (f64, f64) {
+pub fn bootstrap_median_ratio(
+    base: &[f64],
+    new: &[f64],
+    resamples: usize,
+    confidence: f64,
+) -> (f64, f64) {
     if base.is_empty() || new.is_empty() {
         return (f64::NAN, f64::NAN);
     }
-    let mut rng = SplitMix64::new(0x5EED_0F_B007 ^ ((base.len() as u64) << 32) ^ (new.len() as u64));
+    let mut rng =
+        SplitMix64::new(0x005E_ED0F_B007 ^ ((base.len() as u64) << 32) ^ (new.len() as u64));
     let (mut rb, mut rn) = (vec![0.0; base.len()], vec![0.0; new.len()]);
     let mut ratios = Vec::with_capacity(resamples);
     for _ in 0..resamples {
@@ -202,7 +212,11 @@ pub fn compare_samples(base: &[f64], new: &[f64], cfg: &DecisionConfig) -> PerfC
 
 /// Geometric mean of positive ratios (None if there are none).
 pub fn geometric_mean(ratios: &[f64]) -> Option<f64> {
-    let usable: Vec<f64> = ratios.iter().copied().filter(|r| r.is_finite() && *r > 0.0).collect();
+    let usable: Vec<f64> = ratios
+        .iter()
+        .copied()
+        .filter(|r| r.is_finite() && *r > 0.0)
+        .collect();
     if usable.is_empty() {
         return None;
     }
@@ -233,10 +247,22 @@ mod tests {
         let base: Vec<f64> = (0..20).map(|i| 1.0 + 0.001 * f64::from(i % 5)).collect();
         let slow: Vec<f64> = base.iter().map(|x| x * 1.2).collect();
         let cfg = DecisionConfig::default();
-        assert_eq!(compare_samples(&base, &slow, &cfg).verdict, PerfVerdict::Slower);
-        assert_eq!(compare_samples(&slow, &base, &cfg).verdict, PerfVerdict::Faster);
-        assert_eq!(compare_samples(&base, &base, &cfg).verdict, PerfVerdict::Same);
-        assert_eq!(compare_samples(&base[..4], &slow[..4], &cfg).verdict, PerfVerdict::Uncertain);
+        assert_eq!(
+            compare_samples(&base, &slow, &cfg).verdict,
+            PerfVerdict::Slower
+        );
+        assert_eq!(
+            compare_samples(&slow, &base, &cfg).verdict,
+            PerfVerdict::Faster
+        );
+        assert_eq!(
+            compare_samples(&base, &base, &cfg).verdict,
+            PerfVerdict::Same
+        );
+        assert_eq!(
+            compare_samples(&base[..4], &slow[..4], &cfg).verdict,
+            PerfVerdict::Uncertain
+        );
     }
 
     #[test]

@@ -23,7 +23,10 @@ pub struct Perturbation {
 
 impl Default for Perturbation {
     fn default() -> Self {
-        Perturbation { rel_error: 0.0, slowdown: 1.0 }
+        Perturbation {
+            rel_error: 0.0,
+            slowdown: 1.0,
+        }
     }
 }
 
@@ -44,16 +47,24 @@ impl Perturbation {
     }
 }
 
+/// An op ready to run: spec, dtype, inputs as f64, output shape.
+type Prepared = (OpSpec, DType, Vec<Vec<f64>>, Vec<usize>);
+
 pub struct CpuBackend {
     device: DeviceIdentity,
     perturb: Perturbation,
-    prepared: Option<(OpSpec, DType, Vec<Vec<f64>>, Vec<usize>)>,
+    prepared: Option<Prepared>,
     last: Vec<f64>,
 }
 
 impl CpuBackend {
     pub fn new(perturb: Perturbation) -> CpuBackend {
-        CpuBackend { device: DeviceIdentity::this_cpu("cpu"), perturb, prepared: None, last: Vec::new() }
+        CpuBackend {
+            device: DeviceIdentity::this_cpu("cpu"),
+            perturb,
+            prepared: None,
+            last: Vec::new(),
+        }
     }
 
     fn run_once(&mut self) -> Result<()> {
@@ -64,7 +75,11 @@ impl CpuBackend {
             });
         };
         let scale = 1.0 + self.perturb.rel_error;
-        self.last = op.reference(inputs)?.into_iter().map(|v| dtype.round(v * scale)).collect();
+        self.last = op
+            .reference(inputs)?
+            .into_iter()
+            .map(|v| dtype.round(v * scale))
+            .collect();
         Ok(())
     }
 }

@@ -32,8 +32,10 @@ pub(crate) fn open_first(backend: &str, names: &[&str], hint: &str) -> Result<(L
 pub(crate) unsafe fn symbol<T: Copy>(lib: &Library, backend: &str, name: &str) -> Result<T> {
     let cname = format!("{name}\0");
     // Safety: forwarded to the caller (see above).
-    unsafe { lib.get::<T>(cname.as_bytes()) }.map(|s| *s).map_err(|e| RegressError::BackendUnavailable {
-        backend: backend.to_owned(),
-        reason: format!("library has no `{name}` ({e}); the installed version may be too old"),
-    })
+    unsafe { lib.get::<T>(cname.as_bytes()) }
+        .map(|s| *s)
+        .map_err(|e| RegressError::BackendUnavailable {
+            backend: backend.to_owned(),
+            reason: format!("library has no `{name}` ({e}); the installed version may be too old"),
+        })
 }

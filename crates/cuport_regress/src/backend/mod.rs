@@ -37,7 +37,10 @@ pub fn open(name: &str, perturb: Option<Perturbation>) -> Result<Box<dyn Backend
         "ascend" => vendor::open_ascend(),
         other => Err(RegressError::BackendUnavailable {
             backend: other.to_owned(),
-            reason: format!("unknown backend; use one of {}", crate::case::KNOWN_BACKENDS.join(", ")),
+            reason: format!(
+                "unknown backend; use one of {}",
+                crate::case::KNOWN_BACKENDS.join(", ")
+            ),
         }),
     }
 }

@@ -20,21 +20,42 @@ struct Runtime {
 const CUDA: Runtime = Runtime {
     backend: "cuda",
     libraries: &["libcuda.so.1", "libcuda.so"],
-    symbols: &["cuInit", "cuDeviceGet", "cuDeviceGetName", "cuDriverGetVersion", "cuMemAlloc_v2", "cuEventElapsedTime"],
+    symbols: &[
+        "cuInit",
+        "cuDeviceGet",
+        "cuDeviceGetName",
+        "cuDriverGetVersion",
+        "cuMemAlloc_v2",
+        "cuEventElapsedTime",
+    ],
     hint: "install the NVIDIA driver, or add its folder to LD_LIBRARY_PATH",
 };
 
 const HIP: Runtime = Runtime {
     backend: "hip",
     libraries: &["libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"],
-    symbols: &["hipInit", "hipGetDeviceCount", "hipSetDevice", "hipMalloc", "hipMemcpy", "hipEventElapsedTime"],
+    symbols: &[
+        "hipInit",
+        "hipGetDeviceCount",
+        "hipSetDevice",
+        "hipMalloc",
+        "hipMemcpy",
+        "hipEventElapsedTime",
+    ],
     hint: "install ROCm (libamdhip64) or add /opt/rocm/lib to LD_LIBRARY_PATH",
 };
 
 const ASCEND: Runtime = Runtime {
     backend: "ascend",
     libraries: &["libascendcl.so"],
-    symbols: &["aclInit", "aclrtSetDevice", "aclrtMalloc", "aclrtMemcpy", "aclrtCreateEvent", "aclrtEventElapsedTime"],
+    symbols: &[
+        "aclInit",
+        "aclrtSetDevice",
+        "aclrtMalloc",
+        "aclrtMemcpy",
+        "aclrtCreateEvent",
+        "aclrtEventElapsedTime",
+    ],
     hint: "install CANN and source set_env.sh (it puts libascendcl.so on LD_LIBRARY_PATH)",
 };
 
@@ -46,7 +67,10 @@ fn probe(rt: &Runtime) -> Result<Box<dyn Backend>> {
     }
     Err(RegressError::BackendUnavailable {
         backend: rt.backend.to_owned(),
-        reason: format!("{name} loaded, but running ops on `{}` is not implemented in this build", rt.backend),
+        reason: format!(
+            "{name} loaded, but running ops on `{}` is not implemented in this build",
+            rt.backend
+        ),
     })
 }
 
@@ -70,11 +94,18 @@ mod tests {
     /// say which library it looked for and how to fix it, not crash.
     #[test]
     fn missing_runtimes_give_a_clear_reason() {
-        for (rt, open) in [(&CUDA, open_cuda as fn() -> _), (&HIP, open_hip), (&ASCEND, open_ascend)] {
+        for (rt, open) in [
+            (&CUDA, open_cuda as fn() -> _),
+            (&HIP, open_hip),
+            (&ASCEND, open_ascend),
+        ] {
             match open() {
                 Err(RegressError::BackendUnavailable { backend, reason }) => {
                     assert_eq!(backend, rt.backend);
-                    assert!(reason.contains(rt.libraries[0]) || reason.contains("not implemented"), "{reason}");
+                    assert!(
+                        reason.contains(rt.libraries[0]) || reason.contains("not implemented"),
+                        "{reason}"
+                    );
                 }
                 Err(other) => panic!("{}: unexpected error {other}", rt.backend),
                 Ok(_) => panic!("{}: no backend should open in this build", rt.backend),

@@ -31,7 +31,11 @@ pub fn read_leg_dir(dir: &Path) -> Result<LegFiles> {
         let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
         let loaded = match ext {
             "npy" => {
-                let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("").to_owned();
+                let name = path
+                    .file_stem()
+                    .and_then(|s| s.to_str())
+                    .unwrap_or("")
+                    .to_owned();
                 vec![(name, npy::read(&path)?)]
             }
             "safetensors" => safetensors::read(&path)?,

@@ -23,7 +23,15 @@ pub fn to_bytes(tensor: &Tensor) -> Option<Vec<u8>> {
     let descr = descr(tensor.dtype())?;
     let shape = match tensor.shape.len() {
         1 => format!("({},)", tensor.shape[0]),
-        _ => format!("({})", tensor.shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ")),
+        _ => format!(
+            "({})",
+            tensor
+                .shape
+                .iter()
+                .map(|d| d.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     };
     let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
     // Pad so the data starts on a 64-byte boundary, newline-terminated.
@@ -41,7 +49,10 @@ pub fn to_bytes(tensor: &Tensor) -> Option<Vec<u8>> {
 
 pub fn write(path: &Path, tensor: &Tensor) -> Result<()> {
     let bytes = to_bytes(tensor).ok_or_else(|| {
-        RegressError::format(path, "bf16 has no .npy type code; write a .safetensors file instead")
+        RegressError::format(
+            path,
+            "bf16 has no .npy type code; write a .safetensors file instead",
+        )
     })?;
     std::fs::write(path, bytes).map_err(|e| RegressError::io(path, e))
 }
@@ -58,7 +69,10 @@ pub fn parse(bytes: &[u8]) -> std::result::Result<Tensor, String> {
     }
     let (header_len, start) = match bytes[6] {
         1 => (usize::from(u16::from_le_bytes([bytes[8], bytes[9]])), 10),
-        2 | 3 if bytes.len() >= 12 => (u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize, 12),
+        2 | 3 if bytes.len() >= 12 => (
+            u32::from_le_bytes([bytes[8], bytes[9], bytes[10], bytes[11]]) as usize,
+            12,
+        ),
         v => return Err(format!("unsupported .npy format version {v}")),
     };
     let header = bytes
@@ -93,22 +107,35 @@ fn parse_header(header: &str) -> std::result::Result<(DType, Vec<usize>), String
         }
     };
     if value_after(header, "'fortran_order'").is_some_and(|v| v.trim_start().starts_with("True")) {
-        return Err("fortran_order arrays are not supported; save with np.ascontiguousarray".into());
+        return Err(
+            "fortran_order arrays are not supported; save with np.ascontiguousarray".into(),
+        );
     }
     let shape_text = value_after(header, "'shape'")
-        .and_then(|v| v.split_once('(').and_then(|(_, rest)| rest.split_once(')')).map(|(inner, _)| inner))
+        .and_then(|v| {
+            v.split_once('(')
+                .and_then(|(_, rest)| rest.split_once(')'))
+                .map(|(inner, _)| inner)
+        })
         .ok_or("the .npy header has no 'shape' tuple")?;
     let shape = shape_text
         .split(',')
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| s.parse::<usize>().map_err(|_| format!("bad dimension '{s}' in .npy shape")))
+        .map(|s| {
+            s.parse::<usize>()
+                .map_err(|_| format!("bad dimension '{s}' in .npy shape"))
+        })
         .collect::<std::result::Result<Vec<_>, _>>()?;
     Ok((dtype, shape))
 }
 
 fn value_after<'a>(header: &'a str, key: &str) -> Option<&'a str> {
-    header.find(key).map(|at| &header[at + key.len()..]).and_then(|rest| rest.split_once(':')).map(|(_, v)| v)
+    header
+        .find(key)
+        .map(|at| &header[at + key.len()..])
+        .and_then(|rest| rest.split_once(':'))
+        .map(|(_, v)| v)
 }
 
 #[cfg(test)]

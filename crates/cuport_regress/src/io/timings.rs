@@ -57,7 +57,8 @@ pub fn parse(text: &str) -> std::result::Result<Timings, String> {
 }
 
 pub fn write(path: &Path, timings: &Timings) -> Result<()> {
-    let text = serde_json::to_string_pretty(timings).map_err(|e| RegressError::format(path, e.to_string()))?;
+    let text = serde_json::to_string_pretty(timings)
+        .map_err(|e| RegressError::format(path, e.to_string()))?;
     std::fs::write(path, text).map_err(|e| RegressError::io(path, e))
 }
 

@@ -17,9 +17,29 @@ struct Conv {
 
 fn conv(spec: &OpSpec) -> Option<Conv> {
     match *spec {
-        OpSpec::Conv2d { n, c, h, w, k, r, s, stride, padding, dilation } => {
-            Some(Conv { n, c, h, w, k, r, s, stride, padding, dilation })
-        }
+        OpSpec::Conv2d {
+            n,
+            c,
+            h,
+            w,
+            k,
+            r,
+            s,
+            stride,
+            padding,
+            dilation,
+        } => Some(Conv {
+            n,
+            c,
+            h,
+            w,
+            k,
+            r,
+            s,
+            stride,
+            padding,
+            dilation,
+        }),
         _ => None,
     }
 }
@@ -43,19 +63,37 @@ pub(super) fn output_hw(spec: &OpSpec) -> (usize, usize) {
 
 pub(super) fn validate(spec: &OpSpec) -> Result<()> {
     let Some(cv) = conv(spec) else { return Ok(()) };
-    let sizes = [cv.n, cv.c, cv.h, cv.w, cv.k, cv.r, cv.s, cv.stride, cv.dilation];
+    let sizes = [
+        cv.n,
+        cv.c,
+        cv.h,
+        cv.w,
+        cv.k,
+        cv.r,
+        cv.s,
+        cv.stride,
+        cv.dilation,
+    ];
     if sizes.contains(&0) {
-        return Err(RegressError::op("conv2d", "n, c, h, w, k, r, s, stride and dilation must be at least 1"));
+        return Err(RegressError::op(
+            "conv2d",
+            "n, c, h, w, k, r, s, stride and dilation must be at least 1",
+        ));
     }
     let (p, q) = output_hw(spec);
     if p == 0 || q == 0 {
-        return Err(RegressError::op("conv2d", "the filter is larger than the padded input; lower r/s or raise padding"));
+        return Err(RegressError::op(
+            "conv2d",
+            "the filter is larger than the padded input; lower r/s or raise padding",
+        ));
     }
     Ok(())
 }
 
 pub(super) fn reference(spec: &OpSpec, x: &[f64], wt: &[f64]) -> Vec<f64> {
-    let Some(cv) = conv(spec) else { return Vec::new() };
+    let Some(cv) = conv(spec) else {
+        return Vec::new();
+    };
     let (p_len, q_len) = output_hw(spec);
     let mut out = vec![0.0; cv.n * cv.k * p_len * q_len];
     for (idx, slot) in out.iter_mut().enumerate() {
@@ -72,11 +110,16 @@ fn dot_window(cv: &Conv, x: &[f64], wt: &[f64], n: usize, k: usize, p: usize, q:
     let mut acc = 0.0;
     for c in 0..cv.c {
         for r in 0..cv.r {
-            let Some(y) = (p * cv.stride + r * cv.dilation).checked_sub(cv.padding).filter(|&y| y < cv.h) else {
+            let Some(y) = (p * cv.stride + r * cv.dilation)
+                .checked_sub(cv.padding)
+                .filter(|&y| y < cv.h)
+            else {
                 continue;
             };
             for s in 0..cv.s {
-                let Some(xx) = (q * cv.stride + s * cv.dilation).checked_sub(cv.padding).filter(|&v| v < cv.w)
+                let Some(xx) = (q * cv.stride + s * cv.dilation)
+                    .checked_sub(cv.padding)
+                    .filter(|&v| v < cv.w)
                 else {
                     continue;
                 };

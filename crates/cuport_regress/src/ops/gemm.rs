@@ -35,18 +35,42 @@ impl GemmShape {
             batched,
         };
         match *spec {
-            OpSpec::BatchedGemm { batch, m, n, k, trans_a, trans_b, alpha, beta } => {
-                base(batch, m, n, k, trans_a, trans_b, alpha, beta, true)
-            }
-            OpSpec::StridedBatchedGemm { batch, m, n, k, trans_a, trans_b, alpha, beta, stride_a, stride_b } => {
+            OpSpec::BatchedGemm {
+                batch,
+                m,
+                n,
+                k,
+                trans_a,
+                trans_b,
+                alpha,
+                beta,
+            } => base(batch, m, n, k, trans_a, trans_b, alpha, beta, true),
+            OpSpec::StridedBatchedGemm {
+                batch,
+                m,
+                n,
+                k,
+                trans_a,
+                trans_b,
+                alpha,
+                beta,
+                stride_a,
+                stride_b,
+            } => {
                 let mut shape = base(batch, m, n, k, trans_a, trans_b, alpha, beta, true);
                 shape.stride_a = stride_a.unwrap_or(m * k);
                 shape.stride_b = stride_b.unwrap_or(k * n);
                 shape
             }
-            OpSpec::Gemm { m, n, k, trans_a, trans_b, alpha, beta } => {
-                base(1, m, n, k, trans_a, trans_b, alpha, beta, false)
-            }
+            OpSpec::Gemm {
+                m,
+                n,
+                k,
+                trans_a,
+                trans_b,
+                alpha,
+                beta,
+            } => base(1, m, n, k, trans_a, trans_b, alpha, beta, false),
             _ => base(1, 1, 1, 1, false, false, 1.0, 0.0, false),
         }
     }
@@ -106,8 +130,16 @@ pub(super) fn reference(shape: &GemmShape, inputs: &[Vec<f64>]) -> Vec<f64> {
             for j in 0..n {
                 let mut acc = 0.0;
                 for p in 0..k {
-                    let a_at = if shape.trans_a { p * a_cols + i } else { i * a_cols + p };
-                    let b_at = if shape.trans_b { j * b_cols + p } else { p * b_cols + j };
+                    let a_at = if shape.trans_a {
+                        p * a_cols + i
+                    } else {
+                        i * a_cols + p
+                    };
+                    let b_at = if shape.trans_b {
+                        j * b_cols + p
+                    } else {
+                        p * b_cols + j
+                    };
                     acc += a[a0 + a_at] * b[b0 + b_at];
                 }
                 let at = c0 + i * n + j;

@@ -74,7 +74,10 @@ pub enum OpSpec {
         stride_b: Option<usize>,
     },
     /// Softmax over the last axis of `[rows, cols]`.
-    Softmax { rows: usize, cols: usize },
+    Softmax {
+        rows: usize,
+        cols: usize,
+    },
     /// Layer norm over the last axis of `[rows, cols]` with `gamma`, `beta`.
     LayerNorm {
         rows: usize,
@@ -98,15 +101,29 @@ pub enum OpSpec {
         #[serde(default = "unit")]
         dilation: usize,
     },
-    Add { len: usize },
-    Mul { len: usize },
+    Add {
+        len: usize,
+    },
+    Mul {
+        len: usize,
+    },
     /// Exact (erf) GELU, PyTorch's default.
-    Gelu { len: usize },
-    Silu { len: usize },
+    Gelu {
+        len: usize,
+    },
+    Silu {
+        len: usize,
+    },
     /// Sum over the last axis of `[rows, cols]`.
-    ReduceSum { rows: usize, cols: usize },
+    ReduceSum {
+        rows: usize,
+        cols: usize,
+    },
     /// Max over the last axis of `[rows, cols]`.
-    ReduceMax { rows: usize, cols: usize },
+    ReduceMax {
+        rows: usize,
+        cols: usize,
+    },
 }
 
 impl OpSpec {
@@ -132,14 +149,25 @@ impl OpSpec {
     pub fn input_shapes(&self) -> Result<Vec<Vec<usize>>> {
         self.validate()?;
         Ok(match *self {
-            OpSpec::Gemm { .. } | OpSpec::BatchedGemm { .. } | OpSpec::StridedBatchedGemm { .. } => {
+            OpSpec::Gemm { .. }
+            | OpSpec::BatchedGemm { .. }
+            | OpSpec::StridedBatchedGemm { .. } => {
                 gemm::input_shapes(&gemm::GemmShape::from_spec(self))
             }
             OpSpec::Softmax { rows, cols }
             | OpSpec::ReduceSum { rows, cols }
             | OpSpec::ReduceMax { rows, cols } => vec![vec![rows, cols]],
             OpSpec::LayerNorm { rows, cols, .. } => vec![vec![rows, cols], vec![cols], vec![cols]],
-            OpSpec::Conv2d { n, c, h, w, k, r, s, .. } => vec![vec![n, c, h, w], vec![k, c, r, s]],
+            OpSpec::Conv2d {
+                n,
+                c,
+                h,
+                w,
+                k,
+                r,
+                s,
+                ..
+            } => vec![vec![n, c, h, w], vec![k, c, r, s]],
             OpSpec::Add { len } | OpSpec::Mul { len } => vec![vec![len], vec![len]],
             OpSpec::Gelu { len } | OpSpec::Silu { len } => vec![vec![len]],
         })
@@ -150,16 +178,22 @@ impl OpSpec {
         self.validate()?;
         Ok(match *self {
             OpSpec::Gemm { m, n, .. } => vec![m, n],
-            OpSpec::BatchedGemm { batch, m, n, .. } | OpSpec::StridedBatchedGemm { batch, m, n, .. } => {
+            OpSpec::BatchedGemm { batch, m, n, .. }
+            | OpSpec::StridedBatchedGemm { batch, m, n, .. } => {
                 vec![batch, m, n]
             }
-            OpSpec::Softmax { rows, cols } | OpSpec::LayerNorm { rows, cols, .. } => vec![rows, cols],
+            OpSpec::Softmax { rows, cols } | OpSpec::LayerNorm { rows, cols, .. } => {
+                vec![rows, cols]
+            }
             OpSpec::ReduceSum { rows, .. } | OpSpec::ReduceMax { rows, .. } => vec![rows],
             OpSpec::Conv2d { n, k, .. } => {
                 let (p, q) = conv::output_hw(self);
                 vec![n, k, p, q]
             }
-            OpSpec::Add { len } | OpSpec::Mul { len } | OpSpec::Gelu { len } | OpSpec::Silu { len } => {
+            OpSpec::Add { len }
+            | OpSpec::Mul { len }
+            | OpSpec::Gelu { len }
+            | OpSpec::Silu { len } => {
                 vec![len]
             }
         })
@@ -180,15 +214,21 @@ impl OpSpec {
             | OpSpec::LayerNorm { rows, cols, .. }
             | OpSpec::ReduceSum { rows, cols }
             | OpSpec::ReduceMax { rows, cols } => (rows * cols) as f64,
-            OpSpec::Add { len } | OpSpec::Mul { len } | OpSpec::Gelu { len } | OpSpec::Silu { len } => {
-                len as f64
-            }
+            OpSpec::Add { len }
+            | OpSpec::Mul { len }
+            | OpSpec::Gelu { len }
+            | OpSpec::Silu { len } => len as f64,
         }
     }
 
     /// Reject sizes no backend can run, naming the field.
     pub fn validate(&self) -> Result<()> {
-        let zero = |field: &str| Err(RegressError::op(self.kind(), format!("`{field}` must be at least 1")));
+        let zero = |field: &str| {
+            Err(RegressError::op(
+                self.kind(),
+                format!("`{field}` must be at least 1"),
+            ))
+        };
         match *self {
             OpSpec::Gemm { m, n, k, .. } if m * n * k == 0 => zero("m, n and k"),
             OpSpec::BatchedGemm { batch, m, n, k, .. }
@@ -205,7 +245,10 @@ impl OpSpec {
             {
                 zero("rows and cols")
             }
-            OpSpec::Add { len } | OpSpec::Mul { len } | OpSpec::Gelu { len } | OpSpec::Silu { len }
+            OpSpec::Add { len }
+            | OpSpec::Mul { len }
+            | OpSpec::Gelu { len }
+            | OpSpec::Silu { len }
                 if len == 0 =>
             {
                 zero("len")
@@ -229,18 +272,29 @@ impl OpSpec {
             if input.len() != shape.iter().product::<usize>() {
                 return Err(RegressError::op(
                     self.kind(),
-                    format!("input {i} has {} elements, shape {shape:?} needs more or fewer", input.len()),
+                    format!(
+                        "input {i} has {} elements, shape {shape:?} needs more or fewer",
+                        input.len()
+                    ),
                 ));
             }
         }
         Ok(match *self {
-            OpSpec::Gemm { .. } | OpSpec::BatchedGemm { .. } | OpSpec::StridedBatchedGemm { .. } => {
+            OpSpec::Gemm { .. }
+            | OpSpec::BatchedGemm { .. }
+            | OpSpec::StridedBatchedGemm { .. } => {
                 gemm::reference(&gemm::GemmShape::from_spec(self), inputs)
             }
             OpSpec::Softmax { cols, .. } => norm::softmax(&inputs[0], cols),
-            OpSpec::LayerNorm { cols, eps, .. } => norm::layer_norm(&inputs[0], &inputs[1], &inputs[2], cols, eps),
-            OpSpec::ReduceSum { cols, .. } => norm::reduce_rows(&inputs[0], cols, 0.0, |a, b| a + b),
-            OpSpec::ReduceMax { cols, .. } => norm::reduce_rows(&inputs[0], cols, f64::NEG_INFINITY, f64::max),
+            OpSpec::LayerNorm { cols, eps, .. } => {
+                norm::layer_norm(&inputs[0], &inputs[1], &inputs[2], cols, eps)
+            }
+            OpSpec::ReduceSum { cols, .. } => {
+                norm::reduce_rows(&inputs[0], cols, 0.0, |a, b| a + b)
+            }
+            OpSpec::ReduceMax { cols, .. } => {
+                norm::reduce_rows(&inputs[0], cols, f64::NEG_INFINITY, f64::max)
+            }
             OpSpec::Conv2d { .. } => conv::reference(self, &inputs[0], &inputs[1]),
             OpSpec::Add { .. } => elementwise::binary(&inputs[0], &inputs[1], |a, b| a + b),
             OpSpec::Mul { .. } => elementwise::binary(&inputs[0], &inputs[1], |a, b| a * b),
@@ -249,4 +303,3 @@ impl OpSpec {
         })
     }
 }
-

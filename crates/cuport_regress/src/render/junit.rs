@@ -15,7 +15,9 @@ pub fn render(report: &RunReport) -> Result<String, quick_junit::SerializeError>
         let wall: f64 = case.legs.iter().map(|l| l.wall_s).sum();
         for check in &case.checks {
             let mut status = match check.outcome {
-                Outcome::Pass | Outcome::Uncertain if !(report.summary.uncertain_fails && check.outcome == Outcome::Uncertain) => {
+                Outcome::Pass | Outcome::Uncertain
+                    if !(report.summary.uncertain_fails && check.outcome == Outcome::Uncertain) =>
+                {
                     TestCaseStatus::success()
                 }
                 Outcome::Skipped => TestCaseStatus::skipped(),
@@ -33,7 +35,10 @@ pub fn render(report: &RunReport) -> Result<String, quick_junit::SerializeError>
             tc.set_system_out(check.message.as_str());
             for leg in case.legs.iter().filter(|l| l.state == LegState::Ok) {
                 if let Some(d) = &leg.device {
-                    tc.add_property((format!("device.{}", leg.backend).as_str(), d.fingerprint().as_str()));
+                    tc.add_property((
+                        format!("device.{}", leg.backend).as_str(),
+                        d.fingerprint().as_str(),
+                    ));
                 }
             }
             suite.add_test_case(tc);

@@ -9,10 +9,25 @@ const LIMIT: usize = 900 * 1024;
 
 pub fn render(report: &RunReport) -> String {
     let mut md = String::new();
-    let verdict = if report.summary.exit_code == 0 { "PASS" } else { "REGRESSION" };
+    let verdict = if report.summary.exit_code == 0 {
+        "PASS"
+    } else {
+        "REGRESSION"
+    };
     let _ = writeln!(md, "# cuport regress: {verdict}\n");
-    let counts: Vec<String> = report.summary.counts.iter().map(|(k, v)| format!("{v} {k}")).collect();
-    let _ = writeln!(md, "{} cases, {} checks: {}.\n", report.summary.cases, report.summary.checks, counts.join(", "));
+    let counts: Vec<String> = report
+        .summary
+        .counts
+        .iter()
+        .map(|(k, v)| format!("{v} {k}"))
+        .collect();
+    let _ = writeln!(
+        md,
+        "{} cases, {} checks: {}.\n",
+        report.summary.cases,
+        report.summary.checks,
+        counts.join(", ")
+    );
     checks_table(report, &mut md);
     cross_table(report, &mut md);
     placement_table(report, &mut md);
@@ -36,7 +51,14 @@ fn checks_table(report: &RunReport, md: &mut String) {
     md.push_str("| case | check | outcome | detail |\n|---|---|---|---|\n");
     for case in &report.cases {
         for check in &case.checks {
-            let _ = writeln!(md, "| {} | {} | {} | {} |", cell(&case.name), cell(&check.name), check.outcome.label(), cell(first_line(&check.message)));
+            let _ = writeln!(
+                md,
+                "| {} | {} | {} | {} |",
+                cell(&case.name),
+                cell(&check.name),
+                check.outcome.label(),
+                cell(first_line(&check.message))
+            );
         }
     }
 }
@@ -46,9 +68,21 @@ fn cross_table(report: &RunReport, md: &mut String) {
         return;
     }
     md.push_str("\n## Cross-backend time ratios (candidate / reference; above 1 = slower)\n\n");
-    md.push_str("| case | region | candidate / reference | ratio | 95% CI |\n|---|---|---|---|---|\n");
+    md.push_str(
+        "| case | region | candidate / reference | ratio | 95% CI |\n|---|---|---|---|---|\n",
+    );
     for c in &report.cross_backend {
-        let _ = writeln!(md, "| {} | {} | {} / {} | {:.3} | [{:.3}, {:.3}] |", cell(&c.case), cell(&c.region), c.candidate, c.reference, c.ratio, c.ci_low, c.ci_high);
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} / {} | {:.3} | [{:.3}, {:.3}] |",
+            cell(&c.case),
+            cell(&c.region),
+            c.candidate,
+            c.reference,
+            c.ratio,
+            c.ci_low,
+            c.ci_high
+        );
     }
     for (pair, g) in &report.cross_geomean {
         let _ = writeln!(md, "\nGeometric mean {pair}: **{g:.3}**");
@@ -66,7 +100,15 @@ fn placement_table(report: &RunReport, md: &mut String) {
             (Some(r), Some(s)) => format!("{s:.2}× ({r})"),
             _ => "only backend".to_owned(),
         };
-        let _ = writeln!(md, "| {} | {} | {} | {} | {by} | {} |", p.op, p.shape_class, p.fastest, seconds(p.median_s), p.accuracy.label());
+        let _ = writeln!(
+            md,
+            "| {} | {} | {} | {} | {by} | {} |",
+            p.op,
+            p.shape_class,
+            p.fastest,
+            seconds(p.median_s),
+            p.accuracy.label()
+        );
     }
 }
 
@@ -75,13 +117,25 @@ fn failure_details(report: &RunReport, md: &mut String) {
         .cases
         .iter()
         .flat_map(|c| c.checks.iter().map(move |k| (c, k)))
-        .filter(|(_, k)| matches!(k.outcome, Outcome::Fail | Outcome::Error | Outcome::Uncertain))
+        .filter(|(_, k)| {
+            matches!(
+                k.outcome,
+                Outcome::Fail | Outcome::Error | Outcome::Uncertain
+            )
+        })
         .collect();
     if bad.is_empty() {
         return;
     }
     md.push_str("\n## Details\n");
     for (case, check) in bad {
-        let _ = writeln!(md, "\n<details><summary>{} / {}: {}</summary>\n\n```\n{}\n```\n</details>", case.name, check.name, check.outcome.label(), check.message.replace("```", "'''"));
+        let _ = writeln!(
+            md,
+            "\n<details><summary>{} / {}: {}</summary>\n\n```\n{}\n```\n</details>",
+            case.name,
+            check.name,
+            check.outcome.label(),
+            check.message.replace("```", "'''")
+        );
     }
 }

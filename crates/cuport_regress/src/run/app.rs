@@ -43,7 +43,12 @@ pub(super) fn run_app_case(file: &LoadedFile, app: &AppCase) -> (CaseReport, Vec
         reference: CommandSpec::Shell(app.reference.clone()),
         candidate: CommandSpec::Shell(app.candidate.clone()),
         cwd: Some(cwd),
-        timeout: Duration::from_secs_f64(app.timeout_s.or(defaults.timeout_s).unwrap_or(DEFAULT_TIMEOUT_S).max(0.001)),
+        timeout: Duration::from_secs_f64(
+            app.timeout_s
+                .or(defaults.timeout_s)
+                .unwrap_or(DEFAULT_TIMEOUT_S)
+                .max(0.001),
+        ),
         accuracy: app.accuracy.or(&defaults.accuracy),
         perf: app.perf.or(&defaults.perf),
         gate_cross: app.gate_cross.unwrap_or(true),
@@ -69,10 +74,15 @@ pub fn exec_case(case: &ExecCase) -> (CaseReport, Vec<CrossRatio>) {
         dtype: None,
         shape_class: None,
         legs: Vec::new(),
-        checks: vec![leg_check("reference", &reference.report), leg_check("candidate", &candidate.report)],
+        checks: vec![
+            leg_check("reference", &reference.report),
+            leg_check("candidate", &candidate.report),
+        ],
         outcome: Outcome::Skipped,
     };
-    report.checks.extend(accuracy_checks(case, &reference, &candidate));
+    report
+        .checks
+        .extend(accuracy_checks(case, &reference, &candidate));
     let (perf, cross) = perf_checks(case, &reference, &candidate);
     report.checks.extend(perf);
     report.legs = vec![reference.report, candidate.report];
@@ -86,7 +96,9 @@ fn accuracy_checks(case: &ExecCase, reference: &Finished, candidate: &Finished) 
     };
     let mut checks = Vec::new();
     for (name, expected) in &ref_files.tensors {
-        let policy = case.accuracy.resolve(expected.dtype(), PolicyKind::Tolerance);
+        let policy = case
+            .accuracy
+            .resolve(expected.dtype(), PolicyKind::Tolerance);
         match cand_files.tensors.get(name) {
             Some(actual) => {
                 let m = compare(actual, expected, policy.tolerance);
@@ -107,7 +119,8 @@ fn accuracy_checks(case: &ExecCase, reference: &Finished, candidate: &Finished) 
             name: "outputs".into(),
             kind: CheckKind::Accuracy,
             outcome: Outcome::Fail,
-            message: "the reference leg wrote no tensors and no timings.json into $CUPORT_OUT".into(),
+            message: "the reference leg wrote no tensors and no timings.json into $CUPORT_OUT"
+                .into(),
             accuracy: None,
             perf: None,
         });
@@ -115,7 +128,11 @@ fn accuracy_checks(case: &ExecCase, reference: &Finished, candidate: &Finished) 
     checks
 }
 
-fn perf_checks(case: &ExecCase, reference: &Finished, candidate: &Finished) -> (Vec<Check>, Vec<CrossRatio>) {
+fn perf_checks(
+    case: &ExecCase,
+    reference: &Finished,
+    candidate: &Finished,
+) -> (Vec<Check>, Vec<CrossRatio>) {
     let (Some(rt), Some(ct)) = (
         reference.files.as_ref().and_then(|f| f.timings.as_ref()),
         candidate.files.as_ref().and_then(|f| f.timings.as_ref()),
@@ -125,7 +142,9 @@ fn perf_checks(case: &ExecCase, reference: &Finished, candidate: &Finished) -> (
     let decision = case.perf.decision();
     let (mut checks, mut cross) = (Vec::new(), Vec::new());
     for (region, base) in &rt.regions {
-        let Some(new) = ct.regions.get(region) else { continue };
+        let Some(new) = ct.regions.get(region) else {
+            continue;
+        };
         let cmp = compare_samples(base, new, &decision);
         let outcome = match (case.gate_cross, cmp.verdict) {
             (true, PerfVerdict::Slower) => Outcome::Fail,
@@ -152,7 +171,14 @@ fn perf_checks(case: &ExecCase, reference: &Finished, candidate: &Finished) -> (
             ci_low: cmp.ci_low,
             ci_high: cmp.ci_high,
         });
-        checks.push(Check { name: format!("perf:cross:{region}"), kind: CheckKind::PerfCross, outcome, message, accuracy: None, perf: Some(cmp) });
+        checks.push(Check {
+            name: format!("perf:cross:{region}"),
+            kind: CheckKind::PerfCross,
+            outcome,
+            message,
+            accuracy: None,
+            perf: Some(cmp),
+        });
     }
     (checks, cross)
 }

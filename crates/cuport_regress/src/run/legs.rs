@@ -31,8 +31,13 @@ pub(super) fn launch(backend: &str, role: &str, req: &LegRequest) -> Finished {
     let run = match run_leg(req) {
         Ok(run) => run,
         Err(e) => {
-            report.state = LegState::Failed { reason: e.to_string() };
-            return Finished { report, files: None };
+            report.state = LegState::Failed {
+                reason: e.to_string(),
+            };
+            return Finished {
+                report,
+                files: None,
+            };
         }
     };
     report.exit = Some(run.state.clone());
@@ -40,24 +45,46 @@ pub(super) fn launch(backend: &str, role: &str, req: &LegRequest) -> Finished {
     report.log_excerpt = run.log_excerpt.clone();
     let dir = run.out_dir.path();
     if let Ok(reason) = std::fs::read_to_string(dir.join(UNAVAILABLE_FILE)) {
-        report.state = LegState::Skipped { reason: reason.trim().to_owned() };
-        return Finished { report, files: None };
+        report.state = LegState::Skipped {
+            reason: reason.trim().to_owned(),
+        };
+        return Finished {
+            report,
+            files: None,
+        };
     }
     if !run.state.succeeded() {
-        report.state = LegState::Failed { reason: run.state.describe() };
-        return Finished { report, files: None };
+        report.state = LegState::Failed {
+            reason: run.state.describe(),
+        };
+        return Finished {
+            report,
+            files: None,
+        };
     }
     match read_leg_dir(dir) {
         Ok(files) => {
             report.device = Some(device_of(dir, backend, &files));
             if let Some(t) = &files.timings {
-                report.regions = t.regions.iter().map(|(k, v)| (k.clone(), RegionStats::new(v.clone()))).collect();
+                report.regions = t
+                    .regions
+                    .iter()
+                    .map(|(k, v)| (k.clone(), RegionStats::new(v.clone())))
+                    .collect();
             }
-            Finished { report, files: Some(files) }
+            Finished {
+                report,
+                files: Some(files),
+            }
         }
         Err(e) => {
-            report.state = LegState::Failed { reason: format!("unreadable output: {e}") };
-            Finished { report, files: None }
+            report.state = LegState::Failed {
+                reason: format!("unreadable output: {e}"),
+            };
+            Finished {
+                report,
+                files: None,
+            }
         }
     }
 }
@@ -65,7 +92,10 @@ pub(super) fn launch(backend: &str, role: &str, req: &LegRequest) -> Finished {
 /// Op legs write `device.json`; app legs may describe their device in
 /// `timings.json`; otherwise the leg ran on this host's CPU.
 fn device_of(dir: &Path, backend: &str, files: &LegFiles) -> DeviceIdentity {
-    if let Some(d) = std::fs::read_to_string(dir.join(DEVICE_FILE)).ok().and_then(|t| serde_json::from_str(&t).ok()) {
+    if let Some(d) = std::fs::read_to_string(dir.join(DEVICE_FILE))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+    {
         return d;
     }
     let mut id = DeviceIdentity::this_cpu(backend);
@@ -81,11 +111,27 @@ fn device_of(dir: &Path, backend: &str, files: &LegFiles) -> DeviceIdentity {
 pub(super) fn leg_check(label: &str, leg: &LegReport) -> Check {
     let (outcome, message) = match &leg.state {
         LegState::Ok => (Outcome::Pass, format!("ran in {:.2} s", leg.wall_s)),
-        LegState::Skipped { reason } => (Outcome::Skipped, format!("backend unavailable: {reason}")),
+        LegState::Skipped { reason } => {
+            (Outcome::Skipped, format!("backend unavailable: {reason}"))
+        }
         LegState::Failed { reason } => {
-            let log = if leg.log_excerpt.is_empty() { "(no output)".to_owned() } else { leg.log_excerpt.clone() };
-            (Outcome::Error, format!("{reason}\n--- log excerpt ---\n{log}"))
+            let log = if leg.log_excerpt.is_empty() {
+                "(no output)".to_owned()
+            } else {
+                leg.log_excerpt.clone()
+            };
+            (
+                Outcome::Error,
+                format!("{reason}\n--- log excerpt ---\n{log}"),
+            )
         }
     };
-    Check { name: format!("leg:{label}"), kind: CheckKind::Leg, outcome, message, accuracy: None, perf: None }
+    Check {
+        name: format!("leg:{label}"),
+        kind: CheckKind::Leg,
+        outcome,
+        message,
+        accuracy: None,
+        perf: None,
+    }
 }

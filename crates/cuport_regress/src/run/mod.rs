@@ -35,13 +35,18 @@ pub fn count_cases(files: &[LoadedFile], filter: Option<&str>) -> usize {
     files
         .iter()
         .map(|f| {
-            f.file.cases.iter().filter(|c| keep(&c.name)).count() + f.file.apps.iter().filter(|a| keep(&a.name)).count()
+            f.file.cases.iter().filter(|c| keep(&c.name)).count()
+                + f.file.apps.iter().filter(|a| keep(&a.name)).count()
         })
         .sum()
 }
 
 /// Run every case; `on_case` is called after each (for progress bars).
-pub fn run_files(files: &[LoadedFile], opts: &RunOptions<'_>, on_case: &mut dyn FnMut(&CaseReport)) -> RunReport {
+pub fn run_files(
+    files: &[LoadedFile],
+    opts: &RunOptions<'_>,
+    on_case: &mut dyn FnMut(&CaseReport),
+) -> RunReport {
     let keep = |n: &str| opts.filter.as_deref().is_none_or(|f| n.contains(f));
     let mut cases = Vec::new();
     let mut cross: Vec<CrossRatio> = Vec::new();
@@ -63,7 +68,12 @@ pub fn run_files(files: &[LoadedFile], opts: &RunOptions<'_>, on_case: &mut dyn 
 }
 
 /// Build the report and apply the baseline, if any.
-pub fn finish(cases: Vec<CaseReport>, cross: Vec<CrossRatio>, baseline: Option<&BaselineFile>, uncertain_fails: bool) -> RunReport {
+pub fn finish(
+    cases: Vec<CaseReport>,
+    cross: Vec<CrossRatio>,
+    baseline: Option<&BaselineFile>,
+    uncertain_fails: bool,
+) -> RunReport {
     let mut report = RunReport::new(cases, cross, uncertain_fails);
     if let Some(base) = baseline {
         baseline::apply(&mut report, base, &crate::stats::DecisionConfig::default());

@@ -4,7 +4,9 @@ use crate::exec::LegRequest;
 use crate::leg::{inputs, OUTPUT_NAME};
 use crate::metrics::{compare, AccuracyMetrics};
 use crate::placement::shape_class;
-use crate::policy::{hard_failures, ratio_failures, tolerance_failures, AccuracyPolicy, PolicyKind};
+use crate::policy::{
+    hard_failures, ratio_failures, tolerance_failures, AccuracyPolicy, PolicyKind,
+};
 use crate::report::{CaseKind, CaseReport, Check, CheckKind, CrossRatio, LegState, Outcome};
 use crate::stats::compare_samples;
 use crate::tensor::Tensor;
@@ -17,11 +19,21 @@ fn labels(backends: &[String]) -> Vec<String> {
     backends
         .iter()
         .enumerate()
-        .map(|(i, b)| if backends.iter().filter(|x| *x == b).count() > 1 { format!("{b}#{i}") } else { b.clone() })
+        .map(|(i, b)| {
+            if backends.iter().filter(|x| *x == b).count() > 1 {
+                format!("{b}#{i}")
+            } else {
+                b.clone()
+            }
+        })
         .collect()
 }
 
-pub(super) fn run_op_case(file: &LoadedFile, case: &OpCase, opts: &RunOptions<'_>) -> (CaseReport, Vec<CrossRatio>) {
+pub(super) fn run_op_case(
+    file: &LoadedFile,
+    case: &OpCase,
+    opts: &RunOptions<'_>,
+) -> (CaseReport, Vec<CrossRatio>) {
     let backends = file.backends_of(case);
     let labels = labels(&backends);
     let mut report = CaseReport {
@@ -30,7 +42,11 @@ pub(super) fn run_op_case(file: &LoadedFile, case: &OpCase, opts: &RunOptions<'_
         file: file.path.display().to_string(),
         op: Some(case.op.kind().to_owned()),
         dtype: Some(case.dtype),
-        shape_class: Some(case.shape_class.clone().unwrap_or_else(|| shape_class(case.dtype.name(), case.op.work()))),
+        shape_class: Some(
+            case.shape_class
+                .clone()
+                .unwrap_or_else(|| shape_class(case.dtype.name(), case.op.work())),
+        ),
         legs: Vec::new(),
         checks: Vec::new(),
         outcome: Outcome::Skipped,
@@ -57,8 +73,13 @@ pub(super) fn run_op_case(file: &LoadedFile, case: &OpCase, opts: &RunOptions<'_
         report.checks.push(leg_check(label, &leg.report));
         finished.push(leg);
     }
-    let policy = case.accuracy.or(&file.file.defaults.accuracy).resolve(case.dtype, PolicyKind::Ratio);
-    report.checks.extend(accuracy_checks(&finished, &labels, &oracle, &policy));
+    let policy = case
+        .accuracy
+        .or(&file.file.defaults.accuracy)
+        .resolve(case.dtype, PolicyKind::Ratio);
+    report
+        .checks
+        .extend(accuracy_checks(&finished, &labels, &oracle, &policy));
     let cross = cross_ratios(&case.name, &finished, &labels);
     report.legs = finished.into_iter().map(|f| f.report).collect();
     report.settle();
@@ -69,11 +90,22 @@ fn oracle(file: &LoadedFile, case: &OpCase) -> crate::error::Result<Tensor> {
     let inputs = inputs(case, file.seed_of(case))?;
     let values: Vec<Vec<f64>> = inputs.iter().map(Tensor::to_f64_vec).collect();
     let out = case.op.reference(&values)?;
-    Ok(Tensor::from_f64(crate::dtype::DType::F64, case.op.output_shape()?, &out))
+    Ok(Tensor::from_f64(
+        crate::dtype::DType::F64,
+        case.op.output_shape()?,
+        &out,
+    ))
 }
 
 fn error_check(name: &str, message: String) -> Check {
-    Check { name: name.to_owned(), kind: CheckKind::Leg, outcome: Outcome::Error, message, accuracy: None, perf: None }
+    Check {
+        name: name.to_owned(),
+        kind: CheckKind::Leg,
+        outcome: Outcome::Error,
+        message,
+        accuracy: None,
+        perf: None,
+    }
 }
 
 fn output_of(leg: &Finished) -> Option<&Tensor> {
@@ -83,9 +115,16 @@ fn output_of(leg: &Finished) -> Option<&Tensor> {
 /// The first backend is the reference: with candidates it gets the hard
 /// checks only and its error becomes the yardstick of the ratio policy;
 /// alone, it is held to (rtol, atol) against the oracle.
-fn accuracy_checks(legs: &[Finished], labels: &[String], oracle: &Tensor, policy: &AccuracyPolicy) -> Vec<Check> {
-    let metrics: Vec<Option<AccuracyMetrics>> =
-        legs.iter().map(|l| output_of(l).map(|t| compare(t, oracle, policy.tolerance))).collect();
+fn accuracy_checks(
+    legs: &[Finished],
+    labels: &[String],
+    oracle: &Tensor,
+    policy: &AccuracyPolicy,
+) -> Vec<Check> {
+    let metrics: Vec<Option<AccuracyMetrics>> = legs
+        .iter()
+        .map(|l| output_of(l).map(|t| compare(t, oracle, policy.tolerance)))
+        .collect();
     let reference = metrics.first().cloned().flatten();
     let mut checks = Vec::new();
     for (index, (m, label)) in metrics.into_iter().zip(labels).enumerate() {
@@ -135,11 +174,21 @@ pub(super) fn accuracy_check(label: &str, failures: Vec<String>, m: AccuracyMetr
     } else {
         (Outcome::Fail, format!("{}\n{summary}", failures.join("\n")))
     };
-    Check { name: format!("accuracy:{label}"), kind: CheckKind::Accuracy, outcome, message, accuracy: Some(m), perf: None }
+    Check {
+        name: format!("accuracy:{label}"),
+        kind: CheckKind::Accuracy,
+        outcome,
+        message,
+        accuracy: Some(m),
+        perf: None,
+    }
 }
 
 fn cross_ratios(case: &str, legs: &[Finished], labels: &[String]) -> Vec<CrossRatio> {
-    let Some(reference) = legs.first().and_then(|l| l.report.regions.get(crate::leg::REGION_NAME)) else {
+    let Some(reference) = legs
+        .first()
+        .and_then(|l| l.report.regions.get(crate::leg::REGION_NAME))
+    else {
         return Vec::new();
     };
     let decision = crate::stats::DecisionConfig::default();
