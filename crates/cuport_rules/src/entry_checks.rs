@@ -109,7 +109,8 @@ impl Builder {
             .collect();
         for map in t.enum_maps() {
             let fallback = table.enum_maps.get(map).and_then(|m| m.fallback.clone());
-            helpers.extend(fallback);
+            // A fallback may also be a cast such as `(int)`; only helpers count.
+            helpers.extend(fallback.filter(|f| table.helpers.contains_key(f)));
         }
         helpers.sort();
         helpers.dedup();
