@@ -14,10 +14,9 @@ pub(crate) fn analyze(src: &[u8]) -> FileAnalysis {
             b'"' => i = skip_string(src, i),
             b if b.is_ascii_alphabetic() || b == b'_' || b == b'$' => {
                 let end = word_end(src, i);
-                if let Some(site) = word_site(src, i, end) {
-                    sites.push(site);
-                }
-                i = end;
+                let (site, next) = word_site(src, i, end);
+                sites.extend(site);
+                i = next.max(end);
             }
             _ => i += 1,
         }
@@ -56,9 +55,12 @@ fn word_end(src: &[u8], start: usize) -> usize {
     k
 }
 
-/// The CMake word `src[start..end]`, if it is a CUDA build touchpoint.
-fn word_site(src: &[u8], start: usize, end: usize) -> Option<Site> {
-    let word = std::str::from_utf8(&src[start..end]).ok()?;
+/// The CMake word `src[start..end]`, if it is a CUDA build touchpoint, and
+/// where scanning resumes (after the arguments of a command reported whole).
+fn word_site(src: &[u8], start: usize, end: usize) -> (Option<Site>, usize) {
+    let Ok(word) = std::str::from_utf8(&src[start..end]) else {
+        return (None, end);
+    };
     let next = src[end..].iter().find(|b| !b.is_ascii_whitespace()).copied();
     let lower = word.to_ascii_lowercase();
     let is_command = next == Some(b'(');
@@ -66,7 +68,10 @@ fn word_site(src: &[u8], start: usize, end: usize) -> Option<Site> {
         && (lower.starts_with("cuda_") || matches!(lower.as_str(), "enable_language" | "project" | "find_package" | "check_language"));
     let site = |name: &str| Some(Site::new(SiteKind::BuildRule, Library::Build, name, TextRange::new(start, end)));
     if cuda_command {
-        return command_site(src, end, &lower).and_then(|name| site(&name));
+        if let Some((name, close)) = command_site(src, end, &lower) {
+            return (site(&name), close);
+        }
+        return (None, end);
     }
     let interesting = word.starts_with("CUDA::")
         || word.starts_with("CMAKE_CUDA")
@@ -75,20 +80,21 @@ fn word_site(src: &[u8], start: usize, end: usize) -> Option<Site> {
         || (word.starts_with("CUDA_") && word.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_'))
         || word == "CUDA"
         || matches!(word, "CUDNN" | "NCCL" | "nvcc" | "NVCC");
-    interesting.then(|| word.trim_end_matches(['>', '}']).to_owned()).and_then(|name| site(&name))
+    let found = interesting.then(|| word.trim_end_matches(['>', '}']).to_owned()).and_then(|name| site(&name));
+    (found, end)
 }
 
 /// For `project(...)`/`enable_language(...)`/`find_package(...)`, report
 /// only when CUDA is involved; `cuda_add_*` (FindCUDA) always is.
-fn command_site(src: &[u8], open_from: usize, command: &str) -> Option<String> {
-    if command.starts_with("cuda_") {
-        return Some(format!("{command}()"));
-    }
+fn command_site(src: &[u8], open_from: usize, command: &str) -> Option<(String, usize)> {
     let open = open_from + src[open_from..].iter().position(|&b| b == b'(')?;
+    if command.starts_with("cuda_") {
+        return Some((format!("{command}()"), open + 1));
+    }
     let close = open + src[open..].iter().position(|&b| b == b')')?;
     let args = String::from_utf8_lossy(&src[open + 1..close]);
-    let mentions_cuda = args
+    let cuda_arg = args
         .split(|c: char| c.is_whitespace())
-        .any(|a| matches!(a, "CUDA" | "CUDAToolkit" | "CUDNN" | "NCCL" | "cuDNN"));
-    mentions_cuda.then(|| format!("{command}(CUDA)"))
+        .find(|a| matches!(*a, "CUDA" | "CUDAToolkit" | "CUDNN" | "NCCL" | "cuDNN"))?;
+    Some((format!("{command}({cuda_arg})"), close + 1))
 }

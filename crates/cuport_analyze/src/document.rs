@@ -46,6 +46,9 @@ pub struct ScanSummary {
     pub skipped: usize,
     /// Files walked past because cuport does not analyse their type.
     pub other_files: usize,
+    /// CUDA-looking names the project defines itself (functions, macros,
+    /// headers) and how many uses of each were not counted as CUDA.
+    pub project_names: BTreeMap<String, usize>,
 }
 
 impl ScanSummary {
@@ -54,6 +57,7 @@ impl ScanSummary {
             files: report.files.len(),
             skipped: report.skipped.len(),
             other_files: report.other_files,
+            project_names: report.project_names.clone(),
             ..ScanSummary::default()
         };
         for file in &report.files {

@@ -21,4 +21,4 @@ pub use document::{scan_schema, ScanDocument, ScanSummary, SCAN_FORMAT_NAME, SCA
 pub use error::AnalyzeError;
 pub use file::{analyze_source, AnalyzeOptions, SyntaxCheck};
 pub use site::{Condition, FileAnalysis, ParseIssue, ScannedFile, Site, SkippedFile};
-pub use tree::{scan_tree, Progress, ScanOptions, ScanReport, NO_PROGRESS};
+pub use tree::{scan_tree, KnownNames, Progress, ScanOptions, ScanReport, NO_PROGRESS};

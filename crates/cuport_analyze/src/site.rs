@@ -93,10 +93,11 @@ pub struct FileAnalysis {
     /// Regions that did not parse cleanly (lexical or syntactic).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub parse_issues: Vec<ParseIssue>,
-    /// Macros this file `#define`s (C family); a project's own macros are not
-    /// CUDA touchpoints even when their names look like CUDA's.
+    /// Macros this file `#define`s and CUDA-looking functions it declares or
+    /// defines (C family). A project's own names are not CUDA touchpoints,
+    /// even when they look like CUDA's (`cudaCheck`, `CUDA_CHECK`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub defined_macros: Vec<String>,
+    pub defined_names: Vec<String>,
     /// Notes about how the file was read (invalid UTF-8, fallbacks).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,

@@ -1,9 +1,9 @@
 //! Scanning a whole tree: a parallel walk (the `ignore` crate, so
 //! `.gitignore` and hidden-file rules hold), then a parallel analysis of each
 //! recognised file. Problems with single files are reported, never fatal.
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use cuport_model::{Language, SiteKind};
 use ignore::overrides::OverrideBuilder;
@@ -16,6 +16,18 @@ use crate::site::{ScannedFile, SkippedFile};
 
 /// Bytes examined for NUL when deciding whether a file is binary.
 const BINARY_SNIFF_LEN: usize = 8192;
+
+/// A predicate telling which names are real CUDA APIs (the rule tables know
+/// them). A project that defines such a name (an `atomicAdd` overload, a
+/// dynamic-loading shim for `cuInit`) still uses CUDA through it.
+#[derive(Clone)]
+pub struct KnownNames(pub Arc<dyn Fn(&str) -> bool + Send + Sync>);
+
+impl std::fmt::Debug for KnownNames {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KnownNames(..)")
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct ScanOptions {
@@ -30,6 +42,8 @@ pub struct ScanOptions {
     pub analyze: AnalyzeOptions,
     /// Worker threads; 0 picks one per core.
     pub threads: usize,
+    /// Real CUDA names, never mistaken for the project's own definitions.
+    pub known_names: Option<KnownNames>,
 }
 
 impl Default for ScanOptions {
@@ -41,6 +55,7 @@ impl Default for ScanOptions {
             max_file_size: 32 * 1024 * 1024,
             analyze: AnalyzeOptions::default(),
             threads: 0,
+            known_names: None,
         }
     }
 }
@@ -70,6 +85,9 @@ pub struct ScanReport {
     pub skipped: Vec<SkippedFile>,
     /// Files of other types that were walked past (not sources cuport reads).
     pub other_files: usize,
+    /// CUDA-looking names the project defines itself, with the number of
+    /// uses that were therefore not counted as CUDA touchpoints.
+    pub project_names: BTreeMap<String, usize>,
 }
 
 /// Scans `root` (a directory or a single file).
@@ -110,7 +128,7 @@ pub fn scan_tree(root: &Path, options: &ScanOptions, progress: &dyn Progress) ->
     }
     report.files.sort_by(|a, b| a.path.cmp(&b.path));
     report.skipped.sort_by(|a, b| a.path.cmp(&b.path));
-    drop_project_macros(&mut report.files);
+    drop_project_names(&mut report, options.known_names.as_ref());
     Ok(report)
 }
 
@@ -302,24 +320,40 @@ fn read_and_analyze(root: &Path, path: &Path, language: Language, options: &Scan
     })
 }
 
-/// A project's own upper-case macros (`CUDA_CHECK`, `CUBLAS_CALL`) look
-/// like CUDA's but are not touchpoints: drop their uses everywhere.
-/// Lower-case names the project `#define`s (`#define cudaMalloc ...`) stay,
-/// because such a shim is exactly what a port has to deal with.
-fn drop_project_macros(files: &mut [ScannedFile]) {
-    let defined: HashSet<String> = files
+/// Names the project itself defines (`cudaCheck`, `CUDA_CHECK`, a
+/// `cuda_common.h` of its own) look like CUDA's but are not touchpoints.
+/// Their uses are removed from the sites and counted in
+/// `ScanReport::project_names`, so nothing disappears without a trace.
+fn drop_project_names(report: &mut ScanReport, known: Option<&KnownNames>) {
+    let defined: HashSet<String> = report
+        .files
         .iter()
-        .flat_map(|f| f.analysis.defined_macros.iter())
-        .filter(|name| !name.bytes().any(|b| b.is_ascii_lowercase()))
+        .flat_map(|f| f.analysis.defined_names.iter())
+        .filter(|name| !known.is_some_and(|known| (known.0)(name)))
         .cloned()
         .collect();
-    if defined.is_empty() {
-        return;
-    }
-    for file in files {
+    let paths: Vec<String> = report.files.iter().map(|f| format!("/{}", f.path)).collect();
+    let is_project_header = |include: &str| {
+        let mut relative = include;
+        while let Some(rest) = relative.strip_prefix("../").or_else(|| relative.strip_prefix("./")) {
+            relative = rest;
+        }
+        let suffix = format!("/{relative}");
+        paths.iter().any(|p| p.ends_with(&suffix))
+    };
+    let mut dropped: BTreeMap<String, usize> = BTreeMap::new();
+    for file in &mut report.files {
         file.analysis.sites.retain(|site| {
-            let droppable = matches!(site.kind, SiteKind::Macro | SiteKind::EnumConstant | SiteKind::Type);
-            !(droppable && defined.contains(&site.name))
+            let project = match site.kind {
+                SiteKind::Include => is_project_header(&site.name),
+                SiteKind::KernelDefinition | SiteKind::KernelLaunch | SiteKind::Qualifier | SiteKind::PreprocessorCondition => false,
+                _ => defined.contains(&site.name),
+            };
+            if project {
+                *dropped.entry(site.name.clone()).or_default() += 1;
+            }
+            !project
         });
     }
+    report.project_names = dropped;
 }

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anstyle::AnsiColor;
 use anyhow::Context;
-use cuport_analyze::{scan_tree, AnalyzeOptions, ScanDocument, ScanOptions, ScanSummary, SyntaxCheck};
+use cuport_analyze::{scan_tree, AnalyzeOptions, KnownNames, ScanDocument, ScanOptions, ScanSummary, SyntaxCheck};
 use cuport_model::{Library, SiteKind};
 use indicatif::ProgressBar;
 
@@ -80,6 +80,7 @@ pub(crate) fn run(args: &ScanArgs, out: &Output) -> anyhow::Result<ExitCode> {
             },
         },
         threads: args.threads,
+        known_names: known_cuda_names(out),
     };
     let started = std::time::Instant::now();
     let bar = BarProgress(out.progress(0, "scanning"));
@@ -105,6 +106,21 @@ pub(crate) fn run(args: &ScanArgs, out: &Output) -> anyhow::Result<ExitCode> {
         ScanFormat::Text => write_text(&mut stdout, &document, args.top, out)?,
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The rule tables' CUDA names, so a project's `atomicAdd` overload or
+/// `cuInit` shim is not mistaken for a project-only name.
+pub(crate) fn known_cuda_names(out: &Output) -> Option<KnownNames> {
+    match cuport_rules::RuleSet::builtin() {
+        Ok(rules) => {
+            let rules = std::sync::Arc::new(rules);
+            Some(KnownNames(std::sync::Arc::new(move |name: &str| rules.is_known(name))))
+        }
+        Err(error) => {
+            out.warn(&format!("built-in rule tables failed to load ({error}); CUDA-looking names the project defines are all treated as its own"));
+            None
+        }
+    }
 }
 
 struct BarProgress(ProgressBar);
@@ -189,6 +205,14 @@ fn write_problems(w: &mut impl Write, doc: &ScanDocument, s: &ScanSummary, out: 
                 .collect();
             writeln!(w, "  {}: lines {}", file.path, lines.join(", "))?;
         }
+    }
+    if !s.project_names.is_empty() {
+        let mut names: Vec<_> = s.project_names.iter().collect();
+        names.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let listed: Vec<String> = names.iter().take(12).map(|(n, c)| format!("{n} ({c})")).collect();
+        let more = names.len().saturating_sub(12);
+        let more = if more > 0 { format!(", and {more} more") } else { String::new() };
+        writeln!(w, "\nNot counted: CUDA-looking names the project defines itself (uses): {}{more}", listed.join(", "))?;
     }
     if !doc.skipped.is_empty() {
         writeln!(w, "\n{warn}Skipped{warn:#} ({} files):", doc.skipped.len())?;

@@ -134,6 +134,7 @@ const QUALIFIERS: &[&str] = &[
     "__noinline__",
     "__grid_constant__",
     "__cluster_dims__",
+    "__align__",
 ];
 
 const BUILTIN_VARIABLES: &[&str] = &["threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize"];
@@ -173,9 +174,15 @@ const DEVICE_FUNCTION_PREFIXES: &[&str] = &[
 /// CUDA-only device math and timing functions that have no C standard twin.
 const DEVICE_FUNCTIONS: &[&str] = &[
     "rsqrtf", "rsqrt", "rcbrtf", "rcbrt", "sincospif", "sincospi", "normcdff", "normcdf",
-    "erfcinvf", "erfinvf", "saturate", "clock64", "clock", "rnormf", "norm3df", "norm4df",
+    "erfcinvf", "erfinvf", "saturate", "clock64", "rnormf", "norm3df", "norm4df",
     "cospif", "sinpif", "exp10f",
 ];
+
+/// `threadIdx`, `blockDim`, ...: a local `dim3 blockDim(32, 32);` shadows
+/// one in a scope but does not make the project define it.
+pub(crate) fn is_builtin_variable(name: &str) -> bool {
+    BUILTIN_VARIABLES.contains(&name)
+}
 
 /// CUDA's built-in vector and half types.
 fn is_device_type(name: &str) -> bool {

@@ -94,7 +94,7 @@ impl Scanner<'_> {
             let site = Site::new(SiteKind::Macro, Library::Preprocessor, name, self.range(name_token, name_token));
             self.push(site);
         } else {
-            self.defined_macros.push(name.to_owned());
+            self.defined_names.push(name.to_owned());
         }
         name_token + 1
     }

@@ -39,7 +39,7 @@ pub(crate) fn analyze(
         cuda_file,
         sites: Vec::new(),
         conditions: ConditionTracker::default(),
-        defined_macros: Vec::new(),
+        defined_names: Vec::new(),
         namespace_aliases: FxHashMap::default(),
         directive: None,
     };
@@ -47,7 +47,7 @@ pub(crate) fn analyze(
     let mut analysis = FileAnalysis {
         sites: scanner.sites,
         conditions: scanner.conditions.conditions,
-        defined_macros: scanner.defined_macros,
+        defined_names: scanner.defined_names,
         ..FileAnalysis::default()
     };
     analysis.parse_issues = lexed
@@ -94,7 +94,7 @@ pub(crate) struct Scanner<'a> {
     cuda_file: bool,
     sites: Vec<Site>,
     conditions: ConditionTracker,
-    defined_macros: Vec<String>,
+    defined_names: Vec<String>,
     namespace_aliases: FxHashMap<&'a str, Library>,
     directive: Option<Directive>,
 }
@@ -194,7 +194,13 @@ impl<'a> Scanner<'a> {
             self.namespace_alias(i);
         }
         let usage = self.usage_after(i);
-        if let Some((library, kind)) = classify(name, usage, self.cuda_file) {
+        let classified = classify(name, usage, self.cuda_file);
+        let declarable = classified.is_some_and(|(_, kind)| is_callable(kind)) && !classify::is_builtin_variable(name);
+        if declarable && usage == Usage::Call && self.is_function_declaration(i) {
+            self.defined_names.push(name.to_owned());
+            return i + 1;
+        }
+        if let Some((library, kind)) = classified {
             self.name_site(i, i, name, library, kind);
             if kind == SiteKind::Qualifier && name == "__global__" {
                 self.kernel_definition(i);
@@ -204,6 +210,29 @@ impl<'a> Scanner<'a> {
             self.name_site(i, i, name, library, kind);
         }
         i + 1
+    }
+
+    /// Whether the name at `i`, followed by `(`, is declared or defined
+    /// here (`void cudaCheck(cudaError_t e) {`) rather than called: a type
+    /// name before it, or a body after its parameter list.
+    fn is_function_declaration(&self, i: usize) -> bool {
+        let typed = i > 0
+            && self.kind_at(i - 1) == Some(TokKind::Ident)
+            && !is_expression_keyword(self.text(i - 1));
+        typed || self.body_follows(i + 1)
+    }
+
+    fn body_follows(&self, open: usize) -> bool {
+        let Some(close) = self.matching(open) else { return false };
+        let mut k = close + 1;
+        while let Some(kind) = self.kind_at(k) {
+            match kind {
+                TokKind::Punct(b'{') => return true,
+                TokKind::Ident if matches!(self.text(k), "const" | "noexcept" | "override" | "final" | "volatile") => k += 1,
+                _ => return false,
+            }
+        }
+        false
     }
 
     fn torch_name(&self, name: &str) -> Option<Library> {
@@ -284,6 +313,24 @@ impl<'a> Scanner<'a> {
             .map(|(s, e)| TextRange::new(s, e))
             .collect()
     }
+}
+
+/// Kinds of names a project could declare a function (or macro) of.
+fn is_callable(kind: SiteKind) -> bool {
+    matches!(
+        kind,
+        SiteKind::RuntimeApi | SiteKind::DriverApi | SiteKind::LibraryCall | SiteKind::DeviceIntrinsic | SiteKind::Macro
+    )
+}
+
+/// Keywords after which a name followed by `(` is a call, not a declaration.
+fn is_expression_keyword(word: &str) -> bool {
+    matches!(
+        word,
+        "return" | "else" | "case" | "do" | "throw" | "co_return" | "co_yield" | "co_await" | "new"
+            | "delete" | "sizeof" | "typeid" | "decltype" | "alignof" | "noexcept" | "and" | "or"
+            | "not" | "goto"
+    )
 }
 
 #[cfg(test)]

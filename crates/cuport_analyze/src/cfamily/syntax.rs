@@ -76,7 +76,7 @@ fn mask_cuda_syntax(src: &[u8], tokens: &[Token], matches: &[u32]) -> Vec<u8> {
 /// For `__launch_bounds__(...)`, the end of its argument list.
 fn attribute_end(src: &[u8], tokens: &[Token], matches: &[u32], i: usize) -> Option<u32> {
     let text = tokens[i].text(src);
-    if text != b"__launch_bounds__" && text != b"__cluster_dims__" {
+    if !matches!(text, b"__launch_bounds__" | b"__cluster_dims__" | b"__align__") {
         return None;
     }
     let open = tokens.get(i + 1).filter(|t| t.is_punct(b'('))?;
@@ -98,6 +98,19 @@ fn is_cuda_keyword(text: &[u8]) -> bool {
             | b"__noinline__"
             | b"__grid_constant__"
             | b"__cluster_dims__"
+            | b"__align__"
+            // Calling-convention macros of the CUDA headers.
+            | b"CUDART_CB"
+            | b"CUDA_CB"
+            | b"CUDARTAPI"
+            | b"CUDAAPI"
+            | b"CUBLASAPI"
+            | b"CUBLASWINAPI"
+            | b"CUDNNWINAPI"
+            | b"CUFFTAPI"
+            | b"CURANDAPI"
+            | b"CUSPARSEAPI"
+            | b"CUSOLVERAPI"
     )
 }
 

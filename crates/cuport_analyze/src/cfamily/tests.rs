@@ -50,7 +50,7 @@ fn launch_inside_a_macro_body() {
     let launch = of_kind(&a, SiteKind::KernelLaunch)[0];
     assert_eq!(launch.name, "kern");
     assert_eq!(launch.line, 0, "lines are filled in by analyze_source");
-    assert_eq!(a.defined_macros, ["LAUNCH"]);
+    assert_eq!(a.defined_names, ["LAUNCH"]);
 }
 
 #[test]
