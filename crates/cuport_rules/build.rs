@@ -15,7 +15,12 @@ fn main() {
         println!("cargo:rerun-if-changed={}", path.display());
         let rel = path.strip_prefix(&root).unwrap_or(path);
         let rel = rel.to_string_lossy().replace('\\', "/");
-        let _ = writeln!(code, "    ({:?}, include_str!({:?})),", format!("mappings/{rel}"), path.display().to_string());
+        let _ = writeln!(
+            code,
+            "    ({:?}, include_str!({:?})),",
+            format!("mappings/{rel}"),
+            path.display().to_string()
+        );
     }
     code.push_str("];\n");
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join("builtin_files.rs");
@@ -25,7 +30,9 @@ fn main() {
 }
 
 fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
     for entry in entries.flatten() {
         let path = entry.path();
         if path.is_dir() {

@@ -13,10 +13,19 @@ fn builtin_rule_set() -> usize {
 
 #[divan::bench]
 fn lookup_hit_and_miss(bencher: divan::Bencher) {
-    let Ok(set) = cuport_rules::RuleSet::builtin() else { return };
+    let Ok(set) = cuport_rules::RuleSet::builtin() else {
+        return;
+    };
     bencher.bench(|| {
-        let hit = set.lookup(cuport_model::Target::Hip, divan::black_box("cudaMemcpy")).is_some();
-        let miss = set.lookup(cuport_model::Target::Hip, divan::black_box("cudaNoSuchThing")).is_some();
+        let hit = set
+            .lookup(cuport_model::Target::Hip, divan::black_box("cudaMemcpy"))
+            .is_some();
+        let miss = set
+            .lookup(
+                cuport_model::Target::Hip,
+                divan::black_box("cudaNoSuchThing"),
+            )
+            .is_some();
         hit ^ miss
     });
 }

@@ -112,7 +112,9 @@ impl Builder {
             table.types.push((t.name.get_ref().clone(), t.decl.clone()));
         }
         for e in &p.file.enums {
-            table.enums.insert(e.name.get_ref().clone(), e.values.clone());
+            table
+                .enums
+                .insert(e.name.get_ref().clone(), e.values.clone());
         }
         for m in &p.file.enum_map {
             self.declare_enum_map(p, target, m);
@@ -130,7 +132,10 @@ impl Builder {
     }
 
     fn redeclared(&mut self, p: &Parsed, name: &Spanned<String>, first: &Location) {
-        let msg = format!("`{}` is declared twice (first at {first}); keep one declaration", name.get_ref());
+        let msg = format!(
+            "`{}` is declared twice (first at {first}); keep one declaration",
+            name.get_ref()
+        );
         self.error(p.at(name), DiagKind::Duplicate, msg);
     }
 
@@ -143,7 +148,10 @@ impl Builder {
         });
         let table = self.set.tables.entry(target).or_default();
         if table.enum_maps.insert(map.name.clone(), map).is_some() {
-            let msg = format!("enum map `{}` is defined twice for {target}; rename one", m.name.get_ref());
+            let msg = format!(
+                "enum map `{}` is defined twice for {target}; rename one",
+                m.name.get_ref()
+            );
             self.error(p.at(&m.name), DiagKind::Duplicate, msg);
         }
     }
@@ -167,7 +175,7 @@ impl Builder {
     pub(crate) fn add_enum_entries(&mut self, p: &Parsed) {
         let Some(target) = p.target() else { return };
         for m in p.file.enum_map.iter().filter(|m| m.entries) {
-            let mut rule = self.base_rule(p, target, m.code.as_ref(), None, p.at(&m.name));
+            let mut rule = self.base_rule(p, target, m.code.as_ref(), m.library, p.at(&m.name));
             rule.status = Status::Renamed;
             rule.kind = NameKind::EnumValue;
             rule.note.clone_from(&m.note);
@@ -182,7 +190,9 @@ impl Builder {
     fn insert_enum_value(&mut self, p: &Parsed, target: Target, cuda: &str, to: &str, rule: usize) {
         let table = self.set.tables.entry(target).or_default();
         match table.explicit.get(cuda) {
-            Some(e) if e.to.as_deref().is_some_and(|t| t != to) && e.slot.priority == p.priority => {
+            Some(e)
+                if e.to.as_deref().is_some_and(|t| t != to) && e.slot.priority == p.priority =>
+            {
                 let first = self.set.rules[e.slot.rule].origin.clone();
                 let msg = format!("enum map maps `{cuda}` to `{to}`, but the entry at {first} maps it to `{}`; make them agree", e.to.as_deref().unwrap_or_default());
                 let at = self.set.rules[rule].origin.clone();
@@ -190,8 +200,17 @@ impl Builder {
             }
             Some(_) => {}
             None => {
-                let slot = Slot { rule, priority: p.priority };
-                table.explicit.insert(cuda.to_owned(), ExplicitTarget { slot, to: Some(to.to_owned()) });
+                let slot = Slot {
+                    rule,
+                    priority: p.priority,
+                };
+                table.explicit.insert(
+                    cuda.to_owned(),
+                    ExplicitTarget {
+                        slot,
+                        to: Some(to.to_owned()),
+                    },
+                );
             }
         }
     }
@@ -244,12 +263,17 @@ impl Builder {
         origin: &Location,
     ) -> Option<RuleCode> {
         let Some(text) = code else {
-            let msg = "no rule code: give the entry `code = \"CPnnnn\"` or the file a default in [meta]".to_owned();
+            let msg =
+                "no rule code: give the entry `code = \"CPnnnn\"` or the file a default in [meta]"
+                    .to_owned();
             self.error(origin.clone(), DiagKind::MissingField, msg);
             return None;
         };
         let Some(parsed) = RuleCode::parse(text.get_ref()) else {
-            let msg = format!("`{}` is not a rule code; codes are `CP` and four digits", text.get_ref());
+            let msg = format!(
+                "`{}` is not a rule code; codes are `CP` and four digits",
+                text.get_ref()
+            );
             self.error(p.at(text), DiagKind::BadCode, msg);
             return None;
         };
@@ -262,8 +286,15 @@ impl Builder {
             }
         };
         if !range.contains(&parsed.0) {
-            let what = library.map_or(String::new(), |l| format!(" / {}", l.id()));
-            let msg = format!("{parsed} is outside CP{:04}–CP{:04}, the range for {target}{what}; see mappings/README.md", range.start(), range.end());
+            let owner = if p.builtin {
+                format!(
+                    "{target}{}",
+                    library.map_or(String::new(), |l| format!(" / {}", l.id()))
+                )
+            } else {
+                "user rule files".to_owned()
+            };
+            let msg = format!("{parsed} is outside CP{:04}–CP{:04}, the range for {owner}; see mappings/README.md", range.start(), range.end());
             self.error(p.at(text), DiagKind::BadCode, msg);
         }
         Some(parsed)
@@ -293,7 +324,11 @@ impl Builder {
     }
 
     fn entry_target(&mut self, p: &Parsed, e: &RawEntry, rule: &Rule) -> Option<String> {
-        let callee = rule.template.as_ref().and_then(|t| t.callee()).map(str::to_owned);
+        let callee = rule
+            .template
+            .as_ref()
+            .and_then(|t| t.callee())
+            .map(str::to_owned);
         match e.status {
             Status::Exact => {
                 if e.to.as_ref().is_some_and(|to| to != e.cuda.get_ref()) {
@@ -307,8 +342,18 @@ impl Builder {
         }
     }
 
-    fn insert_explicit(&mut self, p: &Parsed, target: Target, cuda: &Spanned<String>, rule: usize, to: Option<String>) {
-        let slot = Slot { rule, priority: p.priority };
+    fn insert_explicit(
+        &mut self,
+        p: &Parsed,
+        target: Target,
+        cuda: &Spanned<String>,
+        rule: usize,
+        to: Option<String>,
+    ) {
+        let slot = Slot {
+            rule,
+            priority: p.priority,
+        };
         let table = self.set.tables.entry(target).or_default();
         let name = cuda.get_ref();
         if let Some(old) = table.explicit.get(name) {
@@ -322,7 +367,9 @@ impl Builder {
                 return;
             }
         }
-        table.explicit.insert(name.clone(), ExplicitTarget { slot, to });
+        table
+            .explicit
+            .insert(name.clone(), ExplicitTarget { slot, to });
     }
 
     fn add_unsupported(&mut self, p: &Parsed, target: Target, g: &RawUnsupported) {
@@ -343,7 +390,11 @@ impl Builder {
 
     fn add_pattern(&mut self, p: &Parsed, target: Target, raw: &RawPattern) {
         let (Some(from), Some(to)) = (Glob::parse(raw.from.get_ref()), Glob::parse(&raw.to)) else {
-            let msg = format!("pattern `{}` → `{}`: each side needs exactly one `*`", raw.from.get_ref(), raw.to);
+            let msg = format!(
+                "pattern `{}` → `{}`: each side needs exactly one `*`",
+                raw.from.get_ref(),
+                raw.to
+            );
             self.error(p.at(&raw.from), DiagKind::BadPattern, msg);
             return;
         };
@@ -361,16 +412,34 @@ impl Builder {
         }
         let exists = self.pattern_names(p, &to, &raw.exists);
         let idx = self.push_rule(rule);
-        let exceptions: HashSet<String> = raw.exceptions.iter().map(|e| e.get_ref().clone()).collect();
+        let exceptions: HashSet<String> =
+            raw.exceptions.iter().map(|e| e.get_ref().clone()).collect();
         let table = self.set.tables.entry(target).or_default();
-        table.patterns.push(Pattern { rule: idx, from, to, exists, exceptions, priority: p.priority });
+        table.patterns.push(Pattern {
+            rule: idx,
+            from,
+            to,
+            exists,
+            exceptions,
+            priority: p.priority,
+        });
     }
 
-    fn pattern_names(&mut self, p: &Parsed, to: &Glob, names: &[Spanned<String>]) -> HashSet<String> {
+    fn pattern_names(
+        &mut self,
+        p: &Parsed,
+        to: &Glob,
+        names: &[Spanned<String>],
+    ) -> HashSet<String> {
         let mut exists = HashSet::with_capacity(names.len());
         for name in names {
             if to.capture(name.get_ref()).is_none() {
-                let msg = format!("`{}` does not match the pattern's `to` glob `{}*{}`", name.get_ref(), to.prefix, to.suffix);
+                let msg = format!(
+                    "`{}` does not match the pattern's `to` glob `{}*{}`",
+                    name.get_ref(),
+                    to.prefix,
+                    to.suffix
+                );
                 self.error(p.at(name), DiagKind::BadPattern, msg);
             } else if !exists.insert(name.get_ref().clone()) {
                 let msg = format!("`{}` is listed twice in `exists`", name.get_ref());
@@ -383,8 +452,11 @@ impl Builder {
     /// Sorts patterns and records every name a lookup resolves.
     pub(crate) fn finish(&mut self) {
         for table in self.set.tables.values_mut() {
-            table.patterns.sort_by_key(|pat| std::cmp::Reverse(pat.priority));
-            let mut names: std::collections::BTreeSet<String> = table.explicit.keys().cloned().collect();
+            table
+                .patterns
+                .sort_by_key(|pat| std::cmp::Reverse(pat.priority));
+            let mut names: std::collections::BTreeSet<String> =
+                table.explicit.keys().cloned().collect();
             for pattern in &table.patterns {
                 for target_name in &pattern.exists {
                     if let Some(cuda) = pattern.invert(target_name) {

@@ -10,7 +10,8 @@ use crate::ruleset::Glob;
 
 impl Builder {
     pub(crate) fn cross_check(&mut self, parsed: &[Parsed]) {
-        let mut claimed: HashMap<(cuport_model::Target, String), (String, Location, i32)> = HashMap::new();
+        let mut claimed: HashMap<(cuport_model::Target, String), (String, Location, i32)> =
+            HashMap::new();
         for p in parsed {
             let Some(target) = p.target() else { continue };
             for pattern in &p.file.pattern {
@@ -29,10 +30,18 @@ impl Builder {
         raw: &RawPattern,
         claimed: &mut HashMap<(cuport_model::Target, String), (String, Location, i32)>,
     ) {
-        let (Some(from), Some(to)) = (Glob::parse(raw.from.get_ref()), Glob::parse(&raw.to)) else { return };
-        let exceptions: Vec<&str> = raw.exceptions.iter().map(|e| e.get_ref().as_str()).collect();
+        let (Some(from), Some(to)) = (Glob::parse(raw.from.get_ref()), Glob::parse(&raw.to)) else {
+            return;
+        };
+        let exceptions: Vec<&str> = raw
+            .exceptions
+            .iter()
+            .map(|e| e.get_ref().as_str())
+            .collect();
         for name in &raw.exists {
-            let Some(mid) = to.capture(name.get_ref()) else { continue };
+            let Some(mid) = to.capture(name.get_ref()) else {
+                continue;
+            };
             let cuda = from.expand(mid);
             if exceptions.contains(&cuda.as_str()) {
                 continue;
@@ -41,7 +50,11 @@ impl Builder {
             let key = (target, cuda.clone());
             match claimed.get(&key) {
                 Some((other, first, prio)) if *prio == p.priority => {
-                    let (kind, what) = if other == name.get_ref() { (DiagKind::Duplicate, "also") } else { (DiagKind::Conflict, "differently") };
+                    let (kind, what) = if other == name.get_ref() {
+                        (DiagKind::Duplicate, "also")
+                    } else {
+                        (DiagKind::Conflict, "differently")
+                    };
                     let msg = format!("`{cuda}` → `{}`: another pattern (at {first}) {what} maps it to `{other}`; list the target name in one pattern only", name.get_ref());
                     self.error(p.at(name), kind, msg);
                 }
@@ -55,9 +68,20 @@ impl Builder {
         }
     }
 
-    fn check_shadow(&mut self, p: &Parsed, target: cuport_model::Target, raw: &RawPattern, name: &toml::Spanned<String>, cuda: &str) {
-        let Some(table) = self.set.tables.get(&target) else { return };
-        let Some(explicit) = table.explicit.get(cuda) else { return };
+    fn check_shadow(
+        &mut self,
+        p: &Parsed,
+        target: cuport_model::Target,
+        raw: &RawPattern,
+        name: &toml::Spanned<String>,
+        cuda: &str,
+    ) {
+        let Some(table) = self.set.tables.get(&target) else {
+            return;
+        };
+        let Some(explicit) = table.explicit.get(cuda) else {
+            return;
+        };
         if explicit.slot.priority != p.priority {
             return;
         }
@@ -69,11 +93,26 @@ impl Builder {
         self.error(p.at(name), DiagKind::ShadowedByPattern, msg);
     }
 
-    fn check_exception(&mut self, p: &Parsed, target: cuport_model::Target, from: &Glob, raw: &RawPattern, exception: &toml::Spanned<String>) {
+    fn check_exception(
+        &mut self,
+        p: &Parsed,
+        target: cuport_model::Target,
+        from: &Glob,
+        raw: &RawPattern,
+        exception: &toml::Spanned<String>,
+    ) {
         let name = exception.get_ref();
         let msg = if from.capture(name).is_none() {
-            format!("exception `{name}` does not match the pattern's `from` glob `{}`; remove it", raw.from.get_ref())
-        } else if self.set.tables.get(&target).is_some_and(|t| t.explicit.contains_key(name)) {
+            format!(
+                "exception `{name}` does not match the pattern's `from` glob `{}`; remove it",
+                raw.from.get_ref()
+            )
+        } else if self
+            .set
+            .tables
+            .get(&target)
+            .is_some_and(|t| t.explicit.contains_key(name))
+        {
             return;
         } else {
             format!("exception `{name}` has no explicit entry or unsupported listing for {target}; add one (so the name is not silently unmapped) or remove the exception")
@@ -88,9 +127,17 @@ impl Builder {
             return self.error(p.at(&m.cuda_enum), DiagKind::UnknownName, msg);
         };
         let map = m.map.get_ref();
-        let strangers: Vec<&str> = map.keys().filter(|k| !values.contains(k)).map(String::as_str).collect();
+        let strangers: Vec<&str> = map
+            .keys()
+            .filter(|k| !values.contains(k))
+            .map(String::as_str)
+            .collect();
         if !strangers.is_empty() {
-            let msg = format!("enum map `{}` maps {} which are not values of `{enum_name}`", m.name.get_ref(), quoted(&strangers));
+            let msg = format!(
+                "enum map `{}` maps {} which are not values of `{enum_name}`",
+                m.name.get_ref(),
+                quoted(&strangers)
+            );
             self.error(p.at(&m.map), DiagKind::UnknownName, msg);
         }
         let gaps: Vec<&str> = values
@@ -106,5 +153,9 @@ impl Builder {
 }
 
 fn quoted(names: &[&str]) -> String {
-    names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", ")
+    names
+        .iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }

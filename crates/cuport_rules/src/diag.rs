@@ -67,7 +67,13 @@ pub struct Diagnostic {
 
 impl std::fmt::Display for Diagnostic {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: error[{}]: {}", self.location, self.kind.id(), self.message)
+        write!(
+            f,
+            "{}: error[{}]: {}",
+            self.location,
+            self.kind.id(),
+            self.message
+        )
     }
 }
 
@@ -85,7 +91,10 @@ pub enum RulesError {
 }
 
 fn first(diagnostics: &[Diagnostic]) -> String {
-    diagnostics.first().map(ToString::to_string).unwrap_or_default()
+    diagnostics
+        .first()
+        .map(ToString::to_string)
+        .unwrap_or_default()
 }
 
 impl RulesError {

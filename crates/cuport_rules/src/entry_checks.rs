@@ -20,21 +20,36 @@ impl Builder {
         };
         let mut problems = Vec::new();
         match e.status {
-            Status::Renamed if e.to.is_none() => problems.push(missing("to", "name the target identifier")),
-            Status::Rewrite if e.template.is_none() => {
-                problems.push(missing("template", "give the argument template, e.g. \"f($1, $2)\""));
+            Status::Renamed if e.to.is_none() => {
+                problems.push(missing("to", "name the target identifier"))
             }
-            Status::Approximate if e.note.is_none() => problems.push(missing("note", "say what differs")),
-            Status::Manual if e.note.is_none() => problems.push(missing("note", "give porting guidance")),
-            Status::Manual if e.effort.is_none() => problems.push(missing("effort", "low, medium or high")),
-            Status::Unsupported if e.note.is_none() => problems.push(missing("note", "say what to do instead")),
+            Status::Rewrite if e.template.is_none() => {
+                problems.push(missing(
+                    "template",
+                    "give the argument template, e.g. \"f($1, $2)\"",
+                ));
+            }
+            Status::Approximate if e.note.is_none() => {
+                problems.push(missing("note", "say what differs"))
+            }
+            Status::Manual if e.note.is_none() => {
+                problems.push(missing("note", "give porting guidance"))
+            }
+            Status::Manual if e.effort.is_none() => {
+                problems.push(missing("effort", "low, medium or high"))
+            }
+            Status::Unsupported if e.note.is_none() => {
+                problems.push(missing("note", "say what to do instead"))
+            }
             _ => {}
         }
         if !e.status.is_mechanical() && rule.reference.is_none() {
             problems.push(missing("reference", "cite the vendor doc page or header"));
         }
         if e.status == Status::Unsupported && e.to.is_some() {
-            let msg = format!("`{name}` is `unsupported` but names a target `to`; drop `to` or change the status");
+            let msg = format!(
+                "`{name}` is `unsupported` but names a target `to`; drop `to` or change the status"
+            );
             problems.push((at.clone(), DiagKind::Conflict, msg));
         }
         if e.unconfirmed && e.status.is_mechanical() {
@@ -56,12 +71,17 @@ impl Builder {
     ) {
         let at = p.at(source);
         if e.status == Status::Renamed || e.status == Status::Exact {
-            let msg = format!("`{}` has a template but status `{}`; use `rewrite`", e.cuda.get_ref(), e.status);
+            let msg = format!(
+                "`{}` has a template but status `{}`; use `rewrite`",
+                e.cuda.get_ref(),
+                e.status
+            );
             self.error(at.clone(), DiagKind::BadTemplate, msg);
         }
         let table = self.set.tables.entry(target).or_default();
         let maps = table.enum_maps.clone();
-        let parsed = Template::parse(source.get_ref()).and_then(|t| t.link(|n| maps.get(n).cloned()));
+        let parsed =
+            Template::parse(source.get_ref()).and_then(|t| t.link(|n| maps.get(n).cloned()));
         let template = match parsed {
             Ok(t) => t,
             Err(err) => return self.error(at, DiagKind::BadTemplate, err.to_string()),
@@ -72,7 +92,13 @@ impl Builder {
         rule.template = Some(template);
     }
 
-    fn check_arg_range(&mut self, p: &Parsed, e: &RawEntry, source: &Spanned<String>, t: &Template) {
+    fn check_arg_range(
+        &mut self,
+        p: &Parsed,
+        e: &RawEntry,
+        source: &Spanned<String>,
+        t: &Template,
+    ) {
         let Some(params) = &e.cuda_params else {
             if t.max_arg() > 0 {
                 let msg = format!("the template of `{}` uses ${} but the entry has no `cuda-params`; list the CUDA parameter names", e.cuda.get_ref(), t.max_arg());
@@ -81,15 +107,31 @@ impl Builder {
             return;
         };
         if t.max_arg() > params.len() {
-            let msg = format!("template uses ${} but `{}` takes {} argument(s) ({})", t.max_arg(), e.cuda.get_ref(), params.len(), params.join(", "));
+            let msg = format!(
+                "template uses ${} but `{}` takes {} argument(s) ({})",
+                t.max_arg(),
+                e.cuda.get_ref(),
+                params.len(),
+                params.join(", ")
+            );
             self.error(p.at(source), DiagKind::ArgOutOfRange, msg);
         }
     }
 
     fn check_arity(&mut self, p: &Parsed, target: Target, source: &Spanned<String>, t: &Template) {
-        let (Some(callee), Some(arity)) = (t.callee(), t.arity()) else { return };
-        let Some(table) = self.set.tables.get(&target) else { return };
-        let Some(sig) = table.functions.get(callee).or_else(|| table.helpers.get(callee)) else { return };
+        let (Some(callee), Some(arity)) = (t.callee(), t.arity()) else {
+            return;
+        };
+        let Some(table) = self.set.tables.get(&target) else {
+            return;
+        };
+        let Some(sig) = table
+            .functions
+            .get(callee)
+            .or_else(|| table.helpers.get(callee))
+        else {
+            return;
+        };
         if sig.params.iter().any(|p| p.trim() == "...") {
             return;
         }
@@ -100,7 +142,9 @@ impl Builder {
     }
 
     fn helpers_used(&self, target: Target, t: &Template) -> Vec<String> {
-        let Some(table) = self.set.tables.get(&target) else { return Vec::new() };
+        let Some(table) = self.set.tables.get(&target) else {
+            return Vec::new();
+        };
         let mut helpers: Vec<String> = t
             .callee()
             .filter(|c| table.helpers.contains_key(*c))

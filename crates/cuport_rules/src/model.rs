@@ -171,7 +171,13 @@ mod tests {
 
     #[test]
     fn ranges_follow_target_then_library() {
-        assert_eq!(RuleCode::range_for(Target::Ascend, Library::Nccl), 2600..=2699);
-        assert_eq!(RuleCode::range_for(Target::Hip, Library::Runtime), 1000..=1099);
+        assert_eq!(
+            RuleCode::range_for(Target::Ascend, Library::Nccl),
+            2600..=2699
+        );
+        assert_eq!(
+            RuleCode::range_for(Target::Hip, Library::Runtime),
+            1000..=1099
+        );
     }
 }

@@ -221,6 +221,9 @@ pub(crate) struct RawEnumMap {
     /// CUDA values deliberately left out (a template meeting one fails).
     #[serde(default)]
     pub(crate) unmapped: Vec<String>,
+    #[serde(default)]
+    #[schemars(schema_with = "optional_library_schema")]
+    pub(crate) library: Option<Library>,
     /// Helper that converts a value at run time when the argument is not a literal.
     #[serde(default)]
     pub(crate) fallback: Option<String>,

@@ -95,7 +95,9 @@ impl Pattern {
 
     /// The CUDA name that produces `target_name`.
     pub(crate) fn invert(&self, target_name: &str) -> Option<String> {
-        self.to.capture(target_name).map(|mid| self.from.expand(mid))
+        self.to
+            .capture(target_name)
+            .map(|mid| self.from.expand(mid))
     }
 }
 
@@ -246,18 +248,28 @@ impl RuleSet {
 
     /// Helper functions the shim must implement for `target`.
     pub fn helpers(&self, target: Target) -> impl Iterator<Item = &Signature> + '_ {
-        self.tables.get(&target).into_iter().flat_map(|t| t.helpers.values())
+        self.tables
+            .get(&target)
+            .into_iter()
+            .flat_map(|t| t.helpers.values())
     }
 
     /// The target signature of `name`, if the tables record one.
     pub fn signature(&self, target: Target, name: &str) -> Option<&Signature> {
         let table = self.tables.get(&target)?;
-        table.functions.get(name).or_else(|| table.helpers.get(name))
+        table
+            .functions
+            .get(name)
+            .or_else(|| table.helpers.get(name))
     }
 
     /// An enum map by name, for callers that map values outside templates.
     pub fn enum_map(&self, target: Target, name: &str) -> Option<&EnumMap> {
-        self.tables.get(&target)?.enum_maps.get(name).map(|m| m.as_ref())
+        self.tables
+            .get(&target)?
+            .enum_maps
+            .get(name)
+            .map(|m| m.as_ref())
     }
 
     /// The files the set was built from.

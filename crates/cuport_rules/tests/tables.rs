@@ -6,7 +6,11 @@ use cuport_rules::{build, RuleSet, Status};
 fn builtin() -> RuleSet {
     let (set, diags) = build(RuleSet::builtin_sources());
     let listing: Vec<String> = diags.iter().map(ToString::to_string).collect();
-    assert!(diags.is_empty(), "built-in tables have problems:\n{}", listing.join("\n"));
+    assert!(
+        diags.is_empty(),
+        "built-in tables have problems:\n{}",
+        listing.join("\n")
+    );
     set
 }
 
@@ -15,17 +19,26 @@ fn builtin_tables_load_and_pass_check() {
     let set = builtin();
     assert!(RuleSet::builtin().is_ok());
     for target in Target::ALL {
-        assert!(set.known_cuda_names(target).next().is_some(), "{target} has no rules");
+        assert!(
+            set.known_cuda_names(target).next().is_some(),
+            "{target} has no rules"
+        );
     }
 }
 
 #[test]
 fn ascend_memcpy_inserts_dest_max_and_maps_the_kind() {
     let set = builtin();
-    let r = set.lookup(Target::Ascend, "cudaMemcpy").expect("cudaMemcpy maps");
+    let r = set
+        .lookup(Target::Ascend, "cudaMemcpy")
+        .expect("cudaMemcpy maps");
     assert_eq!(r.status(), Status::Rewrite);
     assert_eq!(r.target_name.as_deref(), Some("aclrtMemcpy"));
-    let out = r.template().expect("template").apply(&["d", "s", "n", "cudaMemcpyDeviceToHost"]).unwrap();
+    let out = r
+        .template()
+        .expect("template")
+        .apply(&["d", "s", "n", "cudaMemcpyDeviceToHost"])
+        .unwrap();
     assert_eq!(out, "aclrtMemcpy(d, n, s, n, ACL_MEMCPY_DEVICE_TO_HOST)");
     assert!(r.headers().iter().any(|h| h == "acl/acl.h"));
     assert!(r.reference().is_some());
@@ -34,17 +47,27 @@ fn ascend_memcpy_inserts_dest_max_and_maps_the_kind() {
 #[test]
 fn ascend_event_flags_are_inverted_with_a_runtime_fallback() {
     let set = builtin();
-    let r = set.lookup(Target::Ascend, "cudaEventCreateWithFlags").expect("maps");
+    let r = set
+        .lookup(Target::Ascend, "cudaEventCreateWithFlags")
+        .expect("maps");
     let t = r.template().expect("template");
-    assert_eq!(t.apply(&["&e", "cudaEventDisableTiming"]).unwrap(), "aclrtCreateEventWithFlag(&e, ACL_EVENT_SYNC)");
-    assert_eq!(t.apply(&["&e", "f"]).unwrap(), "aclrtCreateEventWithFlag(&e, cuport_acl_event_flags(f))");
+    assert_eq!(
+        t.apply(&["&e", "cudaEventDisableTiming"]).unwrap(),
+        "aclrtCreateEventWithFlag(&e, ACL_EVENT_SYNC)"
+    );
+    assert_eq!(
+        t.apply(&["&e", "f"]).unwrap(),
+        "aclrtCreateEventWithFlag(&e, cuport_acl_event_flags(f))"
+    );
     assert_eq!(r.helpers(), ["cuport_acl_event_flags".to_owned()]);
 }
 
 #[test]
 fn enum_map_values_resolve_as_names() {
     let set = builtin();
-    let r = set.lookup(Target::Ascend, "cudaMemcpyHostToDevice").expect("maps");
+    let r = set
+        .lookup(Target::Ascend, "cudaMemcpyHostToDevice")
+        .expect("maps");
     assert_eq!(r.target_name.as_deref(), Some("ACL_MEMCPY_HOST_TO_DEVICE"));
 }
 

@@ -165,6 +165,8 @@ def generate(rows, lib_file, lib_id, base, hdr, link, target_col, skip, seen, cu
             if apply(p[0], p[1], name) == target:
                 patterns[p].append(target)
                 break
+        else:
+            explicit += entry(row, target, "renamed", base, kind)
     emit_patterns(out, patterns, base)
     out += explicit
     emit_unsupported(out, unsupported, base)

@@ -63,7 +63,11 @@ pub struct Template {
 impl Template {
     /// Parses `source`; enum maps stay unresolved until [`Template::link`].
     pub fn parse(source: &str) -> Result<Template, TemplateError> {
-        let pieces = Parser { src: source, pos: 0 }.pieces()?;
+        let pieces = Parser {
+            src: source,
+            pos: 0,
+        }
+        .pieces()?;
         Ok(Template {
             source: source.to_owned(),
             pieces,
@@ -78,7 +82,8 @@ impl Template {
         for piece in &mut self.pieces {
             if let Piece::Mapped(_, map) = piece {
                 if let MapRef::Name(name) = map {
-                    let linked = find(name).ok_or_else(|| TemplateError::UnknownEnumMap(name.clone()))?;
+                    let linked =
+                        find(name).ok_or_else(|| TemplateError::UnknownEnumMap(name.clone()))?;
                     *map = MapRef::Linked(linked);
                 }
             }
@@ -142,7 +147,10 @@ impl Template {
                 Piece::Lit(text) => out.push_str(text),
                 Piece::Arg(i) => out.push_str(arg(args, *i)?.trim()),
                 Piece::Mapped(i, map) => out.push_str(&map_value(arg(args, *i)?.trim(), map)?),
-                Piece::Rest { from, leading_comma } => {
+                Piece::Rest {
+                    from,
+                    leading_comma,
+                } => {
                     let rest: Vec<&str> = args.iter().skip(*from).map(|a| a.trim()).collect();
                     if !rest.is_empty() {
                         if *leading_comma {
@@ -158,10 +166,12 @@ impl Template {
 }
 
 fn arg<'a>(args: &[&'a str], index: usize) -> Result<&'a str, TemplateError> {
-    args.get(index).copied().ok_or(TemplateError::MissingArgument {
-        index: index + 1,
-        given: args.len(),
-    })
+    args.get(index)
+        .copied()
+        .ok_or(TemplateError::MissingArgument {
+            index: index + 1,
+            given: args.len(),
+        })
 }
 
 fn map_value(arg: &str, map: &MapRef) -> Result<String, TemplateError> {
@@ -205,7 +215,10 @@ impl Parser<'_> {
                 pieces.push(Piece::Lit(std::mem::take(&mut lit)));
             }
             pieces.push(match piece {
-                Piece::Rest { from, .. } => Piece::Rest { from, leading_comma },
+                Piece::Rest { from, .. } => Piece::Rest {
+                    from,
+                    leading_comma,
+                },
                 other => other,
             });
         }
@@ -226,7 +239,10 @@ impl Parser<'_> {
             self.pos += close + 1;
             return Ok(piece);
         }
-        let digits = self.src[self.pos..].bytes().take_while(u8::is_ascii_digit).count();
+        let digits = self.src[self.pos..]
+            .bytes()
+            .take_while(u8::is_ascii_digit)
+            .count();
         let index = self.index(&self.src[self.pos..self.pos + digits])?;
         self.pos += digits;
         Ok(Piece::Arg(index))
@@ -240,9 +256,10 @@ impl Parser<'_> {
             });
         }
         match body.split_once(':') {
-            Some((n, map)) if !map.trim().is_empty() => {
-                Ok(Piece::Mapped(self.index(n)?, MapRef::Name(map.trim().to_owned())))
-            }
+            Some((n, map)) if !map.trim().is_empty() => Ok(Piece::Mapped(
+                self.index(n)?,
+                MapRef::Name(map.trim().to_owned()),
+            )),
             Some(_) => Err(self.error("empty enum-map name after `:`")),
             None => Ok(Piece::Arg(self.index(body)?)),
         }
@@ -290,8 +307,7 @@ fn call_shape(source: &str) -> Option<(&str, usize)> {
         return None;
     }
     let inner = &source[open + 1..source.trim_end().len() - 1];
-    top_level_args(inner)
-        .map(|n| (name, n))
+    top_level_args(inner).map(|n| (name, n))
 }
 
 /// Counts comma-separated arguments at depth 0; None if brackets do not balance.

@@ -22,14 +22,22 @@ fn memcpy_kind(fallback: Option<&str>) -> Arc<EnumMap> {
 
 fn linked(source: &str, fallback: Option<&str>) -> Template {
     let map = memcpy_kind(fallback);
-    Template::parse(source).unwrap().link(|n| (n == "memcpy-kind").then(|| map.clone())).unwrap()
+    Template::parse(source)
+        .unwrap()
+        .link(|n| (n == "memcpy-kind").then(|| map.clone()))
+        .unwrap()
 }
 
 #[test]
 fn memcpy_gets_dest_max_from_count_and_mapped_kind() {
     let t = linked("aclrtMemcpy($1, $3, $2, $3, ${4:memcpy-kind})", None);
-    let out = t.apply(&["d", " h", "n * sizeof(float)", "cudaMemcpyHostToDevice"]).unwrap();
-    assert_eq!(out, "aclrtMemcpy(d, n * sizeof(float), h, n * sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE)");
+    let out = t
+        .apply(&["d", " h", "n * sizeof(float)", "cudaMemcpyHostToDevice"])
+        .unwrap();
+    assert_eq!(
+        out,
+        "aclrtMemcpy(d, n * sizeof(float), h, n * sizeof(float), ACL_MEMCPY_HOST_TO_DEVICE)"
+    );
     assert_eq!(t.callee(), Some("aclrtMemcpy"));
     assert_eq!(t.arity(), Some(5));
     assert_eq!(t.max_arg(), 4);
@@ -38,31 +46,49 @@ fn memcpy_gets_dest_max_from_count_and_mapped_kind() {
 #[test]
 fn enum_value_that_is_not_a_literal_uses_the_fallback_or_fails() {
     let with = linked("f(${1:memcpy-kind})", Some("cuport_acl_memcpy_kind"));
-    assert_eq!(with.apply(&["kind"]).unwrap(), "f(cuport_acl_memcpy_kind(kind))");
+    assert_eq!(
+        with.apply(&["kind"]).unwrap(),
+        "f(cuport_acl_memcpy_kind(kind))"
+    );
     let without = linked("f(${1:memcpy-kind})", None);
-    assert!(matches!(without.apply(&["kind"]), Err(TemplateError::NotAnEnumLiteral { .. })));
+    assert!(matches!(
+        without.apply(&["kind"]),
+        Err(TemplateError::NotAnEnumLiteral { .. })
+    ));
 }
 
 #[test]
 fn casts_reorders_and_literals_are_plain_text() {
     let t = Template::parse("HcclCommInitRootInfo($2, &$3, $4, $1)").unwrap();
-    assert_eq!(t.apply(&["&comm", "n", "id", "r"]).unwrap(), "HcclCommInitRootInfo(n, &id, r, &comm)");
+    assert_eq!(
+        t.apply(&["&comm", "n", "id", "r"]).unwrap(),
+        "HcclCommInitRootInfo(n, &id, r, &comm)"
+    );
     let t = Template::parse("aclrtMalloc((void**)$1, $2, ACL_MEM_MALLOC_HUGE_FIRST)").unwrap();
-    assert_eq!(t.apply(&["&p", "n"]).unwrap(), "aclrtMalloc((void**)&p, n, ACL_MEM_MALLOC_HUGE_FIRST)");
+    assert_eq!(
+        t.apply(&["&p", "n"]).unwrap(),
+        "aclrtMalloc((void**)&p, n, ACL_MEM_MALLOC_HUGE_FIRST)"
+    );
 }
 
 #[test]
 fn rest_arguments_own_their_comma() {
     let t = Template::parse("torch.npu.synchronize($1, ${2..})").unwrap();
     assert_eq!(t.apply(&["a"]).unwrap(), "torch.npu.synchronize(a)");
-    assert_eq!(t.apply(&["a", "b", "c"]).unwrap(), "torch.npu.synchronize(a, b, c)");
+    assert_eq!(
+        t.apply(&["a", "b", "c"]).unwrap(),
+        "torch.npu.synchronize(a, b, c)"
+    );
     assert_eq!(t.arity(), None);
 }
 
 #[test]
 fn missing_argument_is_an_error_not_a_panic() {
     let t = Template::parse("g($3)").unwrap();
-    assert_eq!(t.apply(&["a"]), Err(TemplateError::MissingArgument { index: 3, given: 1 }));
+    assert_eq!(
+        t.apply(&["a"]),
+        Err(TemplateError::MissingArgument { index: 3, given: 1 })
+    );
 }
 
 #[test]
@@ -70,13 +96,19 @@ fn syntax_errors_are_reported() {
     assert!(Template::parse("f(${1:memcpy-kind)").is_err());
     assert!(Template::parse("f($0)").is_err());
     assert!(Template::parse("f($x)").is_err());
-    assert_eq!(Template::parse("cost $$5").unwrap().apply(&[]).unwrap(), "cost $5");
+    assert_eq!(
+        Template::parse("cost $$5").unwrap().apply(&[]).unwrap(),
+        "cost $5"
+    );
 }
 
 #[test]
 fn unknown_enum_map_fails_to_link() {
     let t = Template::parse("f(${1:nope})").unwrap();
-    assert_eq!(t.link(|_| None), Err(TemplateError::UnknownEnumMap("nope".into())));
+    assert_eq!(
+        t.link(|_| None),
+        Err(TemplateError::UnknownEnumMap("nope".into()))
+    );
 }
 
 #[test]

@@ -1,0 +1,301 @@
+//! `cuport rules`: list, show, check, count and tabulate the rule tables.
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use cuport_model::{Library, Target};
+use cuport_rules::{Resolved, RuleSet, Source, Status};
+
+use crate::output::Output;
+
+#[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  cuport rules show cudaMemcpy\n  cuport rules list --to ascend --library nccl\n  cuport rules check my-rules.toml\n  cuport rules stats --format json"
+)]
+pub(crate) struct RulesArgs {
+    /// A user rule file layered over the built-ins; repeat for more (later files win).
+    #[arg(long = "rules", global = true, value_name = "FILE")]
+    rules: Vec<PathBuf>,
+    #[command(subcommand)]
+    command: RulesCommand,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum RulesCommand {
+    /// List mapped CUDA names.
+    List {
+        /// Only this target (hip, ascend, musa, mlu).
+        #[arg(long, value_parser = parse_target)]
+        to: Option<Target>,
+        /// Only this CUDA library (runtime, cublas, nccl, torch, ...).
+        #[arg(long, value_parser = parse_library)]
+        library: Option<Library>,
+        /// Only this status (exact, renamed, rewrite, approximate, manual, unsupported).
+        #[arg(long, value_parser = parse_status)]
+        status: Option<Status>,
+    },
+    /// Show every target's mapping of one CUDA name.
+    Show {
+        /// A CUDA name: function, type, enum value, header, `torch.cuda.*` path or device string.
+        name: String,
+        #[arg(long, value_parser = parse_target)]
+        to: Option<Target>,
+    },
+    /// Validate the built-in tables and the given rule files; exit 1 on any problem.
+    Check {
+        /// User rule files to check on top of the built-ins.
+        files: Vec<PathBuf>,
+    },
+    /// Count resolved CUDA names per target and library.
+    Stats {
+        #[arg(long, value_enum, default_value_t = StatsFormat::Text)]
+        format: StatsFormat,
+    },
+    /// Print the support matrix (committed as mappings/MATRIX.md and MATRIX.csv).
+    Matrix {
+        #[arg(long, value_enum, default_value_t = MatrixFormat::Md)]
+        format: MatrixFormat,
+    },
+    /// Print C declarations of every target function the tables use.
+    Declarations {
+        #[arg(long, value_parser = parse_target)]
+        to: Target,
+    },
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum StatsFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+enum MatrixFormat {
+    Md,
+    Csv,
+}
+
+fn parse_target(s: &str) -> Result<Target, String> {
+    Target::from_id(s).ok_or_else(|| format!("unknown target `{s}`; use hip, ascend, musa or mlu"))
+}
+
+fn parse_library(s: &str) -> Result<Library, String> {
+    Library::from_id(s).ok_or_else(|| {
+        let ids: Vec<&str> = Library::ALL.iter().map(|l| l.id()).collect();
+        format!("unknown library `{s}`; use one of {}", ids.join(", "))
+    })
+}
+
+fn parse_status(s: &str) -> Result<Status, String> {
+    Status::from_id(s).ok_or_else(|| {
+        format!(
+            "unknown status `{s}`; use exact, renamed, rewrite, approximate, manual or unsupported"
+        )
+    })
+}
+
+pub(crate) fn run(args: &RulesArgs, out: &Output) -> anyhow::Result<ExitCode> {
+    if let RulesCommand::Check { files } = &args.command {
+        return check(args, files, out);
+    }
+    let set = load(args)?;
+    match &args.command {
+        RulesCommand::List {
+            to,
+            library,
+            status,
+        } => list(&set, *to, *library, *status),
+        RulesCommand::Show { name, to } => return show(&set, name, *to, out),
+        RulesCommand::Stats { format } => stats(&set, *format)?,
+        RulesCommand::Matrix { format } => {
+            let stats = set.stats();
+            match format {
+                MatrixFormat::Md => print!("{}", stats.matrix_markdown()),
+                MatrixFormat::Csv => print!("{}", stats.matrix_csv()),
+            }
+        }
+        RulesCommand::Declarations { to } => print!("{}", set.declarations_header(*to)),
+        RulesCommand::Check { .. } => {}
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn sources(args: &RulesArgs, extra: &[PathBuf]) -> anyhow::Result<Vec<Source>> {
+    let mut sources = RuleSet::builtin_sources();
+    for (i, path) in args.rules.iter().chain(extra).enumerate() {
+        let priority = i32::try_from(i + 1).unwrap_or(i32::MAX);
+        sources.push(RuleSet::user_source(path, priority)?);
+    }
+    Ok(sources)
+}
+
+fn load(args: &RulesArgs) -> anyhow::Result<RuleSet> {
+    RuleSet::from_sources(sources(args, &[])?).context("loading the rule tables")
+}
+
+fn check(args: &RulesArgs, files: &[PathBuf], out: &Output) -> anyhow::Result<ExitCode> {
+    let started = std::time::Instant::now();
+    let sources = sources(args, files)?;
+    let count = sources.len();
+    let (_, diags) = cuport_rules::build(sources);
+    out.info(&format!(
+        "checked {count} rule files in {:.1?}",
+        started.elapsed()
+    ));
+    let red = out.style(anstyle::AnsiColor::Red, true);
+    for d in &diags {
+        println!(
+            "{}: {red}error{red:#}[{}]: {}",
+            d.location,
+            d.kind.id(),
+            d.message
+        );
+    }
+    if diags.is_empty() {
+        println!("{count} rule files OK");
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!("{} problem(s) in {count} rule files", diags.len());
+        Ok(ExitCode::from(1))
+    }
+}
+
+fn list(set: &RuleSet, to: Option<Target>, library: Option<Library>, status: Option<Status>) {
+    for target in Target::ALL
+        .into_iter()
+        .filter(|t| to.is_none_or(|w| w == *t))
+    {
+        for name in set.known_cuda_names(target) {
+            let Some(r) = set.lookup(target, name) else {
+                continue;
+            };
+            if library.is_some_and(|l| r.library() != Some(l))
+                || status.is_some_and(|s| r.status() != s)
+            {
+                continue;
+            }
+            let lib = r.library().map_or("-", |l| l.id());
+            let code = r.code().map_or_else(|| "-".to_owned(), |c| c.to_string());
+            let target_name = r.target_name.as_deref().unwrap_or("-");
+            println!(
+                "{target}\t{lib}\t{}\t{name}\t{target_name}\t{code}",
+                r.status()
+            );
+        }
+    }
+}
+
+fn show(set: &RuleSet, name: &str, to: Option<Target>, out: &Output) -> anyhow::Result<ExitCode> {
+    let mut found = false;
+    for target in Target::ALL
+        .into_iter()
+        .filter(|t| to.is_none_or(|w| w == *t))
+    {
+        match set.lookup(target, name) {
+            Some(r) => {
+                found = true;
+                print_resolved(name, &r, out);
+            }
+            None => println!("{target}: no rule for `{name}`\n"),
+        }
+    }
+    if found {
+        Ok(ExitCode::SUCCESS)
+    } else {
+        out.warn(&format!(
+            "`{name}` is not in any rule table; `cuport rules list` shows what is"
+        ));
+        Ok(ExitCode::from(1))
+    }
+}
+
+fn print_resolved(name: &str, r: &Resolved<'_>, out: &Output) {
+    let bold = out.bold();
+    let target_name = r.target_name.as_deref().unwrap_or("(none)");
+    println!(
+        "{bold}{}{bold:#}: {name} → {target_name}  [{}]",
+        r.target,
+        r.status()
+    );
+    let field = |label: &str, value: String| {
+        if !value.is_empty() {
+            println!("  {label:<10} {value}");
+        }
+    };
+    field("code", r.code().map(|c| c.to_string()).unwrap_or_default());
+    field(
+        "library",
+        r.library().map(|l| l.id().to_owned()).unwrap_or_default(),
+    );
+    field(
+        "template",
+        r.template()
+            .map(|t| t.source().to_owned())
+            .unwrap_or_default(),
+    );
+    field("helpers", r.helpers().join(", "));
+    field("headers", r.headers().join(", "));
+    field("imports", r.imports().join(", "));
+    field("link", r.libraries().join(", "));
+    field(
+        "effort",
+        r.effort()
+            .map(|e| format!("{e:?}").to_lowercase())
+            .unwrap_or_default(),
+    );
+    field("note", r.note().unwrap_or_default().to_owned());
+    field("reference", r.reference().unwrap_or_default().to_owned());
+    field("version", r.rule.target_version.clone().unwrap_or_default());
+    field(
+        "confirmed",
+        if r.unconfirmed() {
+            "no (not verified against a vendor header or doc)".to_owned()
+        } else {
+            String::new()
+        },
+    );
+    field(
+        "pattern",
+        if r.via_pattern {
+            "yes".to_owned()
+        } else {
+            String::new()
+        },
+    );
+    field("rule file", r.origin().to_string());
+    println!();
+}
+
+fn stats(set: &RuleSet, format: StatsFormat) -> anyhow::Result<()> {
+    let stats = set.stats();
+    if let StatsFormat::Json = format {
+        println!("{}", serde_json::to_string_pretty(&stats)?);
+        return Ok(());
+    }
+    println!(
+        "{:<8} {:<20} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
+        "target", "library", "exact", "renamed", "rewrite", "approx", "manual", "unsupp", "total"
+    );
+    for (target, t) in &stats.targets {
+        let rows = t
+            .libraries
+            .iter()
+            .map(|(l, c)| (*l, c))
+            .chain(std::iter::once(("ALL", &t.total)));
+        for (lib, c) in rows {
+            println!(
+                "{:<8} {:<20} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
+                target.id(),
+                lib,
+                c.exact,
+                c.renamed,
+                c.rewrite,
+                c.approximate,
+                c.manual,
+                c.unsupported,
+                c.total
+            );
+        }
+    }
+    Ok(())
+}

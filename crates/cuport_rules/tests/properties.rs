@@ -1,0 +1,230 @@
+//! Pattern rules never invent target names, and samples of mechanical entries
+//! hold per target and library.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use std::collections::HashSet;
+use std::sync::OnceLock;
+
+use cuport_model::Target;
+use cuport_rules::{RuleSet, Status};
+use proptest::prelude::*;
+
+fn set() -> &'static RuleSet {
+    static SET: OnceLock<RuleSet> = OnceLock::new();
+    SET.get_or_init(|| RuleSet::builtin().expect("built-ins load"))
+}
+
+/// Every target name some rule lists: explicit targets and pattern `exists`.
+fn listed_targets(target: Target) -> &'static HashSet<String> {
+    static SETS: OnceLock<Vec<(Target, HashSet<String>)>> = OnceLock::new();
+    let sets = SETS.get_or_init(|| {
+        Target::ALL
+            .into_iter()
+            .map(|t| {
+                let names = set()
+                    .known_cuda_names(t)
+                    .filter_map(|n| set().lookup(t, n)?.target_name.map(|c| c.into_owned()))
+                    .collect();
+                (t, names)
+            })
+            .collect()
+    });
+    &sets
+        .iter()
+        .find(|(t, _)| *t == target)
+        .expect("every target")
+        .1
+}
+
+proptest! {
+    #[test]
+    fn patterns_never_produce_unlisted_target_names(
+        prefix in prop::sample::select(vec!["cuda", "cu", "CUDA_", "cublas", "CUBLAS_", "nccl", "curand", "cufft", "cusparse", "torch.cuda.", "cub::", ""]),
+        rest in "[A-Za-z_][A-Za-z0-9_]{0,12}",
+        target in prop::sample::select(Target::ALL.to_vec()),
+    ) {
+        let name = format!("{prefix}{rest}");
+        if let Some(r) = set().lookup(target, &name) {
+            if let Some(t) = r.target_name.as_deref() {
+                prop_assert!(listed_targets(target).contains(t), "{name} → {t} is not listed");
+            }
+            prop_assert!(set().known_cuda_names(target).any(|n| n == name));
+        }
+    }
+}
+
+fn assert_maps(target: Target, cuda: &str, expected: &str, status: Status) {
+    let r = set()
+        .lookup(target, cuda)
+        .unwrap_or_else(|| panic!("{cuda} maps on {target}"));
+    assert_eq!(
+        (r.target_name.as_deref(), r.status()),
+        (Some(expected), status),
+        "{cuda} on {target}"
+    );
+}
+
+#[test]
+fn hip_samples() {
+    assert_maps(Target::Hip, "cudaMalloc", "hipMalloc", Status::Renamed);
+    assert_maps(
+        Target::Hip,
+        "cudaMallocHost",
+        "hipHostMalloc",
+        Status::Renamed,
+    );
+    assert_maps(
+        Target::Hip,
+        "cudaDeviceProp",
+        "hipDeviceProp_t",
+        Status::Renamed,
+    );
+    assert_maps(Target::Hip, "cuMemAlloc_v2", "hipMalloc", Status::Renamed);
+    assert_maps(
+        Target::Hip,
+        "cublasSgemm_v2",
+        "hipblasSgemm",
+        Status::Renamed,
+    );
+    assert_maps(
+        Target::Hip,
+        "curandCreateGenerator",
+        "hiprandCreateGenerator",
+        Status::Renamed,
+    );
+    assert_maps(Target::Hip, "cufftPlan1d", "hipfftPlan1d", Status::Renamed);
+    assert_maps(
+        Target::Hip,
+        "cusparseCreate",
+        "hipsparseCreate",
+        Status::Renamed,
+    );
+    assert_maps(
+        Target::Hip,
+        "nvrtcCompileProgram",
+        "hiprtcCompileProgram",
+        Status::Renamed,
+    );
+    assert_maps(Target::Hip, "__syncthreads", "__syncthreads", Status::Exact);
+    assert_maps(Target::Hip, "ncclAllReduce", "ncclAllReduce", Status::Exact);
+    assert_maps(
+        Target::Hip,
+        "cuda_runtime.h",
+        "hip/hip_runtime.h",
+        Status::Renamed,
+    );
+    assert_maps(
+        Target::Hip,
+        "cudnnConvolutionForward",
+        "miopenConvolutionForward",
+        Status::Approximate,
+    );
+    assert_eq!(
+        set()
+            .lookup(Target::Hip, "cudaDeviceFlushGPUDirectRDMAWrites")
+            .map(|r| r.status()),
+        Some(Status::Unsupported)
+    );
+}
+
+#[test]
+fn ascend_samples() {
+    assert_maps(
+        Target::Ascend,
+        "cudaStreamSynchronize",
+        "aclrtSynchronizeStream",
+        Status::Renamed,
+    );
+    assert_maps(
+        Target::Ascend,
+        "ncclGetUniqueId",
+        "HcclGetRootInfo",
+        Status::Renamed,
+    );
+    assert_maps(
+        Target::Ascend,
+        "torch.cuda.synchronize",
+        "torch.npu.synchronize",
+        Status::Renamed,
+    );
+    assert_maps(Target::Ascend, "cuda", "npu", Status::Renamed);
+    assert_maps(
+        Target::Ascend,
+        "c10::cuda::CUDAGuard",
+        "c10_npu::NPUGuard",
+        Status::Renamed,
+    );
+    let init = set().lookup(Target::Ascend, "ncclCommInitRank").unwrap();
+    assert_eq!(
+        init.template()
+            .unwrap()
+            .apply(&["&comm", "n", "id", "rank"])
+            .unwrap(),
+        "HcclCommInitRootInfo(n, &id, rank, &comm)"
+    );
+    let gemm = set().lookup(Target::Ascend, "cublasSgemm").unwrap();
+    assert_eq!(gemm.helpers(), ["cuport_blas_sgemm".to_owned()]);
+    assert_eq!(
+        set().lookup(Target::Ascend, "__global__").unwrap().status(),
+        Status::Manual
+    );
+}
+
+#[test]
+fn musa_samples() {
+    assert_maps(Target::Musa, "cudaMalloc", "musaMalloc", Status::Renamed);
+    assert_maps(Target::Musa, "cublasSgemm", "mublasSgemm", Status::Renamed);
+    assert_maps(
+        Target::Musa,
+        "curandCreateGenerator",
+        "murandCreateGenerator",
+        Status::Renamed,
+    );
+    assert_maps(Target::Musa, "cufftPlan1d", "mufftPlan1d", Status::Renamed);
+    assert_maps(
+        Target::Musa,
+        "cusparseCreate",
+        "musparseCreate",
+        Status::Renamed,
+    );
+    assert_maps(
+        Target::Musa,
+        "ncclAllReduce",
+        "mcclAllReduce",
+        Status::Renamed,
+    );
+    assert_maps(Target::Musa, "cublas_v2.h", "mublas.h", Status::Renamed);
+    assert_maps(Target::Musa, "cuda", "musa", Status::Renamed);
+}
+
+#[test]
+fn mlu_samples() {
+    assert_maps(Target::Mlu, "cudaMalloc", "cnrtMalloc", Status::Renamed);
+    assert_maps(Target::Mlu, "cudaStream_t", "cnrtQueue_t", Status::Renamed);
+    assert_maps(
+        Target::Mlu,
+        "ncclGetUniqueId",
+        "cnclGetCliqueId",
+        Status::Renamed,
+    );
+    assert_maps(Target::Mlu, "cudnnCreate", "cnnlCreate", Status::Renamed);
+    assert_maps(Target::Mlu, "cuda", "mlu", Status::Renamed);
+    let copy = set().lookup(Target::Mlu, "cudaMemcpyAsync").unwrap();
+    assert_eq!(
+        copy.template()
+            .unwrap()
+            .apply(&["d", "s", "n", "cudaMemcpyHostToDevice", "q"])
+            .unwrap(),
+        "cnrtMemcpyAsync(d, (void *)s, n, q, cnrtMemcpyHostToDev)"
+    );
+    let t = set().lookup(Target::Mlu, "cudaEventElapsedTime").unwrap();
+    assert_eq!(
+        t.template().unwrap().apply(&["&ms", "a", "b"]).unwrap(),
+        "cnrtNotifierElapsedTime(a, b, &ms)"
+    );
+}
+
+#[test]
+fn hip_resolves_at_least_4000_names() {
+    let n = set().known_cuda_names(Target::Hip).count();
+    assert!(n >= 4000, "HIP resolves only {n} names");
+}
