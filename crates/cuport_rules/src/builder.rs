@@ -123,8 +123,13 @@ impl Builder {
 
     fn require_target(&mut self, p: &Parsed) {
         let f = &p.file;
-        let needs = !(f.entry.is_empty() && f.pattern.is_empty() && f.unsupported.is_empty())
-            || !(f.enum_map.is_empty() && f.function.is_empty() && f.helper.is_empty());
+        let empty = f.entry.is_empty()
+            && f.pattern.is_empty()
+            && f.unsupported.is_empty()
+            && f.enum_map.is_empty()
+            && f.function.is_empty()
+            && f.helper.is_empty();
+        let needs = !empty;
         if needs {
             let msg = "[meta] has no `target`, but the file has rules or declarations; add `target = \"hip\"` (or ascend, musa, mlu)";
             self.error(p.at_offset(0), DiagKind::MissingField, msg.to_owned());

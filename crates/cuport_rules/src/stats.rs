@@ -126,11 +126,9 @@ impl Stats {
 }
 
 fn row(c: &Counts) -> Vec<String> {
-    let auto = if c.total == 0 {
-        0
-    } else {
-        (c.exact + c.renamed) * 100 / c.total
-    };
+    let auto = ((c.exact + c.renamed) * 100)
+        .checked_div(c.total)
+        .unwrap_or(0);
     [
         c.exact,
         c.renamed,
