@@ -29,7 +29,11 @@ pub(crate) fn analyze(src: &[u8]) -> FileAnalysis {
 
 fn skip_comment(src: &[u8], i: usize) -> usize {
     if src[i..].starts_with(b"#[[") || src[i..].starts_with(b"#[=") {
-        let close = if src[i..].starts_with(b"#[[") { &b"]]"[..] } else { &b"]=]"[..] };
+        let close = if src[i..].starts_with(b"#[[") {
+            &b"]]"[..]
+        } else {
+            &b"]=]"[..]
+        };
         return memchr::memmem::find(&src[i..], close).map_or(src.len(), |k| i + k + close.len());
     }
     memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |k| i + k)
@@ -49,7 +53,10 @@ fn skip_string(src: &[u8], i: usize) -> usize {
 
 fn word_end(src: &[u8], start: usize) -> usize {
     let mut k = start;
-    while k < src.len() && (src[k].is_ascii_alphanumeric() || matches!(src[k], b'_' | b':' | b'$' | b'<' | b'>' | b'{' | b'}')) {
+    while k < src.len()
+        && (src[k].is_ascii_alphanumeric()
+            || matches!(src[k], b'_' | b':' | b'$' | b'<' | b'>' | b'{' | b'}'))
+    {
         k += 1;
     }
     k
@@ -61,12 +68,26 @@ fn word_site(src: &[u8], start: usize, end: usize) -> (Option<Site>, usize) {
     let Ok(word) = std::str::from_utf8(&src[start..end]) else {
         return (None, end);
     };
-    let next = src[end..].iter().find(|b| !b.is_ascii_whitespace()).copied();
+    let next = src[end..]
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .copied();
     let lower = word.to_ascii_lowercase();
     let is_command = next == Some(b'(');
     let cuda_command = is_command
-        && (lower.starts_with("cuda_") || matches!(lower.as_str(), "enable_language" | "project" | "find_package" | "check_language"));
-    let site = |name: &str| Some(Site::new(SiteKind::BuildRule, Library::Build, name, TextRange::new(start, end)));
+        && (lower.starts_with("cuda_")
+            || matches!(
+                lower.as_str(),
+                "enable_language" | "project" | "find_package" | "check_language"
+            ));
+    let site = |name: &str| {
+        Some(Site::new(
+            SiteKind::BuildRule,
+            Library::Build,
+            name,
+            TextRange::new(start, end),
+        ))
+    };
     if cuda_command {
         if let Some((name, close)) = command_site(src, end, &lower) {
             return (site(&name), close);
@@ -77,10 +98,15 @@ fn word_site(src: &[u8], start: usize, end: usize) -> (Option<Site>, usize) {
         || word.starts_with("CMAKE_CUDA")
         || word.starts_with("CUDAToolkit")
         || word.contains("COMPILE_LANGUAGE:CUDA")
-        || (word.starts_with("CUDA_") && word.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_'))
+        || (word.starts_with("CUDA_")
+            && word
+                .bytes()
+                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_'))
         || word == "CUDA"
         || matches!(word, "CUDNN" | "NCCL" | "nvcc" | "NVCC");
-    let found = interesting.then(|| word.trim_end_matches(['>', '}']).to_owned()).and_then(|name| site(&name));
+    let found = interesting
+        .then(|| word.trim_end_matches(['>', '}']).to_owned())
+        .and_then(|name| site(&name));
     (found, end)
 }
 

@@ -71,8 +71,16 @@ impl ScanSummary {
                 *summary.by_library.entry(site.library).or_default() += 1;
             }
         }
-        summary.kernel_definitions = summary.by_kind.get(&SiteKind::KernelDefinition).copied().unwrap_or(0);
-        summary.kernel_launches = summary.by_kind.get(&SiteKind::KernelLaunch).copied().unwrap_or(0);
+        summary.kernel_definitions = summary
+            .by_kind
+            .get(&SiteKind::KernelDefinition)
+            .copied()
+            .unwrap_or(0);
+        summary.kernel_launches = summary
+            .by_kind
+            .get(&SiteKind::KernelLaunch)
+            .copied()
+            .unwrap_or(0);
         summary
     }
 }

@@ -44,7 +44,13 @@ pub fn analyze_source(language: Language, src: &[u8], options: &AnalyzeOptions) 
     let line_index = LineIndex::new(src);
     let mut analysis = PARSERS.with(|cell| match cell.try_borrow_mut() {
         Ok(mut parsers) => dispatch(language, src, &line_index, options, &mut parsers),
-        Err(_) => dispatch(language, src, &line_index, options, &mut ThreadParsers::default()),
+        Err(_) => dispatch(
+            language,
+            src,
+            &line_index,
+            options,
+            &mut ThreadParsers::default(),
+        ),
     });
     if let Err(error) = std::str::from_utf8(src) {
         let line = line_index.line_col(error.valid_up_to()).line;
@@ -76,10 +82,15 @@ fn dispatch(
                 SyntaxCheck::All => true,
             };
             let mut analysis = FileAnalysis::default();
-            let checker = if wants_check { cpp_checker(parsers, &mut analysis) } else { None };
+            let checker = if wants_check {
+                cpp_checker(parsers, &mut analysis)
+            } else {
+                None
+            };
             let found = cfamily::analyze(src, line_index, language == Language::Cuda, checker);
             merge_warnings(found, analysis)
         }
+        Language::Python if !python::may_have_sites(src) => FileAnalysis::default(),
         Language::Python => match python_parser(parsers) {
             Ok(parser) => parser.analyze(src, line_index),
             Err(message) => FileAnalysis {
@@ -104,12 +115,17 @@ fn has_kernel_syntax(src: &[u8]) -> bool {
     cfamily::contains(src, b"__global__") || cfamily::contains(src, b"<<<")
 }
 
-fn cpp_checker<'p>(parsers: &'p mut ThreadParsers, analysis: &mut FileAnalysis) -> Option<&'p mut SyntaxChecker> {
+fn cpp_checker<'p>(
+    parsers: &'p mut ThreadParsers,
+    analysis: &mut FileAnalysis,
+) -> Option<&'p mut SyntaxChecker> {
     if parsers.cpp.is_none() {
         match SyntaxChecker::new() {
             Ok(checker) => parsers.cpp = Some(checker),
             Err(error) => {
-                analysis.warnings.push(format!("syntax check skipped: {error}"));
+                analysis
+                    .warnings
+                    .push(format!("syntax check skipped: {error}"));
                 return None;
             }
         }
@@ -119,8 +135,12 @@ fn cpp_checker<'p>(parsers: &'p mut ThreadParsers, analysis: &mut FileAnalysis) 
 
 fn python_parser(parsers: &mut ThreadParsers) -> Result<&mut python::PythonParser, String> {
     if parsers.python.is_none() {
-        let parser = python::PythonParser::new().map_err(|e| format!("Python not analysed: {e}"))?;
+        let parser =
+            python::PythonParser::new().map_err(|e| format!("Python not analysed: {e}"))?;
         parsers.python = Some(parser);
     }
-    parsers.python.as_mut().ok_or_else(|| "Python parser unavailable".to_owned())
+    parsers
+        .python
+        .as_mut()
+        .ok_or_else(|| "Python parser unavailable".to_owned())
 }

@@ -13,9 +13,18 @@ pub(crate) fn analyze(src: &[u8]) -> FileAnalysis {
             b'#' => i = memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |k| i + k),
             quote @ (b'"' | b'\'') => {
                 let start = i + 1;
-                let end = memchr::memchr2(quote, b'\n', &src[start..]).map_or(src.len(), |k| start + k);
-                if let Some(text) = std::str::from_utf8(&src[start..end]).ok().filter(|t| is_cuda_requirement(t)) {
-                    sites.push(Site::new(SiteKind::BuildRule, Library::Build, text, TextRange::new(start, end)));
+                let end =
+                    memchr::memchr2(quote, b'\n', &src[start..]).map_or(src.len(), |k| start + k);
+                if let Some(text) = std::str::from_utf8(&src[start..end])
+                    .ok()
+                    .filter(|t| is_cuda_requirement(t))
+                {
+                    sites.push(Site::new(
+                        SiteKind::BuildRule,
+                        Library::Build,
+                        text,
+                        TextRange::new(start, end),
+                    ));
                 }
                 i = end + 1;
             }
@@ -39,7 +48,18 @@ fn is_cuda_requirement(text: &str) -> bool {
         || package.starts_with("cuda-")
         || package.ends_with("-cu11")
         || package.ends_with("-cu12")
-        || matches!(package, "pycuda" | "triton" | "flash-attn" | "flash_attn" | "bitsandbytes" | "apex" | "xformers" | "pynvml" | "tensorrt");
+        || matches!(
+            package,
+            "pycuda"
+                | "triton"
+                | "flash-attn"
+                | "flash_attn"
+                | "bitsandbytes"
+                | "apex"
+                | "xformers"
+                | "pynvml"
+                | "tensorrt"
+        );
     let cuda_index = lower.contains("download.pytorch.org/whl/cu") || lower.contains("+cu1");
     cuda_package || cuda_index || lower.contains("cpp_extension")
 }

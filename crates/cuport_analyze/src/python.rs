@@ -12,9 +12,25 @@ use crate::ts_errors::error_regions;
 
 /// Packages (dotted prefixes) that need an NVIDIA GPU to do anything.
 const CUDA_ONLY_PACKAGES: &[&str] = &[
-    "cupy", "numba.cuda", "pycuda", "triton", "apex", "flash_attn", "bitsandbytes", "pynvml",
-    "nvidia.dali", "tensorrt", "torch_tensorrt", "xformers", "cudf", "cuml", "cuda", "cuda.cudart",
-    "nvidia_smi", "gpustat", "deepspeed.ops.op_builder",
+    "cupy",
+    "numba.cuda",
+    "pycuda",
+    "triton",
+    "apex",
+    "flash_attn",
+    "bitsandbytes",
+    "pynvml",
+    "nvidia.dali",
+    "tensorrt",
+    "torch_tensorrt",
+    "xformers",
+    "cudf",
+    "cuml",
+    "cuda",
+    "cuda.cudart",
+    "nvidia_smi",
+    "gpustat",
+    "deepspeed.ops.op_builder",
 ];
 
 /// Dotted prefixes of PyTorch's CUDA-specific API.
@@ -28,6 +44,40 @@ const TORCH_CUDA_PREFIXES: &[&str] = &[
 ];
 
 const CPP_EXTENSION: &str = "torch.utils.cpp_extension.";
+
+/// Words one of which every Python site contains. A file with none of them
+/// cannot have a site and is not parsed (most Python in a code base is not
+/// GPU code, and tree-sitter-python is the slowest part of a scan).
+const TRIGGER_WORDS: &[&str] = &[
+    "cud",
+    "CUD",
+    "nccl",
+    "NCCL",
+    "cupy",
+    "cuml",
+    "triton",
+    "apex",
+    "flash_attn",
+    "bitsandbytes",
+    "nvml",
+    "nvidia",
+    "NVIDIA",
+    "tensorrt",
+    "xformers",
+    "gpustat",
+    "op_builder",
+    "cpp_extension",
+];
+
+static TRIGGERS: std::sync::LazyLock<Option<aho_corasick::AhoCorasick>> =
+    std::sync::LazyLock::new(|| aho_corasick::AhoCorasick::new(TRIGGER_WORDS).ok());
+
+/// Whether `src` may contain a Python site (see [`TRIGGER_WORDS`]).
+pub(crate) fn may_have_sites(src: &[u8]) -> bool {
+    TRIGGERS
+        .as_ref()
+        .is_none_or(|triggers| triggers.is_match(src))
+}
 
 pub(crate) struct PythonParser {
     parser: Parser,
@@ -82,12 +132,21 @@ impl<'a> Visitor<'a> {
     }
 
     /// Depth-first over the tree without recursion (files may nest deeply).
+    /// The cursor knows each node's field in its parent and a stack keeps
+    /// the parents' kinds: `Node::parent` is a walk from the root in
+    /// tree-sitter and would make the visit quadratic.
     fn walk(&mut self, root: Node<'_>) {
         let mut cursor = root.walk();
+        let mut parents: Vec<&'static str> = Vec::new();
         loop {
             let node = cursor.node();
-            let descend = self.visit(node);
+            let place = Place {
+                parent: parents.last().copied().unwrap_or(""),
+                field: cursor.field_name().unwrap_or(""),
+            };
+            let descend = self.visit(node, place);
             if descend && cursor.goto_first_child() {
+                parents.push(node.kind());
                 continue;
             }
             loop {
@@ -97,19 +156,22 @@ impl<'a> Visitor<'a> {
                 if !cursor.goto_parent() {
                     return;
                 }
+                parents.pop();
             }
         }
     }
 
     /// Handles `node`; returns whether its children still need a visit.
-    fn visit(&mut self, node: Node<'_>) -> bool {
+    fn visit(&mut self, node: Node<'_>, place: Place) -> bool {
         match node.kind() {
             "comment" => false,
             "import_statement" | "import_from_statement" => {
                 self.import(node);
                 false
             }
-            "attribute" | "identifier" if !is_chain_inner(node) => self.reference(node),
+            "attribute" | "identifier" if !place.is_chain_inner() => {
+                self.reference(node, place.is_called())
+            }
             "string" => {
                 self.string(node);
                 false
@@ -133,29 +195,46 @@ impl<'a> Visitor<'a> {
         let mut cursor = node.walk();
         for child in node.children_by_field_name("name", &mut cursor) {
             let (path_node, alias) = match child.kind() {
-                "aliased_import" => (child.child_by_field_name("name"), child.child_by_field_name("alias")),
+                "aliased_import" => (
+                    child.child_by_field_name("name"),
+                    child.child_by_field_name("alias"),
+                ),
                 _ => (Some(child), None),
             };
             let Some(path_node) = path_node else { continue };
             let path = self.text(path_node);
-            let full = module.as_ref().map_or_else(|| path.to_owned(), |m| format!("{m}.{path}"));
+            let full = module
+                .as_ref()
+                .map_or_else(|| path.to_owned(), |m| format!("{m}.{path}"));
             let local = match (alias, &module) {
                 (Some(alias), _) => self.text(alias).to_owned(),
                 (None, Some(_)) => path.to_owned(),
                 (None, None) => path.split('.').next().unwrap_or(path).to_owned(),
             };
-            let bound = if alias.is_none() && module.is_none() { local.clone() } else { full.clone() };
+            let bound = if alias.is_none() && module.is_none() {
+                local.clone()
+            } else {
+                full.clone()
+            };
             self.aliases.insert(local, bound);
             self.import_site(&full, child);
         }
     }
 
     fn import_site(&mut self, full: &str, node: Node<'_>) {
-        let cuda_only = CUDA_ONLY_PACKAGES
-            .iter()
-            .any(|p| full == *p || full.strip_prefix(p).is_some_and(|rest| rest.starts_with('.')));
+        let cuda_only = CUDA_ONLY_PACKAGES.iter().any(|p| {
+            full == *p
+                || full
+                    .strip_prefix(p)
+                    .is_some_and(|rest| rest.starts_with('.'))
+        });
         if cuda_only {
-            self.site(SiteKind::CudaOnlyImport, Library::PythonCudaPackage, full, node);
+            self.site(
+                SiteKind::CudaOnlyImport,
+                Library::PythonCudaPackage,
+                full,
+                node,
+            );
         } else if let Some((kind, library)) = torch_kind(full) {
             self.site(kind, library, full, node);
         }
@@ -164,34 +243,34 @@ impl<'a> Visitor<'a> {
     /// A name or an attribute chain (`torch.cuda.amp.GradScaler`). Returns
     /// whether to look inside (only when the chain contains calls or
     /// subscripts that may hold more sites).
-    fn reference(&mut self, node: Node<'_>) -> bool {
+    fn reference(&mut self, node: Node<'_>, called: bool) -> bool {
         let Some(segments) = self.chain(node) else {
-            self.method(node);
+            self.method(node, called);
             return true;
         };
         let resolved = self.resolve(&segments);
         if let Some((kind, library)) = torch_kind(&resolved) {
             self.site(kind, library, resolved, node);
         } else if let Some(last) = segments.last().filter(|_| node.kind() == "attribute") {
-            self.tensor_method(last, node);
+            self.tensor_method(last, node, called);
         }
         false
     }
 
     /// `x.cuda()`, `t.is_cuda`: methods on tensors and modules, whatever `x` is.
-    fn method(&mut self, node: Node<'_>) {
+    fn method(&mut self, node: Node<'_>, called: bool) {
         if node.kind() != "attribute" {
             return;
         }
         if let Some(attr) = node.child_by_field_name("attribute") {
-            let name = self.text(attr).to_owned();
-            self.tensor_method(&name, node);
+            let name = self.text(attr);
+            self.tensor_method(name, node, called);
         }
     }
 
-    fn tensor_method(&mut self, name: &str, node: Node<'_>) {
+    fn tensor_method(&mut self, name: &str, node: Node<'_>, called: bool) {
         let label = match name {
-            "cuda" if is_called(node) => "Tensor.cuda",
+            "cuda" if called => "Tensor.cuda",
             "is_cuda" => "Tensor.is_cuda",
             _ => return,
         };
@@ -248,37 +327,60 @@ impl<'a> Visitor<'a> {
         } else if !interpolated && content == "nccl" {
             self.site(SiteKind::DistributedBackend, Library::Nccl, content, node);
         } else if !interpolated && is_cuda_env_var(&content) {
-            self.site(SiteKind::EnvironmentVariable, Library::Runtime, content, node);
+            self.site(
+                SiteKind::EnvironmentVariable,
+                Library::Runtime,
+                content,
+                node,
+            );
         }
     }
 
     /// `torch.autocast(device_type="cuda")`, `torch.amp.GradScaler("cuda")`:
     /// device-generic APIs pointed at CUDA.
     fn device_call(&mut self, node: Node<'_>) {
-        let Some(function) = node.child_by_field_name("function") else { return };
-        let Some(segments) = self.chain(function) else { return };
+        let Some(function) = node.child_by_field_name("function") else {
+            return;
+        };
+        let Some(segments) = self.chain(function) else {
+            return;
+        };
         let resolved = self.resolve(&segments);
         let generic = matches!(
             resolved.as_str(),
-            "torch.autocast" | "torch.amp.autocast" | "torch.amp.GradScaler" | "torch.cpu.amp.autocast"
+            "torch.autocast"
+                | "torch.amp.autocast"
+                | "torch.amp.GradScaler"
+                | "torch.cpu.amp.autocast"
         );
-        let args = node.child_by_field_name("arguments").map_or("", |a| self.text(a));
+        let args = node
+            .child_by_field_name("arguments")
+            .map_or("", |a| self.text(a));
         if generic && (args.contains("\"cuda") || args.contains("'cuda")) {
-            self.site(SiteKind::FrameworkCall, Library::Torch, format!("{resolved}[cuda]"), function);
+            self.site(
+                SiteKind::FrameworkCall,
+                Library::Torch,
+                format!("{resolved}[cuda]"),
+                function,
+            );
         }
     }
 
     /// `use_cuda=True` (old profiler) and CUDA sources passed to
     /// `cpp_extension.load(...)`.
     fn keyword(&mut self, node: Node<'_>) {
-        let Some(name) = node.child_by_field_name("name") else { return };
+        let Some(name) = node.child_by_field_name("name") else {
+            return;
+        };
         let key = self.text(name);
         if key == "use_cuda" {
             self.site(SiteKind::FrameworkCall, Library::Torch, "use_cuda=", name);
         } else if key == "cuda_sources" || key == "with_cuda" {
             self.site(SiteKind::BuildRule, Library::Build, format!("{key}="), name);
         } else if key == "sources" {
-            let value = node.child_by_field_name("value").map_or("", |v| self.text(v));
+            let value = node
+                .child_by_field_name("value")
+                .map_or("", |v| self.text(v));
             if value.contains(".cu\"") || value.contains(".cu'") {
                 self.site(SiteKind::BuildRule, Library::Build, "sources=[*.cu]", name);
             }
@@ -286,36 +388,41 @@ impl<'a> Visitor<'a> {
     }
 }
 
-/// Whether `node` is the object of an enclosing attribute (the chain is
-/// handled once, at its outermost attribute).
-fn is_chain_inner(node: Node<'_>) -> bool {
-    node.parent().is_some_and(|parent| {
-        parent.kind() == "attribute"
-            && parent
-                .child_by_field_name("object")
-                .is_some_and(|object| object.id() == node.id())
-    })
+/// Where a node sits: its parent's kind and its field in the parent.
+#[derive(Clone, Copy)]
+struct Place {
+    parent: &'static str,
+    field: &'static str,
 }
 
-fn is_called(node: Node<'_>) -> bool {
-    node.parent().is_some_and(|parent| {
-        parent.kind() == "call"
-            && parent
-                .child_by_field_name("function")
-                .is_some_and(|f| f.id() == node.id())
-    })
+impl Place {
+    /// The object of an enclosing attribute: the chain is handled once, at
+    /// its outermost attribute.
+    fn is_chain_inner(self) -> bool {
+        self.parent == "attribute" && self.field == "object"
+    }
+
+    fn is_called(self) -> bool {
+        self.parent == "call" && self.field == "function"
+    }
 }
 
 fn torch_kind(path: &str) -> Option<(SiteKind, Library)> {
     let matches_prefix = |prefix: &&str| {
-        path == *prefix || path.strip_prefix(prefix).is_some_and(|rest| rest.starts_with('.'))
+        path == *prefix
+            || path
+                .strip_prefix(prefix)
+                .is_some_and(|rest| rest.starts_with('.'))
     };
     if TORCH_CUDA_PREFIXES.iter().any(matches_prefix) {
         return Some((SiteKind::FrameworkCall, Library::Torch));
     }
     let rest = path.strip_prefix(CPP_EXTENSION)?;
-    matches!(rest, "CUDAExtension" | "BuildExtension" | "load" | "load_inline" | "CUDA_HOME")
-        .then_some((SiteKind::BuildRule, Library::Build))
+    matches!(
+        rest,
+        "CUDAExtension" | "BuildExtension" | "load" | "load_inline" | "CUDA_HOME"
+    )
+    .then_some((SiteKind::BuildRule, Library::Build))
 }
 
 /// `"cuda"`, `"cuda:1"` and `f"cuda:{rank}"`.
@@ -326,12 +433,17 @@ fn is_device_string(content: &str, interpolated: bool) -> bool {
     if interpolated {
         return rest == ":";
     }
-    rest.is_empty() || rest.strip_prefix(':').is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    rest.is_empty()
+        || rest
+            .strip_prefix(':')
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
 }
 
 fn is_cuda_env_var(content: &str) -> bool {
     let looks_like_var = !content.is_empty()
-        && content.bytes().all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+        && content
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
     looks_like_var
         && (content.starts_with("CUDA_")
             || content.starts_with("NCCL_")

@@ -18,13 +18,22 @@ pub(crate) fn analyze(src: &[u8], line_index: &LineIndex) -> FileAnalysis {
         return FileAnalysis::default();
     }
     if bracket_depth(text.as_bytes()) > MAX_SYN_DEPTH {
-        return fallback(&text, "nesting deeper than syn can safely parse; found cudarc paths by text");
+        return fallback(
+            &text,
+            "nesting deeper than syn can safely parse; found cudarc paths by text",
+        );
     }
     let file = match syn::parse_file(&text) {
         Ok(file) => file,
         Err(error) => {
             let at = error.span().start();
-            return fallback(&text, &format!("syn could not parse line {}: {error}; found cudarc paths by text", at.line));
+            return fallback(
+                &text,
+                &format!(
+                    "syn could not parse line {}: {error}; found cudarc paths by text",
+                    at.line
+                ),
+            );
         }
     };
     let mut visitor = Inventory {
@@ -64,7 +73,12 @@ fn fallback(text: &str, warning: &str) -> FileAnalysis {
                 .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
                 .map_or(text.len(), |len| start + len);
             let path = &text[start..end];
-            Site::new(kind_of(path), Library::Cudarc, path, TextRange::new(start, end))
+            Site::new(
+                kind_of(path),
+                Library::Cudarc,
+                path,
+                TextRange::new(start, end),
+            )
         })
         .collect();
     FileAnalysis {
@@ -107,15 +121,27 @@ impl Inventory<'_> {
     }
 
     fn record(&mut self, path: String, span: Span) {
-        let range = TextRange::new(self.offset(span, false), self.offset(span, true).max(self.offset(span, false)));
-        self.sites.push(Site::new(kind_of(&path), Library::Cudarc, path, range));
+        let range = TextRange::new(
+            self.offset(span, false),
+            self.offset(span, true).max(self.offset(span, false)),
+        );
+        self.sites
+            .push(Site::new(kind_of(&path), Library::Cudarc, path, range));
     }
 
     fn use_tree(&mut self, prefix: &str, tree: &syn::UseTree) {
         match tree {
             syn::UseTree::Path(p) => self.use_tree(&join(prefix, &p.ident.to_string()), &p.tree),
-            syn::UseTree::Name(n) => self.import(join(prefix, &n.ident.to_string()), n.ident.to_string(), n.ident.span()),
-            syn::UseTree::Rename(r) => self.import(join(prefix, &r.ident.to_string()), r.rename.to_string(), r.ident.span()),
+            syn::UseTree::Name(n) => self.import(
+                join(prefix, &n.ident.to_string()),
+                n.ident.to_string(),
+                n.ident.span(),
+            ),
+            syn::UseTree::Rename(r) => self.import(
+                join(prefix, &r.ident.to_string()),
+                r.rename.to_string(),
+                r.ident.span(),
+            ),
             syn::UseTree::Glob(g) => {
                 if prefix.starts_with("cudarc") {
                     self.record(format!("{prefix}::*"), g.star_token.span);
@@ -151,13 +177,30 @@ impl<'ast> Visit<'ast> for Inventory<'_> {
     }
 
     fn visit_path(&mut self, path: &'ast syn::Path) {
-        let Some(first) = path.segments.first() else { return };
+        let Some(first) = path.segments.first() else {
+            return;
+        };
         let head = first.ident.to_string();
-        let base = if head == "cudarc" { Some(head.clone()) } else { self.imports.get(&head).cloned() };
+        let base = if head == "cudarc" {
+            Some(head.clone())
+        } else {
+            self.imports.get(&head).cloned()
+        };
         if let Some(base) = base {
-            let rest: Vec<String> = path.segments.iter().skip(1).map(|s| s.ident.to_string()).collect();
-            let full = std::iter::once(base).chain(rest).collect::<Vec<_>>().join("::");
-            let span = path.segments.last().map_or(first.ident.span(), |s| s.ident.span());
+            let rest: Vec<String> = path
+                .segments
+                .iter()
+                .skip(1)
+                .map(|s| s.ident.to_string())
+                .collect();
+            let full = std::iter::once(base)
+                .chain(rest)
+                .collect::<Vec<_>>()
+                .join("::");
+            let span = path
+                .segments
+                .last()
+                .map_or(first.ident.span(), |s| s.ident.span());
             let start = first.ident.span();
             let joined = start.join(span).unwrap_or(start);
             self.record(full, joined);

@@ -40,7 +40,12 @@ pub struct Site {
 }
 
 impl Site {
-    pub(crate) fn new(kind: SiteKind, library: Library, name: impl Into<String>, range: TextRange) -> Self {
+    pub(crate) fn new(
+        kind: SiteKind,
+        library: Library,
+        name: impl Into<String>,
+        range: TextRange,
+    ) -> Self {
         Self {
             kind,
             library,

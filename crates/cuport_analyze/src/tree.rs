@@ -91,7 +91,11 @@ pub struct ScanReport {
 }
 
 /// Scans `root` (a directory or a single file).
-pub fn scan_tree(root: &Path, options: &ScanOptions, progress: &dyn Progress) -> Result<ScanReport, AnalyzeError> {
+pub fn scan_tree(
+    root: &Path,
+    options: &ScanOptions,
+    progress: &dyn Progress,
+) -> Result<ScanReport, AnalyzeError> {
     let metadata = std::fs::metadata(root).map_err(|source| AnalyzeError::Root {
         path: root.to_path_buf(),
         source,
@@ -150,7 +154,10 @@ struct Walked {
 }
 
 fn single_file(path: &Path) -> Walked {
-    let name = path.file_name().map(|n| n.to_string_lossy()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy())
+        .unwrap_or_default();
     let mut walked = Walked::default();
     match Language::from_file_name(&name) {
         Some(language) => walked.files.push((path.to_path_buf(), language)),
@@ -169,10 +176,10 @@ fn walk(root: &Path, options: &ScanOptions) -> Result<Walked, AnalyzeError> {
     })?;
     let walker = walk_builder(root, options)?.build_parallel();
     let walked = Mutex::new(Walked::default());
-    walker.run(|| {
-        Box::new(|entry| visit(root, &canonical_root, entry, &walked))
-    });
-    let mut walked = walked.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+    walker.run(|| Box::new(|entry| visit(root, &canonical_root, entry, &walked)));
+    let mut walked = walked
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     walked.files.sort();
     Ok(walked)
 }
@@ -191,10 +198,12 @@ fn walk_builder(root: &Path, options: &ScanOptions) -> Result<WalkBuilder, Analy
     if !options.excludes.is_empty() {
         let mut overrides = OverrideBuilder::new(root);
         for glob in &options.excludes {
-            overrides.add(&format!("!{glob}")).map_err(|e| AnalyzeError::Exclude {
-                glob: glob.clone(),
-                message: e.to_string(),
-            })?;
+            overrides
+                .add(&format!("!{glob}"))
+                .map_err(|e| AnalyzeError::Exclude {
+                    glob: glob.clone(),
+                    message: e.to_string(),
+                })?;
         }
         let built = overrides.build().map_err(|e| AnalyzeError::Exclude {
             glob: options.excludes.join(", "),
@@ -252,7 +261,8 @@ fn visit(
 }
 
 fn stays_inside(path: &Path, canonical_root: &Path) -> bool {
-    path.canonicalize().is_ok_and(|target| target.starts_with(canonical_root))
+    path.canonicalize()
+        .is_ok_and(|target| target.starts_with(canonical_root))
 }
 
 fn walk_error(root: &Path, error: &ignore::Error) -> SkippedFile {
@@ -269,10 +279,15 @@ fn describe_walk_error(error: &ignore::Error) -> (Option<PathBuf>, String) {
             let (_, reason) = describe_walk_error(err);
             (Some(path.clone()), reason)
         }
-        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => describe_walk_error(err),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            describe_walk_error(err)
+        }
         ignore::Error::Loop { child, ancestor } => (
             Some(child.clone()),
-            format!("symbolic link loop (points back to {}); not followed", ancestor.display()),
+            format!(
+                "symbolic link loop (points back to {}); not followed",
+                ancestor.display()
+            ),
         ),
         ignore::Error::Io(io) => (None, format!("cannot read: {io}")),
         other => (None, other.to_string()),
@@ -284,15 +299,25 @@ pub(crate) fn relative(root: &Path, path: &Path) -> String {
     let rel = path.strip_prefix(root).unwrap_or(path);
     let text = rel.to_string_lossy().replace('\\', "/");
     if text.is_empty() {
-        path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+        path.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default()
     } else {
         text
     }
 }
 
-fn read_and_analyze(root: &Path, path: &Path, language: Language, options: &ScanOptions) -> Result<ScannedFile, SkippedFile> {
+fn read_and_analyze(
+    root: &Path,
+    path: &Path,
+    language: Language,
+    options: &ScanOptions,
+) -> Result<ScannedFile, SkippedFile> {
     let rel = relative(root, path);
-    let skip = |reason: String| SkippedFile { path: rel.clone(), reason };
+    let skip = |reason: String| SkippedFile {
+        path: rel.clone(),
+        reason,
+    };
     let metadata = std::fs::metadata(path).map_err(|e| skip(format!("cannot read: {e}")))?;
     if !metadata.is_file() {
         return Err(skip("not a regular file; not read".into()));
@@ -307,10 +332,13 @@ fn read_and_analyze(root: &Path, path: &Path, language: Language, options: &Scan
     let bytes = std::fs::read(path).map_err(|e| skip(format!("cannot read: {e}")))?;
     let sniff = &bytes[..bytes.len().min(BINARY_SNIFF_LEN)];
     if let Some(offset) = sniff.iter().position(|&b| b == 0) {
-        return Err(skip(format!("binary file (NUL byte at offset {offset}); not analysed")));
+        return Err(skip(format!(
+            "binary file (NUL byte at offset {offset}); not analysed"
+        )));
     }
     let analysis = analyze_source(language, &bytes, &options.analyze);
-    let lines = bytes.iter().filter(|&&b| b == b'\n').count() as u64 + u64::from(!bytes.is_empty() && !bytes.ends_with(b"\n"));
+    let lines = bytes.iter().filter(|&&b| b == b'\n').count() as u64
+        + u64::from(!bytes.is_empty() && !bytes.ends_with(b"\n"));
     Ok(ScannedFile {
         path: rel,
         language,
@@ -332,10 +360,17 @@ fn drop_project_names(report: &mut ScanReport, known: Option<&KnownNames>) {
         .filter(|name| !known.is_some_and(|known| (known.0)(name)))
         .cloned()
         .collect();
-    let paths: Vec<String> = report.files.iter().map(|f| format!("/{}", f.path)).collect();
+    let paths: Vec<String> = report
+        .files
+        .iter()
+        .map(|f| format!("/{}", f.path))
+        .collect();
     let is_project_header = |include: &str| {
         let mut relative = include;
-        while let Some(rest) = relative.strip_prefix("../").or_else(|| relative.strip_prefix("./")) {
+        while let Some(rest) = relative
+            .strip_prefix("../")
+            .or_else(|| relative.strip_prefix("./"))
+        {
             relative = rest;
         }
         let suffix = format!("/{relative}");
@@ -346,7 +381,10 @@ fn drop_project_names(report: &mut ScanReport, known: Option<&KnownNames>) {
         file.analysis.sites.retain(|site| {
             let project = match site.kind {
                 SiteKind::Include => is_project_header(&site.name),
-                SiteKind::KernelDefinition | SiteKind::KernelLaunch | SiteKind::Qualifier | SiteKind::PreprocessorCondition => false,
+                SiteKind::KernelDefinition
+                | SiteKind::KernelLaunch
+                | SiteKind::Qualifier
+                | SiteKind::PreprocessorCondition => false,
                 _ => defined.contains(&site.name),
             };
             if project {

@@ -8,7 +8,8 @@ use std::path::Path;
 use cuport_analyze::{scan_tree, ScanOptions, ScanReport, SyntaxCheck, NO_PROGRESS};
 use cuport_model::SiteKind;
 
-const GOOD: &str = "__global__ void k(float* x) { x[threadIdx.x] = 0; }\nvoid f() { cudaDeviceSynchronize(); }\n";
+const GOOD: &str =
+    "__global__ void k(float* x) { x[threadIdx.x] = 0; }\nvoid f() { cudaDeviceSynchronize(); }\n";
 
 fn scan(root: &Path) -> ScanReport {
     let mut options = ScanOptions::default();
@@ -23,18 +24,35 @@ fn tree_with_good_file() -> tempfile::TempDir {
 }
 
 fn assert_good_file_scanned(report: &ScanReport) {
-    let good = report.files.iter().find(|f| f.path == "good.cu").expect("good.cu analysed");
-    assert!(good.analysis.sites.iter().any(|s| s.name == "cudaDeviceSynchronize"));
+    let good = report
+        .files
+        .iter()
+        .find(|f| f.path == "good.cu")
+        .expect("good.cu analysed");
+    assert!(good
+        .analysis
+        .sites
+        .iter()
+        .any(|s| s.name == "cudaDeviceSynchronize"));
 }
 
 fn skipped_reason<'a>(report: &'a ScanReport, path: &str) -> &'a str {
-    &report.skipped.iter().find(|s| s.path == path).unwrap_or_else(|| panic!("{path} not skipped: {report:#?}")).reason
+    &report
+        .skipped
+        .iter()
+        .find(|s| s.path == path)
+        .unwrap_or_else(|| panic!("{path} not skipped: {report:#?}"))
+        .reason
 }
 
 #[test]
 fn binary_file_is_skipped_with_reason() {
     let dir = tree_with_good_file();
-    fs::write(dir.path().join("blob.cu"), [0x7f, b'E', b'L', b'F', 0, 0, 1, 2]).unwrap();
+    fs::write(
+        dir.path().join("blob.cu"),
+        [0x7f, b'E', b'L', b'F', 0, 0, 1, 2],
+    )
+    .unwrap();
     let report = scan(dir.path());
     assert!(skipped_reason(&report, "blob.cu").contains("binary file (NUL byte at offset 4)"));
     assert_good_file_scanned(&report);
@@ -47,14 +65,22 @@ fn nul_byte_after_the_sniff_window_is_analysed() {
     text.extend_from_slice(b"\0\ncudaFree(p);\n");
     fs::write(dir.path().join("late_nul.cpp"), text).unwrap();
     let report = scan(dir.path());
-    let file = report.files.iter().find(|f| f.path == "late_nul.cpp").unwrap();
+    let file = report
+        .files
+        .iter()
+        .find(|f| f.path == "late_nul.cpp")
+        .unwrap();
     assert_eq!(file.analysis.sites[0].name, "cudaFree");
 }
 
 #[test]
 fn invalid_utf8_is_analysed_with_a_warning() {
     let dir = tree_with_good_file();
-    fs::write(dir.path().join("latin1.cu"), b"// caf\xe9\ncudaMalloc(&p, 4);\n").unwrap();
+    fs::write(
+        dir.path().join("latin1.cu"),
+        b"// caf\xe9\ncudaMalloc(&p, 4);\n",
+    )
+    .unwrap();
     let report = scan(dir.path());
     let file = report.files.iter().find(|f| f.path == "latin1.cu").unwrap();
     assert_eq!(file.analysis.sites[0].name, "cudaMalloc");
@@ -92,10 +118,20 @@ fn crlf_and_bom_give_the_same_sites_and_lines() {
     let report = scan(dir.path());
     let sites = |path: &str| {
         let file = report.files.iter().find(|f| f.path == path).unwrap();
-        file.analysis.sites.iter().map(|s| (s.line, s.name.clone())).collect::<Vec<_>>()
+        file.analysis
+            .sites
+            .iter()
+            .map(|s| (s.line, s.name.clone()))
+            .collect::<Vec<_>>()
     };
     assert_eq!(sites("lf.cu"), sites("crlf.cu"));
-    assert_eq!(sites("lf.cu"), [(1, "cuda_runtime.h".to_owned()), (3, "cudaSetDevice".to_owned())]);
+    assert_eq!(
+        sites("lf.cu"),
+        [
+            (1, "cuda_runtime.h".to_owned()),
+            (3, "cudaSetDevice".to_owned())
+        ]
+    );
 }
 
 #[cfg(unix)]
@@ -107,11 +143,18 @@ fn symlink_loop_and_escaping_links_are_reported_not_followed() {
     fs::create_dir(dir.path().join("sub")).unwrap();
     std::os::unix::fs::symlink(dir.path(), dir.path().join("sub/loop")).unwrap();
     std::os::unix::fs::symlink(outside.path(), dir.path().join("escape")).unwrap();
-    std::os::unix::fs::symlink(dir.path().join("missing.cu"), dir.path().join("dangling.cu")).unwrap();
+    std::os::unix::fs::symlink(
+        dir.path().join("missing.cu"),
+        dir.path().join("dangling.cu"),
+    )
+    .unwrap();
     let report = scan(dir.path());
     assert!(skipped_reason(&report, "sub/loop").contains("symbolic link loop"));
     assert!(skipped_reason(&report, "escape").contains("outside the scanned root"));
-    assert!(report.skipped.iter().any(|s| s.path.contains("dangling.cu")));
+    assert!(report
+        .skipped
+        .iter()
+        .any(|s| s.path.contains("dangling.cu")));
     assert!(report.files.iter().all(|f| !f.path.contains("secret")));
     assert_good_file_scanned(&report);
 }
@@ -125,7 +168,10 @@ fn unreadable_and_special_files_are_reported() {
     fs::write(&locked, GOOD).unwrap();
     fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
     let fifo = dir.path().join("pipe.cu");
-    let made_fifo = std::process::Command::new("mkfifo").arg(&fifo).status().is_ok_and(|s| s.success());
+    let made_fifo = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
     let report = scan(dir.path());
     let running_as_root = fs::read(&locked).is_ok();
     if !running_as_root {
@@ -150,10 +196,26 @@ fn directory_named_like_a_source_is_walked_not_read() {
 #[test]
 fn deep_nesting_in_every_language() {
     let dir = tree_with_good_file();
-    let nest = |open: &str, close: &str| format!("{}1{}", open.repeat(10_000), close.repeat(10_000));
-    fs::write(dir.path().join("deep.cu"), format!("int x = {};\ncudaFree(p);\n", nest("(", ")"))).unwrap();
-    fs::write(dir.path().join("deep.py"), format!("x = {}\ntorch.cuda.synchronize()\n", nest("(", ")"))).unwrap();
-    fs::write(dir.path().join("deep.rs"), format!("use cudarc::driver::CudaContext;\nfn f() {{ let x = {}; }}\n", nest("(", ")"))).unwrap();
+    let nest =
+        |open: &str, close: &str| format!("{}1{}", open.repeat(10_000), close.repeat(10_000));
+    fs::write(
+        dir.path().join("deep.cu"),
+        format!("int x = {};\ncudaFree(p);\n", nest("(", ")")),
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("deep.py"),
+        format!("x = {}\ntorch.cuda.synchronize()\n", nest("(", ")")),
+    )
+    .unwrap();
+    fs::write(
+        dir.path().join("deep.rs"),
+        format!(
+            "use cudarc::driver::CudaContext;\nfn f() {{ let x = {}; }}\n",
+            nest("(", ")")
+        ),
+    )
+    .unwrap();
     let report = scan(dir.path());
     let names = |path: &str| -> Vec<String> {
         let file = report.files.iter().find(|f| f.path == path).unwrap();
@@ -177,7 +239,13 @@ fn garbage_is_analysed_without_panicking() {
             (state % 255) as u8 + 1
         })
         .collect();
-    for name in ["garbage.cu", "garbage.py", "garbage.rs", "CMakeLists.txt", "pyproject.toml"] {
+    for name in [
+        "garbage.cu",
+        "garbage.py",
+        "garbage.rs",
+        "CMakeLists.txt",
+        "pyproject.toml",
+    ] {
         fs::write(dir.path().join(name), &garbage).unwrap();
     }
     let report = scan(dir.path());
@@ -188,17 +256,37 @@ fn garbage_is_analysed_without_panicking() {
 #[test]
 fn unterminated_constructs_are_parse_issues() {
     let dir = tree_with_good_file();
-    fs::write(dir.path().join("broken.cu"), "void f() {\n  k<<<1, 1>>>(x;\n  /* never closed\n").unwrap();
+    fs::write(
+        dir.path().join("broken.cu"),
+        "void f() {\n  k<<<1, 1>>>(x;\n  /* never closed\n",
+    )
+    .unwrap();
     let report = scan(dir.path());
     let file = report.files.iter().find(|f| f.path == "broken.cu").unwrap();
-    assert!(file.analysis.parse_issues.iter().any(|p| p.message == "unterminated block comment" && p.line_start == 3));
-    assert!(file.analysis.sites.iter().any(|s| s.kind == SiteKind::KernelLaunch));
+    assert!(file
+        .analysis
+        .parse_issues
+        .iter()
+        .any(|p| p.message == "unterminated block comment" && p.line_start == 3));
+    assert!(file
+        .analysis
+        .sites
+        .iter()
+        .any(|s| s.kind == SiteKind::KernelLaunch));
 }
 
 #[test]
 fn missing_root_is_an_error_naming_the_path() {
-    let error = scan_tree(Path::new("/definitely/not/here"), &ScanOptions::default(), NO_PROGRESS).unwrap_err();
-    assert!(error.to_string().contains("/definitely/not/here"), "{error}");
+    let error = scan_tree(
+        Path::new("/definitely/not/here"),
+        &ScanOptions::default(),
+        NO_PROGRESS,
+    )
+    .unwrap_err();
+    assert!(
+        error.to_string().contains("/definitely/not/here"),
+        "{error}"
+    );
 }
 
 #[test]
@@ -210,13 +298,29 @@ fn gitignore_hidden_and_excludes_are_honoured() {
         fs::create_dir_all(full.parent().unwrap()).unwrap();
         fs::write(full, GOOD).unwrap();
     }
-    let mut options = ScanOptions { excludes: vec!["third_party/**".into()], ..ScanOptions::default() };
+    let mut options = ScanOptions {
+        excludes: vec!["third_party/**".into()],
+        ..ScanOptions::default()
+    };
     let paths = |options: &ScanOptions| -> Vec<String> {
-        scan_tree(dir.path(), options, NO_PROGRESS).unwrap().files.into_iter().map(|f| f.path).collect()
+        scan_tree(dir.path(), options, NO_PROGRESS)
+            .unwrap()
+            .files
+            .into_iter()
+            .map(|f| f.path)
+            .collect()
     };
     assert_eq!(paths(&options), ["good.cu"]);
     options.include_hidden = true;
     options.no_ignore = true;
     options.excludes.clear();
-    assert_eq!(paths(&options), [".hidden/h.cu", "build/gen.cu", "good.cu", "third_party/t.cu"]);
+    assert_eq!(
+        paths(&options),
+        [
+            ".hidden/h.cu",
+            "build/gen.cu",
+            "good.cu",
+            "third_party/t.cu"
+        ]
+    );
 }

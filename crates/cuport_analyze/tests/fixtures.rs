@@ -15,19 +15,42 @@ fn fixtures_root() -> PathBuf {
 fn render(report: &ScanReport) -> String {
     let mut out = String::new();
     for file in &report.files {
-        writeln!(out, "== {} ({}, {} lines)", file.path, file.language, file.lines).unwrap();
+        writeln!(
+            out,
+            "== {} ({}, {} lines)",
+            file.path, file.language, file.lines
+        )
+        .unwrap();
         for site in &file.analysis.sites {
             let branch = file.analysis.conditions_of(site).join(" && ");
-            let branch = if branch.is_empty() { String::new() } else { format!("  [if {branch}]") };
+            let branch = if branch.is_empty() {
+                String::new()
+            } else {
+                format!("  [if {branch}]")
+            };
             let extra = match (site.args.len(), site.launch_config.len()) {
                 (0, 0) => String::new(),
                 (args, 0) => format!(" ({args} args)"),
                 (args, config) => format!(" <<<{config}>>> ({args} args)"),
             };
-            writeln!(out, "{}:{} {} {} {}{extra}{branch}", site.line, site.column, site.kind, site.library.id(), site.name).unwrap();
+            writeln!(
+                out,
+                "{}:{} {} {} {}{extra}{branch}",
+                site.line,
+                site.column,
+                site.kind,
+                site.library.id(),
+                site.name
+            )
+            .unwrap();
         }
         for issue in &file.analysis.parse_issues {
-            writeln!(out, "parse issue: lines {}-{}: {}", issue.line_start, issue.line_end, issue.message).unwrap();
+            writeln!(
+                out,
+                "parse issue: lines {}-{}: {}",
+                issue.line_start, issue.line_end, issue.message
+            )
+            .unwrap();
         }
         for warning in &file.analysis.warnings {
             writeln!(out, "warning: {warning}").unwrap();
@@ -49,7 +72,11 @@ fn every_fixture_scans_as_reviewed() {
         .map(|e| e.path())
         .collect();
     dirs.sort();
-    assert!(dirs.len() >= 10, "expected the ten bundled fixtures, found {}", dirs.len());
+    assert!(
+        dirs.len() >= 10,
+        "expected the ten bundled fixtures, found {}",
+        dirs.len()
+    );
     for dir in dirs {
         let name = dir.file_name().unwrap().to_string_lossy().into_owned();
         let report = scan_tree(&dir, &ScanOptions::default(), NO_PROGRESS).unwrap();

@@ -5,7 +5,9 @@
 
 use std::path::Path;
 
-use cuport_analyze::{scan_schema, scan_tree, ScanDocument, ScanOptions, NO_PROGRESS, SCAN_FORMAT_VERSION};
+use cuport_analyze::{
+    scan_schema, scan_tree, ScanDocument, ScanOptions, NO_PROGRESS, SCAN_FORMAT_VERSION,
+};
 
 #[test]
 fn committed_schema_matches_the_types() {
@@ -15,7 +17,10 @@ fn committed_schema_matches_the_types() {
         std::fs::write(&path, &generated).unwrap();
     }
     let committed = std::fs::read_to_string(&path).expect("scan.schema.json is committed");
-    assert_eq!(committed, generated, "scan.schema.json is stale: rerun with CUPORT_BLESS=1");
+    assert_eq!(
+        committed, generated,
+        "scan.schema.json is stale: rerun with CUPORT_BLESS=1"
+    );
 }
 
 #[test]
@@ -27,5 +32,11 @@ fn documents_round_trip_through_the_strict_types() {
     let back: ScanDocument = serde_json::from_str(&json).unwrap();
     assert_eq!(back, document);
     assert_eq!(back.version, SCAN_FORMAT_VERSION);
-    assert_eq!(back.summary.sites, back.files.iter().map(|f| f.analysis.sites.len()).sum::<usize>());
+    assert_eq!(
+        back.summary.sites,
+        back.files
+            .iter()
+            .map(|f| f.analysis.sites.len())
+            .sum::<usize>()
+    );
 }

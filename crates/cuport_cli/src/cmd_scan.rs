@@ -5,7 +5,9 @@ use std::process::ExitCode;
 
 use anstyle::AnsiColor;
 use anyhow::Context;
-use cuport_analyze::{scan_tree, AnalyzeOptions, KnownNames, ScanDocument, ScanOptions, ScanSummary, SyntaxCheck};
+use cuport_analyze::{
+    scan_tree, AnalyzeOptions, KnownNames, ScanDocument, ScanOptions, ScanSummary, SyntaxCheck,
+};
 use cuport_model::{Library, SiteKind};
 use indicatif::ProgressBar;
 
@@ -84,7 +86,8 @@ pub(crate) fn run(args: &ScanArgs, out: &Output) -> anyhow::Result<ExitCode> {
     };
     let started = std::time::Instant::now();
     let bar = BarProgress(out.progress(0, "scanning"));
-    let report = scan_tree(&args.path, &options, &bar).with_context(|| "scan failed; check the path and try again")?;
+    let report = scan_tree(&args.path, &options, &bar)
+        .with_context(|| "scan failed; check the path and try again")?;
     bar.0.finish_and_clear();
     for skipped in &report.skipped {
         out.warn(&format!("{}: skipped: {}", skipped.path, skipped.reason));
@@ -97,7 +100,8 @@ pub(crate) fn run(args: &ScanArgs, out: &Output) -> anyhow::Result<ExitCode> {
     out.info(&format!("scanned in {:.2?}", started.elapsed()));
     let root = args.path.display().to_string();
     let document = ScanDocument::new(&root, env!("CARGO_PKG_VERSION"), report);
-    let mut stdout = std::io::stdout().lock();
+    // Buffered: stdout is line-buffered, and a large scan has millions of lines.
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     match args.format {
         ScanFormat::Json => {
             serde_json::to_writer_pretty(&mut stdout, &document)?;
@@ -105,6 +109,7 @@ pub(crate) fn run(args: &ScanArgs, out: &Output) -> anyhow::Result<ExitCode> {
         }
         ScanFormat::Text => write_text(&mut stdout, &document, args.top, out)?,
     }
+    stdout.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -114,7 +119,9 @@ pub(crate) fn known_cuda_names(out: &Output) -> Option<KnownNames> {
     match cuport_rules::RuleSet::builtin() {
         Ok(rules) => {
             let rules = std::sync::Arc::new(rules);
-            Some(KnownNames(std::sync::Arc::new(move |name: &str| rules.is_known(name))))
+            Some(KnownNames(std::sync::Arc::new(move |name: &str| {
+                rules.is_known(name)
+            })))
         }
         Err(error) => {
             out.warn(&format!("built-in rule tables failed to load ({error}); CUDA-looking names the project defines are all treated as its own"));
@@ -134,7 +141,12 @@ impl cuport_analyze::Progress for BarProgress {
     }
 }
 
-fn write_text(w: &mut impl Write, doc: &ScanDocument, top: usize, out: &Output) -> std::io::Result<()> {
+fn write_text(
+    w: &mut impl Write,
+    doc: &ScanDocument,
+    top: usize,
+    out: &Output,
+) -> std::io::Result<()> {
     let s = &doc.summary;
     let bold = out.bold();
     writeln!(
@@ -145,10 +157,32 @@ fn write_text(w: &mut impl Write, doc: &ScanDocument, top: usize, out: &Output) 
         human_bytes(s.bytes),
         doc.root
     )?;
-    writeln!(w, "{bold}{} CUDA touchpoints{bold:#} in {} files", s.sites, s.files_with_sites)?;
-    writeln!(w, "Kernels: {} definitions, {} launches", s.kernel_definitions, s.kernel_launches)?;
-    write_counts(w, "By library", s.by_library.iter().map(|(l, n)| (Library::name(*l).to_owned(), *n)), out)?;
-    write_counts(w, "By kind", s.by_kind.iter().map(|(k, n)| (SiteKind::id(*k).to_owned(), *n)), out)?;
+    writeln!(
+        w,
+        "{bold}{} CUDA touchpoints{bold:#} in {} files",
+        s.sites, s.files_with_sites
+    )?;
+    writeln!(
+        w,
+        "Kernels: {} definitions, {} launches",
+        s.kernel_definitions, s.kernel_launches
+    )?;
+    write_counts(
+        w,
+        "By library",
+        s.by_library
+            .iter()
+            .map(|(l, n)| (Library::name(*l).to_owned(), *n)),
+        out,
+    )?;
+    write_counts(
+        w,
+        "By kind",
+        s.by_kind
+            .iter()
+            .map(|(k, n)| (SiteKind::id(*k).to_owned(), *n)),
+        out,
+    )?;
     write_top_files(w, doc, top)?;
     write_problems(w, doc, s, out)
 }
@@ -175,16 +209,41 @@ fn write_counts(
 }
 
 fn write_top_files(w: &mut impl Write, doc: &ScanDocument, top: usize) -> std::io::Result<()> {
-    let mut files: Vec<_> = doc.files.iter().filter(|f| !f.analysis.sites.is_empty()).collect();
+    let mut files: Vec<_> = doc
+        .files
+        .iter()
+        .filter(|f| !f.analysis.sites.is_empty())
+        .collect();
     if files.is_empty() || top == 0 {
         return Ok(());
     }
-    files.sort_by(|a, b| b.analysis.sites.len().cmp(&a.analysis.sites.len()).then(a.path.cmp(&b.path)));
+    files.sort_by(|a, b| {
+        b.analysis
+            .sites
+            .len()
+            .cmp(&a.analysis.sites.len())
+            .then(a.path.cmp(&b.path))
+    });
     writeln!(w, "\nFiles with the most sites:")?;
     for file in files.iter().take(top) {
-        let kernels = file.analysis.sites.iter().filter(|s| s.kind == SiteKind::KernelDefinition).count();
-        let kernel_note = if kernels > 0 { format!(", {kernels} kernels") } else { String::new() };
-        writeln!(w, "  {:>6}  {} ({}{kernel_note})", file.analysis.sites.len(), file.path, file.language)?;
+        let kernels = file
+            .analysis
+            .sites
+            .iter()
+            .filter(|s| s.kind == SiteKind::KernelDefinition)
+            .count();
+        let kernel_note = if kernels > 0 {
+            format!(", {kernels} kernels")
+        } else {
+            String::new()
+        };
+        writeln!(
+            w,
+            "  {:>6}  {} ({}{kernel_note})",
+            file.analysis.sites.len(),
+            file.path,
+            file.language
+        )?;
     }
     if files.len() > top {
         writeln!(w, "  ... and {} more files with sites", files.len() - top)?;
@@ -192,16 +251,35 @@ fn write_top_files(w: &mut impl Write, doc: &ScanDocument, top: usize) -> std::i
     Ok(())
 }
 
-fn write_problems(w: &mut impl Write, doc: &ScanDocument, s: &ScanSummary, out: &Output) -> std::io::Result<()> {
+fn write_problems(
+    w: &mut impl Write,
+    doc: &ScanDocument,
+    s: &ScanSummary,
+    out: &Output,
+) -> std::io::Result<()> {
     let warn = out.style(AnsiColor::Yellow, true);
     if s.files_with_parse_issues > 0 {
-        writeln!(w, "\n{warn}Parse issues{warn:#} ({} files; sites were still found):", s.files_with_parse_issues)?;
-        for file in doc.files.iter().filter(|f| !f.analysis.parse_issues.is_empty()) {
+        writeln!(
+            w,
+            "\n{warn}Parse issues{warn:#} ({} files; sites were still found):",
+            s.files_with_parse_issues
+        )?;
+        for file in doc
+            .files
+            .iter()
+            .filter(|f| !f.analysis.parse_issues.is_empty())
+        {
             let lines: Vec<String> = file
                 .analysis
                 .parse_issues
                 .iter()
-                .map(|p| if p.line_start == p.line_end { p.line_start.to_string() } else { format!("{}-{}", p.line_start, p.line_end) })
+                .map(|p| {
+                    if p.line_start == p.line_end {
+                        p.line_start.to_string()
+                    } else {
+                        format!("{}-{}", p.line_start, p.line_end)
+                    }
+                })
                 .collect();
             writeln!(w, "  {}: lines {}", file.path, lines.join(", "))?;
         }
@@ -209,10 +287,22 @@ fn write_problems(w: &mut impl Write, doc: &ScanDocument, s: &ScanSummary, out: 
     if !s.project_names.is_empty() {
         let mut names: Vec<_> = s.project_names.iter().collect();
         names.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
-        let listed: Vec<String> = names.iter().take(12).map(|(n, c)| format!("{n} ({c})")).collect();
+        let listed: Vec<String> = names
+            .iter()
+            .take(12)
+            .map(|(n, c)| format!("{n} ({c})"))
+            .collect();
         let more = names.len().saturating_sub(12);
-        let more = if more > 0 { format!(", and {more} more") } else { String::new() };
-        writeln!(w, "\nNot counted: CUDA-looking names the project defines itself (uses): {}{more}", listed.join(", "))?;
+        let more = if more > 0 {
+            format!(", and {more} more")
+        } else {
+            String::new()
+        };
+        writeln!(
+            w,
+            "\nNot counted: CUDA-looking names the project defines itself (uses): {}{more}",
+            listed.join(", ")
+        )?;
     }
     if !doc.skipped.is_empty() {
         writeln!(w, "\n{warn}Skipped{warn:#} ({} files):", doc.skipped.len())?;

@@ -116,8 +116,21 @@ pub(crate) fn is_cuda_condition_macro(name: &str) -> bool {
 }
 
 const HEADER_GUARD_STEMS: &[&str] = &[
-    "CUDA", "DRIVER_TYPES", "VECTOR_TYPES", "CUBLAS", "CUDNN", "CUFFT", "CURAND", "CUSPARSE",
-    "CUSOLVER", "NCCL", "NVRTC", "DEVICE_FUNCTIONS", "SM_", "HOST_DEFINES", "NVTX",
+    "CUDA",
+    "DRIVER_TYPES",
+    "VECTOR_TYPES",
+    "CUBLAS",
+    "CUDNN",
+    "CUFFT",
+    "CURAND",
+    "CUSPARSE",
+    "CUSOLVER",
+    "NCCL",
+    "NVRTC",
+    "DEVICE_FUNCTIONS",
+    "SM_",
+    "HOST_DEFINES",
+    "NVTX",
 ];
 
 /// Execution- and memory-space qualifiers and other CUDA keywords.
@@ -166,16 +179,48 @@ const HOST_COMPILER_NAMES: &[&str] = &[
 /// Device-side function families recognised by prefix (the ones that do not
 /// start with a double underscore).
 const DEVICE_FUNCTION_PREFIXES: &[&str] = &[
-    "atomic", "tex1D", "tex2D", "tex3D", "texCubemap", "surf1D", "surf2D", "surf3D", "make_float",
-    "make_double", "make_int", "make_uint", "make_char", "make_uchar", "make_short",
-    "make_ushort", "make_long", "make_ulong", "make_half", "make_cu",
+    "atomic",
+    "tex1D",
+    "tex2D",
+    "tex3D",
+    "texCubemap",
+    "surf1D",
+    "surf2D",
+    "surf3D",
+    "make_float",
+    "make_double",
+    "make_int",
+    "make_uint",
+    "make_char",
+    "make_uchar",
+    "make_short",
+    "make_ushort",
+    "make_long",
+    "make_ulong",
+    "make_half",
+    "make_cu",
 ];
 
 /// CUDA-only device math and timing functions that have no C standard twin.
 const DEVICE_FUNCTIONS: &[&str] = &[
-    "rsqrtf", "rsqrt", "rcbrtf", "rcbrt", "sincospif", "sincospi", "normcdff", "normcdf",
-    "erfcinvf", "erfinvf", "saturate", "clock64", "rnormf", "norm3df", "norm4df",
-    "cospif", "sinpif", "exp10f",
+    "rsqrtf",
+    "rsqrt",
+    "rcbrtf",
+    "rcbrt",
+    "sincospif",
+    "sincospi",
+    "normcdff",
+    "normcdf",
+    "erfcinvf",
+    "erfinvf",
+    "saturate",
+    "clock64",
+    "rnormf",
+    "norm3df",
+    "norm4df",
+    "cospif",
+    "sinpif",
+    "exp10f",
 ];
 
 /// `threadIdx`, `blockDim`, ...: a local `dim3 blockDim(32, 32);` shadows
@@ -188,14 +233,31 @@ pub(crate) fn is_builtin_variable(name: &str) -> bool {
 fn is_device_type(name: &str) -> bool {
     if matches!(
         name,
-        "dim3" | "__half" | "__half2" | "__nv_bfloat16" | "__nv_bfloat162" | "half2"
-            | "__nv_fp8_e4m3" | "__nv_fp8_e5m2" | "cudaTextureObject_t"
+        "dim3"
+            | "__half"
+            | "__half2"
+            | "__nv_bfloat16"
+            | "__nv_bfloat162"
+            | "half2"
+            | "__nv_fp8_e4m3"
+            | "__nv_fp8_e5m2"
+            | "cudaTextureObject_t"
     ) {
         return true;
     }
     let stems = [
-        "char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong",
-        "ulonglong", "float", "double",
+        "char",
+        "uchar",
+        "short",
+        "ushort",
+        "int",
+        "uint",
+        "long",
+        "ulong",
+        "longlong",
+        "ulonglong",
+        "float",
+        "double",
     ];
     let Some(digit) = name.as_bytes().last() else {
         return false;
@@ -356,11 +418,19 @@ fn header_file_library(file: &str) -> Option<Library> {
         "cooperative_groups" => Library::CooperativeGroups,
         "cuda" | "cudaGL" | "cudaEGL" | "cudaProfiler" | "cudaTypedefs" => Library::Driver,
         "nvToolsExt" | "nvToolsExtCuda" | "nvToolsExtCudaRt" | "nvtx3" => Library::Nvtx,
-        "mma" | "sm_20_atomic_functions" | "sm_32_intrinsics" | "math_constants"
-        | "device_launch_parameters" | "device_functions" | "vector_types" | "cuda_fp16"
-        | "cuda_bf16" | "cuda_fp8" | "crt" => Library::Device,
-        "driver_types" | "cuda_runtime" | "cuda_runtime_api" | "library_types"
-        | "helper_cuda" | "cuComplex" => Library::Runtime,
+        "mma"
+        | "sm_20_atomic_functions"
+        | "sm_32_intrinsics"
+        | "math_constants"
+        | "device_launch_parameters"
+        | "device_functions"
+        | "vector_types"
+        | "cuda_fp16"
+        | "cuda_bf16"
+        | "cuda_fp8"
+        | "crt" => Library::Device,
+        "driver_types" | "cuda_runtime" | "cuda_runtime_api" | "library_types" | "helper_cuda"
+        | "cuComplex" => Library::Runtime,
         _ => return stem_library(stem),
     };
     Some(lib)
@@ -397,10 +467,22 @@ mod tests {
 
     #[test]
     fn runtime_names_by_convention() {
-        assert_eq!(c("cudaMalloc", Usage::Call), Some((Library::Runtime, SiteKind::RuntimeApi)));
-        assert_eq!(c("cudaFutureApi2031", Usage::Call), Some((Library::Runtime, SiteKind::RuntimeApi)));
-        assert_eq!(c("cudaStream_t", Usage::Other), Some((Library::Runtime, SiteKind::Type)));
-        assert_eq!(c("cudaDeviceProp", Usage::TypeLike), Some((Library::Runtime, SiteKind::Type)));
+        assert_eq!(
+            c("cudaMalloc", Usage::Call),
+            Some((Library::Runtime, SiteKind::RuntimeApi))
+        );
+        assert_eq!(
+            c("cudaFutureApi2031", Usage::Call),
+            Some((Library::Runtime, SiteKind::RuntimeApi))
+        );
+        assert_eq!(
+            c("cudaStream_t", Usage::Other),
+            Some((Library::Runtime, SiteKind::Type))
+        );
+        assert_eq!(
+            c("cudaDeviceProp", Usage::TypeLike),
+            Some((Library::Runtime, SiteKind::Type))
+        );
         assert_eq!(
             c("cudaMemcpyHostToDevice", Usage::Other),
             Some((Library::Runtime, SiteKind::EnumConstant))
@@ -410,22 +492,58 @@ mod tests {
 
     #[test]
     fn library_prefixes_win_over_the_driver_prefix() {
-        assert_eq!(c("cublasSgemm", Usage::Call), Some((Library::Cublas, SiteKind::LibraryCall)));
-        assert_eq!(c("cublasLtMatmul", Usage::Call), Some((Library::CublasLt, SiteKind::LibraryCall)));
-        assert_eq!(c("cuMemAlloc", Usage::Call), Some((Library::Driver, SiteKind::DriverApi)));
-        assert_eq!(c("CUBLAS_OP_N", Usage::Other), Some((Library::Cublas, SiteKind::EnumConstant)));
-        assert_eq!(c("CUresult", Usage::TypeLike), Some((Library::Driver, SiteKind::Type)));
-        assert_eq!(c("ncclAllReduce", Usage::Call), Some((Library::Nccl, SiteKind::LibraryCall)));
-        assert_eq!(c("CUDA_R_16F", Usage::Other), Some((Library::Runtime, SiteKind::EnumConstant)));
+        assert_eq!(
+            c("cublasSgemm", Usage::Call),
+            Some((Library::Cublas, SiteKind::LibraryCall))
+        );
+        assert_eq!(
+            c("cublasLtMatmul", Usage::Call),
+            Some((Library::CublasLt, SiteKind::LibraryCall))
+        );
+        assert_eq!(
+            c("cuMemAlloc", Usage::Call),
+            Some((Library::Driver, SiteKind::DriverApi))
+        );
+        assert_eq!(
+            c("CUBLAS_OP_N", Usage::Other),
+            Some((Library::Cublas, SiteKind::EnumConstant))
+        );
+        assert_eq!(
+            c("CUresult", Usage::TypeLike),
+            Some((Library::Driver, SiteKind::Type))
+        );
+        assert_eq!(
+            c("ncclAllReduce", Usage::Call),
+            Some((Library::Nccl, SiteKind::LibraryCall))
+        );
+        assert_eq!(
+            c("CUDA_R_16F", Usage::Other),
+            Some((Library::Runtime, SiteKind::EnumConstant))
+        );
     }
 
     #[test]
     fn device_language() {
-        assert_eq!(c("__global__", Usage::Other), Some((Library::Device, SiteKind::Qualifier)));
-        assert_eq!(c("__shfl_down_sync", Usage::Call), Some((Library::Device, SiteKind::DeviceIntrinsic)));
-        assert_eq!(c("atomicAdd", Usage::Call), Some((Library::Device, SiteKind::DeviceIntrinsic)));
-        assert_eq!(c("threadIdx", Usage::Other), Some((Library::Device, SiteKind::DeviceIntrinsic)));
-        assert_eq!(c("float4", Usage::TypeLike), Some((Library::Device, SiteKind::Type)));
+        assert_eq!(
+            c("__global__", Usage::Other),
+            Some((Library::Device, SiteKind::Qualifier))
+        );
+        assert_eq!(
+            c("__shfl_down_sync", Usage::Call),
+            Some((Library::Device, SiteKind::DeviceIntrinsic))
+        );
+        assert_eq!(
+            c("atomicAdd", Usage::Call),
+            Some((Library::Device, SiteKind::DeviceIntrinsic))
+        );
+        assert_eq!(
+            c("threadIdx", Usage::Other),
+            Some((Library::Device, SiteKind::DeviceIntrinsic))
+        );
+        assert_eq!(
+            c("float4", Usage::TypeLike),
+            Some((Library::Device, SiteKind::Type))
+        );
         assert_eq!(c("__builtin_expect", Usage::Call), None);
         assert_eq!(classify("rsqrtf", Usage::Call, false), None);
         assert_eq!(c("custom", Usage::Call), None);
@@ -445,8 +563,14 @@ mod tests {
     fn headers() {
         assert_eq!(header_library("cuda_runtime.h"), Some(Library::Runtime));
         assert_eq!(header_library("cublas_v2.h"), Some(Library::Cublas));
-        assert_eq!(header_library("thrust/device_vector.h"), Some(Library::Thrust));
-        assert_eq!(header_library("ATen/cuda/CUDAContext.h"), Some(Library::Torch));
+        assert_eq!(
+            header_library("thrust/device_vector.h"),
+            Some(Library::Thrust)
+        );
+        assert_eq!(
+            header_library("ATen/cuda/CUDAContext.h"),
+            Some(Library::Torch)
+        );
         assert_eq!(header_library("cuda.h"), Some(Library::Driver));
         assert_eq!(header_library("vector"), None);
         assert_eq!(header_library("my_kernels.cuh"), None);

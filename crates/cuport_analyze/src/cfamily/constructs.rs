@@ -20,7 +20,9 @@ impl Scanner<'_> {
             match self.kind_at(k) {
                 Some(TokKind::Punct(b';' | b'{' | b'}')) => return,
                 Some(TokKind::Ident) if self.kind_at(k + 1) == Some(TokKind::Punct(b'(')) => {
-                    let Some(close) = self.matching(k + 1) else { return };
+                    let Some(close) = self.matching(k + 1) else {
+                        return;
+                    };
                     if is_attribute(self.text(k)) {
                         k = close + 1;
                         continue;
@@ -34,7 +36,12 @@ impl Scanner<'_> {
     }
 
     fn kernel_site(&mut self, qualifier: usize, name: usize, close: usize) {
-        let mut site = Site::new(SiteKind::KernelDefinition, Library::Device, self.text(name), self.range(name, name));
+        let mut site = Site::new(
+            SiteKind::KernelDefinition,
+            Library::Device,
+            self.text(name),
+            self.range(name, name),
+        );
         site.args = self.arguments(name + 1, close);
         site.template_args = self.template_header(qualifier);
         site.body = self.body_after(close);
@@ -51,7 +58,9 @@ impl Scanner<'_> {
                 Some(TokKind::Punct(b';' | b'{' | b'}')) => return None,
                 Some(TokKind::Ident) if self.text(k) == "template" => {
                     let open = k + 1;
-                    let close = (open..qualifier).rev().find(|&c| self.kind_at(c) == Some(TokKind::Punct(b'>')))?;
+                    let close = (open..qualifier)
+                        .rev()
+                        .find(|&c| self.kind_at(c) == Some(TokKind::Punct(b'>')))?;
                     return Some(self.range(open, close));
                 }
                 _ => {}
@@ -71,10 +80,19 @@ impl Scanner<'_> {
 
     /// `<<<` at token `i`: `name<targs><<<config>>>(args)`.
     pub(super) fn launch(&mut self, i: usize) {
-        let Some((name_first, name_last, template)) = self.launch_name(i) else { return };
-        let Some(close) = self.launch_close(i) else { return };
+        let Some((name_first, name_last, template)) = self.launch_name(i) else {
+            return;
+        };
+        let Some(close) = self.launch_close(i) else {
+            return;
+        };
         let name: String = (name_first..=name_last).map(|k| self.text(k)).collect();
-        let mut site = Site::new(SiteKind::KernelLaunch, Library::Device, name, self.range(name_first, name_last));
+        let mut site = Site::new(
+            SiteKind::KernelLaunch,
+            Library::Device,
+            name,
+            self.range(name_first, name_last),
+        );
         site.launch_config = self.split_range(i, close);
         site.template_args = template;
         if self.kind_at(close + 1) == Some(TokKind::Punct(b'(')) {
@@ -91,7 +109,10 @@ impl Scanner<'_> {
     fn launch_name(&self, launch: usize) -> Option<(usize, usize, Option<TextRange>)> {
         let mut last = launch.checked_sub(1)?;
         let mut template = None;
-        if matches!(self.kind_at(last), Some(TokKind::Punct(b'>') | TokKind::Shr | TokKind::LaunchClose)) {
+        if matches!(
+            self.kind_at(last),
+            Some(TokKind::Punct(b'>') | TokKind::Shr | TokKind::LaunchClose)
+        ) {
             let open = self.template_open(last)?;
             template = Some(self.range(open, last));
             last = open.checked_sub(1)?;
@@ -159,7 +180,9 @@ impl Scanner<'_> {
         let Some(op) = i.checked_sub(1) else { return };
         let literal = self.text(i).trim_end_matches(['u', 'U', 'l', 'L']);
         let op_kind = self.kind_at(op);
-        let tile = op_kind == Some(TokKind::Punct(b'<')) && op > 0 && self.text(op - 1) == "tiled_partition";
+        let tile = op_kind == Some(TokKind::Punct(b'<'))
+            && op > 0
+            && self.text(op - 1) == "tiled_partition";
         let suspicious = match literal {
             "31" | "0x1f" | "0x1F" => op_kind == Some(TokKind::Punct(b'&')),
             "32" if tile => true,
@@ -169,7 +192,12 @@ impl Scanner<'_> {
         };
         if suspicious && (tile || self.lane_variable_before(op)) {
             let text = format!("{} {}", self.text(op), self.text(i));
-            let site = Site::new(SiteKind::WarpSizeAssumption, Library::Device, text, self.range(op, i));
+            let site = Site::new(
+                SiteKind::WarpSizeAssumption,
+                Library::Device,
+                text,
+                self.range(op, i),
+            );
             self.push(site);
         }
     }
@@ -178,7 +206,12 @@ impl Scanner<'_> {
         let from = op.saturating_sub(8);
         (from..op)
             .rev()
-            .take_while(|&k| !matches!(self.kind_at(k), Some(TokKind::Punct(b';' | b'{' | b'}' | b','))))
+            .take_while(|&k| {
+                !matches!(
+                    self.kind_at(k),
+                    Some(TokKind::Punct(b';' | b'{' | b'}' | b','))
+                )
+            })
             .filter(|&k| self.kind_at(k) == Some(TokKind::Ident))
             .any(|k| is_lane_name(self.text(k)))
     }
@@ -196,9 +229,12 @@ impl Scanner<'_> {
             .filter_map(|(position, &range)| {
                 let text = std::str::from_utf8(self.src.get(range.start..range.end)?).ok()?;
                 let lowered = text.trim().to_ascii_lowercase();
-                let full_mask = position == 0 && matches!(lowered.trim_end_matches('u'), "0xffffffff" | "~0" | "-1");
+                let full_mask = position == 0
+                    && matches!(lowered.trim_end_matches('u'), "0xffffffff" | "~0" | "-1");
                 let width_32 = position == 3 && site.name.starts_with("__shfl") && lowered == "32";
-                full_mask.then_some((range, "full 32-lane mask")).or(width_32.then_some((range, "width 32")))
+                full_mask
+                    .then_some((range, "full 32-lane mask"))
+                    .or(width_32.then_some((range, "width 32")))
             })
             .collect();
         for (range, what) in findings {
@@ -209,7 +245,10 @@ impl Scanner<'_> {
 }
 
 fn is_attribute(name: &str) -> bool {
-    matches!(name, "__launch_bounds__" | "__attribute__" | "__declspec" | "alignas" | "__cluster_dims__")
+    matches!(
+        name,
+        "__launch_bounds__" | "__attribute__" | "__declspec" | "alignas" | "__cluster_dims__"
+    )
 }
 
 fn is_lane_name(name: &str) -> bool {

@@ -76,7 +76,12 @@ impl Scanner<'_> {
             .trim_start_matches(['<', '"'])
             .trim_end_matches(['>', '"']);
         if let Some(library) = header_library(path) {
-            let site = Site::new(SiteKind::Include, library, path, self.range(path_token, path_token));
+            let site = Site::new(
+                SiteKind::Include,
+                library,
+                path,
+                self.range(path_token, path_token),
+            );
             self.push(site);
         }
     }
@@ -91,7 +96,12 @@ impl Scanner<'_> {
         if is_cuda_condition_macro(name) {
             // A project that defines `__CUDACC__` or a CUDA include guard is
             // faking CUDA's environment: that is a touchpoint in itself.
-            let site = Site::new(SiteKind::Macro, Library::Preprocessor, name, self.range(name_token, name_token));
+            let site = Site::new(
+                SiteKind::Macro,
+                Library::Preprocessor,
+                name,
+                self.range(name_token, name_token),
+            );
             self.push(site);
         } else {
             self.defined_names.push(name.to_owned());
@@ -106,7 +116,12 @@ impl Scanner<'_> {
             }
             let name = self.text(k);
             if is_cuda_condition_macro(name) {
-                let site = Site::new(SiteKind::PreprocessorCondition, Library::Preprocessor, name, self.range(k, k));
+                let site = Site::new(
+                    SiteKind::PreprocessorCondition,
+                    Library::Preprocessor,
+                    name,
+                    self.range(k, k),
+                );
                 self.push(site);
             }
         }

@@ -476,7 +476,10 @@ mod tests {
 
     #[test]
     fn digit_separators_and_char_literals() {
-        assert_eq!(idents("int x = 1'000'000; char c = 'a'; y"), ["int", "x", "char", "c", "y"]);
+        assert_eq!(
+            idents("int x = 1'000'000; char c = 'a'; y"),
+            ["int", "x", "char", "c", "y"]
+        );
     }
 
     #[test]
@@ -488,7 +491,10 @@ mod tests {
 
     #[test]
     fn bom_and_crlf_are_transparent() {
-        assert_eq!(idents("\u{feff}int a;\r\n#define X 1\r\nint b;"), ["int", "a", "define", "X", "int", "b"]);
+        assert_eq!(
+            idents("\u{feff}int a;\r\n#define X 1\r\nint b;"),
+            ["int", "a", "define", "X", "int", "b"]
+        );
     }
 
     #[test]

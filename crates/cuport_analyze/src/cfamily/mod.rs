@@ -10,7 +10,7 @@ mod lexer;
 mod preprocessor;
 mod syntax;
 
-use cuport_model::{LineIndex, Library, SiteKind, TextRange};
+use cuport_model::{Library, LineIndex, SiteKind, TextRange};
 use rustc_hash::FxHashMap;
 
 use crate::site::{FileAnalysis, ParseIssue, Site};
@@ -145,7 +145,10 @@ impl<'a> Scanner<'a> {
     }
 
     fn range(&self, first: usize, last: usize) -> TextRange {
-        TextRange::new(self.tokens[first].start as usize, self.tokens[last].end as usize)
+        TextRange::new(
+            self.tokens[first].start as usize,
+            self.tokens[last].end as usize,
+        )
     }
 
     fn push(&mut self, mut site: Site) -> usize {
@@ -175,16 +178,24 @@ impl<'a> Scanner<'a> {
         index > 0
             && matches!(self.kind_at(index - 1), Some(TokKind::Punct(b'<' | b'(')))
             && index > 1
-            && matches!(self.text(index - 2), "static_cast" | "reinterpret_cast" | "sizeof" | "const_cast")
+            && matches!(
+                self.text(index - 2),
+                "static_cast" | "reinterpret_cast" | "sizeof" | "const_cast"
+            )
     }
 
     fn identifier(&mut self, i: usize) -> usize {
-        let after_member = i > 0 && matches!(self.kind_at(i - 1), Some(TokKind::Punct(b'.') | TokKind::Arrow));
+        let after_member = i > 0
+            && matches!(
+                self.kind_at(i - 1),
+                Some(TokKind::Punct(b'.') | TokKind::Arrow)
+            );
         if after_member {
             self.member(i);
             return i + 1;
         }
-        let leading_scope = i > 0 && self.kind_at(i - 1) == Some(TokKind::Scope)
+        let leading_scope = i > 0
+            && self.kind_at(i - 1) == Some(TokKind::Scope)
             && !(i > 1 && self.kind_at(i - 2) == Some(TokKind::Ident));
         if self.kind_at(i + 1) == Some(TokKind::Scope) && !leading_scope {
             return self.qualified(i);
@@ -195,7 +206,8 @@ impl<'a> Scanner<'a> {
         }
         let usage = self.usage_after(i);
         let classified = classify(name, usage, self.cuda_file);
-        let declarable = classified.is_some_and(|(_, kind)| is_callable(kind)) && !classify::is_builtin_variable(name);
+        let declarable = classified.is_some_and(|(_, kind)| is_callable(kind))
+            && !classify::is_builtin_variable(name);
         if declarable && usage == Usage::Call && self.is_function_declaration(i) {
             self.defined_names.push(name.to_owned());
             return i + 1;
@@ -206,7 +218,11 @@ impl<'a> Scanner<'a> {
                 self.kernel_definition(i);
             }
         } else if let Some(library) = self.torch_name(name) {
-            let kind = if usage == Usage::Call { SiteKind::FrameworkCall } else { SiteKind::EnumConstant };
+            let kind = if usage == Usage::Call {
+                SiteKind::FrameworkCall
+            } else {
+                SiteKind::EnumConstant
+            };
             self.name_site(i, i, name, library, kind);
         }
         i + 1
@@ -223,12 +239,21 @@ impl<'a> Scanner<'a> {
     }
 
     fn body_follows(&self, open: usize) -> bool {
-        let Some(close) = self.matching(open) else { return false };
+        let Some(close) = self.matching(open) else {
+            return false;
+        };
         let mut k = close + 1;
         while let Some(kind) = self.kind_at(k) {
             match kind {
                 TokKind::Punct(b'{') => return true,
-                TokKind::Ident if matches!(self.text(k), "const" | "noexcept" | "override" | "final" | "volatile") => k += 1,
+                TokKind::Ident
+                    if matches!(
+                        self.text(k),
+                        "const" | "noexcept" | "override" | "final" | "volatile"
+                    ) =>
+                {
+                    k += 1
+                }
                 _ => return false,
             }
         }
@@ -236,9 +261,17 @@ impl<'a> Scanner<'a> {
     }
 
     fn torch_name(&self, name: &str) -> Option<Library> {
-        matches!(name, "kCUDA" | "getCurrentCUDAStream" | "getDefaultCUDAStream" | "CUDAGuard"
-            | "OptionalCUDAGuard" | "CUDAStreamGuard" | "getCurrentCUDABlasHandle")
-            .then_some(Library::Torch)
+        matches!(
+            name,
+            "kCUDA"
+                | "getCurrentCUDAStream"
+                | "getDefaultCUDAStream"
+                | "CUDAGuard"
+                | "OptionalCUDAGuard"
+                | "CUDAStreamGuard"
+                | "getCurrentCUDABlasHandle"
+        )
+        .then_some(Library::Torch)
     }
 
     /// `x.is_cuda()`, `t.cuda()`: PyTorch C++ tensor methods.
@@ -261,16 +294,28 @@ impl<'a> Scanner<'a> {
         let second = if last > i { self.text(i + 2) } else { "" };
         let library = namespace_library(first)
             .or_else(|| self.namespace_aliases.get(first).copied())
-            .or_else(|| (matches!(first, "at" | "c10" | "torch") && second == "cuda").then_some(Library::Torch))
-            .or_else(|| (matches!(first, "at" | "c10" | "torch") && self.text(last).contains("CUDA")).then_some(Library::Torch));
+            .or_else(|| {
+                (matches!(first, "at" | "c10" | "torch") && second == "cuda")
+                    .then_some(Library::Torch)
+            })
+            .or_else(|| {
+                (matches!(first, "at" | "c10" | "torch") && self.text(last).contains("CUDA"))
+                    .then_some(Library::Torch)
+            });
         let Some(library) = library else {
             return last + 1;
         };
-        let name: String = (i..=last).step_by(2).map(|k| self.text(k)).collect::<Vec<_>>().join("::");
+        let name: String = (i..=last)
+            .step_by(2)
+            .map(|k| self.text(k))
+            .collect::<Vec<_>>()
+            .join("::");
         let kind = match self.kind_at(last + 1) {
             Some(TokKind::Punct(b'(')) if library == Library::Torch => SiteKind::FrameworkCall,
             Some(TokKind::Punct(b'(')) => SiteKind::LibraryCall,
-            Some(TokKind::Punct(b'<') | TokKind::Ident | TokKind::Punct(b'*' | b'&')) => SiteKind::Type,
+            Some(TokKind::Punct(b'<') | TokKind::Ident | TokKind::Punct(b'*' | b'&')) => {
+                SiteKind::Type
+            }
             _ if library == Library::Torch => SiteKind::EnumConstant,
             _ => SiteKind::Type,
         };
@@ -292,7 +337,14 @@ impl<'a> Scanner<'a> {
 
     /// Records a site for the name spanning tokens `first..=last`, with its
     /// call arguments when the name is called.
-    fn name_site(&mut self, first: usize, last: usize, name: &str, library: Library, kind: SiteKind) -> usize {
+    fn name_site(
+        &mut self,
+        first: usize,
+        last: usize,
+        name: &str,
+        library: Library,
+        kind: SiteKind,
+    ) -> usize {
         let mut site = Site::new(kind, library, name, self.range(first, last));
         if self.kind_at(last + 1) == Some(TokKind::Punct(b'(')) {
             if let Some(close) = self.matching(last + 1) {
@@ -319,7 +371,11 @@ impl<'a> Scanner<'a> {
 fn is_callable(kind: SiteKind) -> bool {
     matches!(
         kind,
-        SiteKind::RuntimeApi | SiteKind::DriverApi | SiteKind::LibraryCall | SiteKind::DeviceIntrinsic | SiteKind::Macro
+        SiteKind::RuntimeApi
+            | SiteKind::DriverApi
+            | SiteKind::LibraryCall
+            | SiteKind::DeviceIntrinsic
+            | SiteKind::Macro
     )
 }
 
@@ -327,9 +383,25 @@ fn is_callable(kind: SiteKind) -> bool {
 fn is_expression_keyword(word: &str) -> bool {
     matches!(
         word,
-        "return" | "else" | "case" | "do" | "throw" | "co_return" | "co_yield" | "co_await" | "new"
-            | "delete" | "sizeof" | "typeid" | "decltype" | "alignof" | "noexcept" | "and" | "or"
-            | "not" | "goto"
+        "return"
+            | "else"
+            | "case"
+            | "do"
+            | "throw"
+            | "co_return"
+            | "co_yield"
+            | "co_await"
+            | "new"
+            | "delete"
+            | "sizeof"
+            | "typeid"
+            | "decltype"
+            | "alignof"
+            | "noexcept"
+            | "and"
+            | "or"
+            | "not"
+            | "goto"
     )
 }
 

@@ -76,7 +76,10 @@ fn mask_cuda_syntax(src: &[u8], tokens: &[Token], matches: &[u32]) -> Vec<u8> {
 /// For `__launch_bounds__(...)`, the end of its argument list.
 fn attribute_end(src: &[u8], tokens: &[Token], matches: &[u32], i: usize) -> Option<u32> {
     let text = tokens[i].text(src);
-    if !matches!(text, b"__launch_bounds__" | b"__cluster_dims__" | b"__align__") {
+    if !matches!(
+        text,
+        b"__launch_bounds__" | b"__cluster_dims__" | b"__align__"
+    ) {
         return None;
     }
     let open = tokens.get(i + 1).filter(|t| t.is_punct(b'('))?;
@@ -113,4 +116,3 @@ fn is_cuda_keyword(text: &[u8]) -> bool {
             | b"CUSOLVERAPI"
     )
 }
-

@@ -1,6 +1,6 @@
 #![allow(clippy::unwrap_used)]
 
-use cuport_model::{LineIndex, Library, SiteKind};
+use cuport_model::{Library, LineIndex, SiteKind};
 
 use super::analyze as analyze_cfamily;
 use crate::site::{FileAnalysis, Site};
@@ -13,7 +13,7 @@ fn of_kind(analysis: &FileAnalysis, kind: SiteKind) -> Vec<&Site> {
     analysis.sites.iter().filter(|s| s.kind == kind).collect()
 }
 
-fn text<'a>(src: &'a str, range: cuport_model::TextRange) -> &'a str {
+fn text(src: &str, range: cuport_model::TextRange) -> &str {
     range.slice(src).unwrap()
 }
 
@@ -27,7 +27,10 @@ fn launch_with_four_config_arguments_across_lines() {
     assert_eq!(config, ["grid", "block", "0", "stream"]);
     let args: Vec<_> = launch.args.iter().map(|r| text(src, *r)).collect();
     assert_eq!(args, ["a", "b", "n"]);
-    assert_eq!(text(src, launch.call.unwrap()), "add<<<grid, block,\n      0, stream>>>(a, b, n)");
+    assert_eq!(
+        text(src, launch.call.unwrap()),
+        "add<<<grid, block,\n      0, stream>>>(a, b, n)"
+    );
 }
 
 #[test]
@@ -62,12 +65,27 @@ fn kernel_definitions_with_attributes_and_templates() {
     assert_eq!(kernels[0].name, "reduce");
     let params: Vec<_> = kernels[0].args.iter().map(|r| text(src, *r)).collect();
     assert_eq!(params, ["const T* __restrict__ in", "T* out"]);
-    assert_eq!(text(src, kernels[0].template_args.unwrap()), "<typename T, int B>");
+    assert_eq!(
+        text(src, kernels[0].template_args.unwrap()),
+        "<typename T, int B>"
+    );
     assert!(kernels[0].body.is_some());
     assert_eq!(kernels[1].name, "decl");
     assert!(kernels[1].body.is_none());
-    let qualifiers: Vec<_> = of_kind(&a, SiteKind::Qualifier).iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(qualifiers, ["__global__", "__launch_bounds__", "__restrict__", "__shared__", "__global__"]);
+    let qualifiers: Vec<_> = of_kind(&a, SiteKind::Qualifier)
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(
+        qualifiers,
+        [
+            "__global__",
+            "__launch_bounds__",
+            "__restrict__",
+            "__shared__",
+            "__global__"
+        ]
+    );
 }
 
 #[test]
@@ -75,18 +93,28 @@ fn calls_record_arguments_and_library() {
     let src = "cudaMemcpyAsync(d, h, n * sizeof(float), cudaMemcpyHostToDevice, s);";
     let a = analyze(src);
     let call = &a.sites[0];
-    assert_eq!((call.kind, call.library), (SiteKind::RuntimeApi, Library::Runtime));
+    assert_eq!(
+        (call.kind, call.library),
+        (SiteKind::RuntimeApi, Library::Runtime)
+    );
     let args: Vec<_> = call.args.iter().map(|r| text(src, *r)).collect();
-    assert_eq!(args, ["d", "h", "n * sizeof(float)", "cudaMemcpyHostToDevice", "s"]);
+    assert_eq!(
+        args,
+        ["d", "h", "n * sizeof(float)", "cudaMemcpyHostToDevice", "s"]
+    );
     assert_eq!(a.sites[1].kind, SiteKind::EnumConstant);
 }
 
 #[test]
 fn comments_and_strings_are_not_uses_but_includes_are() {
-    let src = "#include <cublas_v2.h>\n// cudaMalloc(x)\nconst char* s = \"cudaFree\";\n/* cudaMemcpy */";
+    let src =
+        "#include <cublas_v2.h>\n// cudaMalloc(x)\nconst char* s = \"cudaFree\";\n/* cudaMemcpy */";
     let a = analyze(src);
     assert_eq!(a.sites.len(), 1);
-    assert_eq!((a.sites[0].kind, a.sites[0].name.as_str()), (SiteKind::Include, "cublas_v2.h"));
+    assert_eq!(
+        (a.sites[0].kind, a.sites[0].name.as_str()),
+        (SiteKind::Include, "cublas_v2.h")
+    );
 }
 
 #[test]
@@ -102,25 +130,45 @@ fn sites_record_their_preprocessor_branch() {
     assert_eq!(text_of("__syncthreads"), "defined(__CUDACC__)");
     let conditions = of_kind(&a, SiteKind::PreprocessorCondition);
     assert_eq!(conditions.len(), 2);
-    assert!(conditions.iter().all(|s| s.library == Library::Preprocessor));
+    assert!(conditions
+        .iter()
+        .all(|s| s.library == Library::Preprocessor));
 }
 
 #[test]
 fn warp_size_assumptions() {
     let src = "int lane = threadIdx.x & 31; int warp = tid / 32;\nv += __shfl_down_sync(0xffffffff, v, 16, 32);\nauto t = cg::tiled_partition<32>(b);\nint unrelated = bytes / 32;";
     let a = analyze(src);
-    let names: Vec<_> = of_kind(&a, SiteKind::WarpSizeAssumption).iter().map(|s| s.name.as_str()).collect();
-    assert_eq!(names, ["& 31", "/ 32", "full 32-lane mask", "width 32", "< 32"]);
+    let names: Vec<_> = of_kind(&a, SiteKind::WarpSizeAssumption)
+        .iter()
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(
+        names,
+        ["& 31", "/ 32", "full 32-lane mask", "width 32", "< 32"]
+    );
 }
 
 #[test]
 fn namespaces_aliases_and_torch_cpp() {
     let src = "namespace cg = cooperative_groups;\nauto b = cg::this_thread_block();\nthrust::device_vector<float> v;\nauto s = at::cuda::getCurrentCUDAStream();\nTORCH_CHECK(x.is_cuda());\nc10::cuda::CUDAGuard g(dev);";
     let a = analyze(src);
-    let found: Vec<_> = a.sites.iter().map(|s| (s.name.as_str(), s.library, s.kind)).collect();
-    assert!(found.contains(&("cg::this_thread_block", Library::CooperativeGroups, SiteKind::LibraryCall)));
+    let found: Vec<_> = a
+        .sites
+        .iter()
+        .map(|s| (s.name.as_str(), s.library, s.kind))
+        .collect();
+    assert!(found.contains(&(
+        "cg::this_thread_block",
+        Library::CooperativeGroups,
+        SiteKind::LibraryCall
+    )));
     assert!(found.contains(&("thrust::device_vector", Library::Thrust, SiteKind::Type)));
-    assert!(found.contains(&("at::cuda::getCurrentCUDAStream", Library::Torch, SiteKind::FrameworkCall)));
+    assert!(found.contains(&(
+        "at::cuda::getCurrentCUDAStream",
+        Library::Torch,
+        SiteKind::FrameworkCall
+    )));
     assert!(found.contains(&("is_cuda", Library::Torch, SiteKind::FrameworkCall)));
     assert!(found.contains(&("c10::cuda::CUDAGuard", Library::Torch, SiteKind::Type)));
 }
