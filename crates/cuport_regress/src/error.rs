@@ -21,6 +21,10 @@ pub enum RegressError {
     /// The backend's library or device is missing on this machine.
     #[error("backend `{backend}` is not available: {reason}")]
     BackendUnavailable { backend: String, reason: String },
+    /// The backend runs, but not this op or dtype; the leg is skipped with
+    /// the reason.
+    #[error("backend `{backend}` does not support this case: {reason}")]
+    Unsupported { backend: String, reason: String },
     /// The backend failed while running an op.
     #[error("backend `{backend}`: {message}")]
     Backend { backend: String, message: String },
@@ -47,6 +51,20 @@ impl RegressError {
         Self::Format {
             path: path.into(),
             message: message.into(),
+        }
+    }
+
+    pub(crate) fn backend(backend: &str, message: impl Into<String>) -> Self {
+        Self::Backend {
+            backend: backend.to_owned(),
+            message: message.into(),
+        }
+    }
+
+    pub(crate) fn unsupported(backend: &str, reason: impl Into<String>) -> Self {
+        Self::Unsupported {
+            backend: backend.to_owned(),
+            reason: reason.into(),
         }
     }
 

@@ -17,7 +17,8 @@ use crate::tensor::Tensor;
 /// Name of the output tensor and of the timed region an op leg writes.
 pub const OUTPUT_NAME: &str = "output";
 pub const REGION_NAME: &str = "op";
-/// Written instead of outputs when the backend cannot run here.
+/// Written instead of outputs when the backend cannot run here, or cannot
+/// run this op or dtype; holds the reason.
 pub const UNAVAILABLE_FILE: &str = "unavailable.txt";
 /// Written by an op leg: full device identity.
 pub const DEVICE_FILE: &str = "device.json";
@@ -65,16 +66,17 @@ pub fn run_op_leg(
             path: file.path.clone(),
             message: format!("no [[case]] named `{case_name}`"),
         })?;
-    let mut backend = match backend::open(backend_name, perturb) {
+    let inputs = inputs(case, file.seed_of(case))?;
+    let opened = backend::open(backend_name, perturb)
+        .and_then(|mut b| b.prepare(&case.op, case.dtype, &inputs).map(|()| b));
+    let mut backend = match opened {
         Ok(b) => b,
-        Err(RegressError::BackendUnavailable { reason, .. }) => {
+        Err(e @ (RegressError::BackendUnavailable { .. } | RegressError::Unsupported { .. })) => {
             let path = out.join(UNAVAILABLE_FILE);
-            return std::fs::write(&path, reason).map_err(|e| RegressError::io(path, e));
+            return std::fs::write(&path, e.to_string()).map_err(|e| RegressError::io(path, e));
         }
         Err(e) => return Err(e),
     };
-    let inputs = inputs(case, file.seed_of(case))?;
-    backend.prepare(&case.op, case.dtype, &inputs)?;
     let settings = case.perf.or(&file.file.defaults.perf);
     let samples = collect(&mut Timed(backend.as_mut()), &settings.sampling())?;
     let output = backend.output()?;

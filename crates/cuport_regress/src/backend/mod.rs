@@ -3,7 +3,9 @@
 //! `cpu` is always there; `cuda`, `hip` and `ascend` load their vendor
 //! libraries at run time and report [`RegressError::BackendUnavailable`]
 //! (a skipped leg, not a crash) when the library or device is missing.
+pub(crate) mod blas;
 mod cpu;
+mod cuda;
 mod dl;
 mod vendor;
 
@@ -32,7 +34,7 @@ pub trait Backend {
 pub fn open(name: &str, perturb: Option<Perturbation>) -> Result<Box<dyn Backend>> {
     match name {
         "cpu" => Ok(Box::new(CpuBackend::new(perturb.unwrap_or_default()))),
-        "cuda" => vendor::open_cuda(),
+        "cuda" => cuda::open(),
         "hip" => vendor::open_hip(),
         "ascend" => vendor::open_ascend(),
         other => Err(RegressError::BackendUnavailable {

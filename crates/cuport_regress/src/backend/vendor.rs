@@ -1,4 +1,4 @@
-//! `cuda`, `hip` and `ascend`: the vendor runtimes are loaded at run time
+//! `hip` and `ascend`: the vendor runtimes are loaded at run time
 //! (nothing is needed at build time). This build resolves each runtime's
 //! documented entry points so a missing or too-old library is one clear
 //! "unavailable" message; running ops on these devices is not implemented
@@ -16,20 +16,6 @@ struct Runtime {
     symbols: &'static [&'static str],
     hint: &'static str,
 }
-
-const CUDA: Runtime = Runtime {
-    backend: "cuda",
-    libraries: &["libcuda.so.1", "libcuda.so"],
-    symbols: &[
-        "cuInit",
-        "cuDeviceGet",
-        "cuDeviceGetName",
-        "cuDriverGetVersion",
-        "cuMemAlloc_v2",
-        "cuEventElapsedTime",
-    ],
-    hint: "install the NVIDIA driver, or add its folder to LD_LIBRARY_PATH",
-};
 
 const HIP: Runtime = Runtime {
     backend: "hip",
@@ -74,10 +60,6 @@ fn probe(rt: &Runtime) -> Result<Box<dyn Backend>> {
     })
 }
 
-pub(super) fn open_cuda() -> Result<Box<dyn Backend>> {
-    probe(&CUDA)
-}
-
 pub(super) fn open_hip() -> Result<Box<dyn Backend>> {
     probe(&HIP)
 }
@@ -94,11 +76,7 @@ mod tests {
     /// say which library it looked for and how to fix it, not crash.
     #[test]
     fn missing_runtimes_give_a_clear_reason() {
-        for (rt, open) in [
-            (&CUDA, open_cuda as fn() -> _),
-            (&HIP, open_hip),
-            (&ASCEND, open_ascend),
-        ] {
+        for (rt, open) in [(&HIP, open_hip as fn() -> _), (&ASCEND, open_ascend)] {
             match open() {
                 Err(RegressError::BackendUnavailable { backend, reason }) => {
                     assert_eq!(backend, rt.backend);

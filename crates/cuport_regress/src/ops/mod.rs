@@ -7,6 +7,13 @@ mod elementwise;
 mod gemm;
 mod norm;
 
+pub(crate) use gemm::GemmShape;
+
+/// The normalised gemm parameters of a gemm-family op (defaults for others).
+pub(crate) fn gemm_shape(op: &OpSpec) -> GemmShape {
+    GemmShape::from_spec(op)
+}
+
 use serde::{Deserialize, Serialize};
 
 use crate::error::{RegressError, Result};

@@ -111,9 +111,7 @@ fn device_of(dir: &Path, backend: &str, files: &LegFiles) -> DeviceIdentity {
 pub(super) fn leg_check(label: &str, leg: &LegReport) -> Check {
     let (outcome, message) = match &leg.state {
         LegState::Ok => (Outcome::Pass, format!("ran in {:.2} s", leg.wall_s)),
-        LegState::Skipped { reason } => {
-            (Outcome::Skipped, format!("backend unavailable: {reason}"))
-        }
+        LegState::Skipped { reason } => (Outcome::Skipped, reason.clone()),
         LegState::Failed { reason } => {
             let log = if leg.log_excerpt.is_empty() {
                 "(no output)".to_owned()
