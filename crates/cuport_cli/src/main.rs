@@ -42,7 +42,9 @@ enum Command {
     /// Run cases on two backends and compare accuracy and performance.
     Regress(cmd_regress::RegressArgs),
     /// Print a shell completion script.
-    #[command(after_help = "Example:\n  cuport completions bash > ~/.local/share/bash-completion/completions/cuport")]
+    #[command(
+        after_help = "Example:\n  cuport completions bash > ~/.local/share/bash-completion/completions/cuport"
+    )]
     Completions {
         /// The shell to generate completions for.
         shell: clap_complete::Shell,

@@ -1,7 +1,19 @@
 use serde::{Deserialize, Serialize};
 
 /// The language (or build-file flavour) cuport analyses a file as.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Language {
     /// `.cu` and `.cuh`: C++ with CUDA extensions.
@@ -80,10 +92,19 @@ mod tests {
         assert_eq!(Language::from_file_name("k.cu"), Some(Language::Cuda));
         assert_eq!(Language::from_file_name("k.cuh"), Some(Language::Cuda));
         assert_eq!(Language::from_file_name("a.inl"), Some(Language::Cpp));
-        assert_eq!(Language::from_file_name("CMakeLists.txt"), Some(Language::Cmake));
-        assert_eq!(Language::from_file_name("cuda.cmake"), Some(Language::Cmake));
+        assert_eq!(
+            Language::from_file_name("CMakeLists.txt"),
+            Some(Language::Cmake)
+        );
+        assert_eq!(
+            Language::from_file_name("cuda.cmake"),
+            Some(Language::Cmake)
+        );
         assert_eq!(Language::from_file_name("setup.py"), Some(Language::Python));
-        assert_eq!(Language::from_file_name("pyproject.toml"), Some(Language::PyprojectToml));
+        assert_eq!(
+            Language::from_file_name("pyproject.toml"),
+            Some(Language::PyprojectToml)
+        );
         assert_eq!(Language::from_file_name("Cargo.toml"), None);
         assert_eq!(Language::from_file_name("README"), None);
     }

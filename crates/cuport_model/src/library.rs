@@ -2,7 +2,19 @@ use serde::{Deserialize, Serialize};
 
 /// The CUDA component (or framework) a touchpoint belongs to. Reports group
 /// by it and rule tables are organised by it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Library {
     /// CUDA runtime API (`cuda*`, `cudaStream_t`, `<cuda_runtime.h>`).

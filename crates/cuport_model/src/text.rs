@@ -1,7 +1,19 @@
 use serde::{Deserialize, Serialize};
 
 /// A half-open byte range `[start, end)` into one file's original bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 pub struct TextRange {
     pub start: usize,
     pub end: usize,
@@ -33,7 +45,19 @@ impl TextRange {
 }
 
 /// A 1-based line and 1-based column (in bytes), as editors and SARIF expect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 pub struct LineCol {
     pub line: u32,
     pub column: u32,
