@@ -7,6 +7,7 @@ pub(crate) mod blas;
 mod cpu;
 mod cuda;
 mod dl;
+mod hip;
 mod vendor;
 
 use crate::device::DeviceIdentity;
@@ -35,7 +36,7 @@ pub fn open(name: &str, perturb: Option<Perturbation>) -> Result<Box<dyn Backend
     match name {
         "cpu" => Ok(Box::new(CpuBackend::new(perturb.unwrap_or_default()))),
         "cuda" => cuda::open(),
-        "hip" => vendor::open_hip(),
+        "hip" => hip::open(),
         "ascend" => vendor::open_ascend(),
         other => Err(RegressError::BackendUnavailable {
             backend: other.to_owned(),

@@ -1,4 +1,4 @@
-//! `hip` and `ascend`: the vendor runtimes are loaded at run time
+//! `ascend`: the vendor runtimes are loaded at run time
 //! (nothing is needed at build time). This build resolves each runtime's
 //! documented entry points so a missing or too-old library is one clear
 //! "unavailable" message; running ops on these devices is not implemented
@@ -16,20 +16,6 @@ struct Runtime {
     symbols: &'static [&'static str],
     hint: &'static str,
 }
-
-const HIP: Runtime = Runtime {
-    backend: "hip",
-    libraries: &["libamdhip64.so", "libamdhip64.so.6", "libamdhip64.so.5"],
-    symbols: &[
-        "hipInit",
-        "hipGetDeviceCount",
-        "hipSetDevice",
-        "hipMalloc",
-        "hipMemcpy",
-        "hipEventElapsedTime",
-    ],
-    hint: "install ROCm (libamdhip64) or add /opt/rocm/lib to LD_LIBRARY_PATH",
-};
 
 const ASCEND: Runtime = Runtime {
     backend: "ascend",
@@ -60,10 +46,6 @@ fn probe(rt: &Runtime) -> Result<Box<dyn Backend>> {
     })
 }
 
-pub(super) fn open_hip() -> Result<Box<dyn Backend>> {
-    probe(&HIP)
-}
-
 pub(super) fn open_ascend() -> Result<Box<dyn Backend>> {
     probe(&ASCEND)
 }
@@ -76,7 +58,7 @@ mod tests {
     /// say which library it looked for and how to fix it, not crash.
     #[test]
     fn missing_runtimes_give_a_clear_reason() {
-        for (rt, open) in [(&HIP, open_hip as fn() -> _), (&ASCEND, open_ascend)] {
+        for (rt, open) in [(&ASCEND, open_ascend as fn() -> _)] {
             match open() {
                 Err(RegressError::BackendUnavailable { backend, reason }) => {
                     assert_eq!(backend, rt.backend);
