@@ -270,8 +270,8 @@ impl<'a> Visitor<'a> {
 
     fn tensor_method(&mut self, name: &str, node: Node<'_>, called: bool) {
         let label = match name {
-            "cuda" if called => "Tensor.cuda",
-            "is_cuda" => "Tensor.is_cuda",
+            "cuda" if called => "torch.Tensor.cuda",
+            "is_cuda" => "torch.Tensor.is_cuda",
             _ => return,
         };
         let attr = node.child_by_field_name("attribute").unwrap_or(node);

@@ -130,7 +130,15 @@ pub(crate) fn known_cuda_names(out: &Output) -> Option<KnownNames> {
     }
 }
 
-struct BarProgress(ProgressBar);
+/// [`KnownNames`] backed by a loaded rule set.
+pub(crate) fn known_names_of(rules: &cuport_rules::RuleSet) -> Option<KnownNames> {
+    let rules = std::sync::Arc::new(rules.clone());
+    Some(KnownNames(std::sync::Arc::new(move |name: &str| {
+        rules.is_known(name)
+    })))
+}
+
+pub(crate) struct BarProgress(pub(crate) ProgressBar);
 
 impl cuport_analyze::Progress for BarProgress {
     fn total(&self, files: usize) {

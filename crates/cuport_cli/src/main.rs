@@ -4,10 +4,13 @@
 //! maps errors to exit codes. Each subcommand lives in its own module.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod cmd_migrate;
 mod cmd_regress;
 mod cmd_rules;
 mod cmd_scan;
+mod migrate_report_json;
 mod output;
+mod settings;
 
 use std::process::ExitCode;
 
@@ -37,6 +40,8 @@ struct Cli {
 enum Command {
     /// Find every CUDA and framework touchpoint in a code base.
     Scan(cmd_scan::ScanArgs),
+    /// Port a code base to a target: diagnostics, statistics, diffs or rewritten files.
+    Migrate(cmd_migrate::MigrateArgs),
     /// Inspect and validate the rule tables.
     Rules(cmd_rules::RulesArgs),
     /// Run cases on two backends and compare accuracy and performance.
@@ -56,6 +61,7 @@ fn main() -> ExitCode {
     let out = output::Output::new(&cli.global);
     let result = match cli.command {
         Command::Scan(args) => cmd_scan::run(&args, &out),
+        Command::Migrate(args) => cmd_migrate::run(&args, &out),
         Command::Rules(args) => cmd_rules::run(&args, &out),
         Command::Regress(args) => cmd_regress::run(&args, &out),
         Command::Completions { shell } => {

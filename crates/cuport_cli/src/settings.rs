@@ -1,0 +1,329 @@
+//! Resolved migrate settings: command-line flags over `cuport.toml` over
+//! defaults, each value remembering where it came from.
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Context};
+use cuport_analyze::{ScanReport, SkippedFile};
+use cuport_model::Target;
+use cuport_rewrite::{HipLaunch, MigrateOptions};
+use cuport_rules::{Flavour, RuleSet};
+use serde::Deserialize;
+
+use crate::cmd_migrate::{HipLibsArg, LaunchArg, MigrateArgs, TargetArg};
+
+pub(crate) const CONFIG_FILE: &str = "cuport.toml";
+
+#[derive(Debug, Clone)]
+pub(crate) struct Setting<T> {
+    pub(crate) value: T,
+    pub(crate) source: String,
+}
+
+impl<T> Setting<T> {
+    fn new(value: T, source: impl Into<String>) -> Self {
+        Self {
+            value,
+            source: source.into(),
+        }
+    }
+}
+
+#[derive(Debug)]
+pub(crate) struct Settings {
+    pub(crate) config: Option<PathBuf>,
+    pub(crate) target: Setting<Target>,
+    pub(crate) excludes: Setting<Vec<String>>,
+    pub(crate) ignore: Setting<Vec<String>>,
+    pub(crate) rules: Setting<Vec<PathBuf>>,
+    pub(crate) hip_launch: Setting<HipLaunch>,
+    pub(crate) hip_libs: Setting<Flavour>,
+    pub(crate) annotate: Setting<bool>,
+}
+
+/// `[migrate]` in `cuport.toml`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct ConfigFile {
+    #[serde(default)]
+    migrate: MigrateConfig,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+struct MigrateConfig {
+    target: Option<String>,
+    #[serde(default)]
+    exclude: Vec<String>,
+    /// Files (globs) that are analysed but never rewritten.
+    #[serde(default)]
+    ignore: Vec<String>,
+    #[serde(default)]
+    rules: Vec<PathBuf>,
+    hip_kernel_launch: Option<String>,
+    hip_libs: Option<String>,
+    annotate: Option<bool>,
+}
+
+pub(crate) fn resolve(args: &MigrateArgs) -> anyhow::Result<Settings> {
+    let config_path = config_path(&args.path);
+    let config = match &config_path {
+        Some(path) => read_config(path)?,
+        None => ConfigFile::default(),
+    }
+    .migrate;
+    let from_file = |key: &str| {
+        config_path
+            .as_ref()
+            .map_or_else(String::new, |p| format!("{} ({key})", p.display()))
+    };
+    let config_dir = config_path
+        .as_ref()
+        .and_then(|p| p.parent())
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    Ok(Settings {
+        target: resolve_target(args, &config, &from_file)?,
+        excludes: merge_list(
+            &args.exclude,
+            config.exclude,
+            "--exclude",
+            &from_file("exclude"),
+        ),
+        ignore: Setting::new(config.ignore, from_file("ignore")),
+        rules: {
+            let mut rules: Vec<PathBuf> = config.rules.iter().map(|r| config_dir.join(r)).collect();
+            let source = if args.rules.is_empty() {
+                from_file("rules")
+            } else {
+                "--rules (after cuport.toml's)".into()
+            };
+            rules.extend(args.rules.iter().cloned());
+            Setting::new(rules, source)
+        },
+        hip_launch: resolve_launch(args, config.hip_kernel_launch.as_deref(), &from_file)?,
+        hip_libs: resolve_libs(args, config.hip_libs.as_deref(), &from_file)?,
+        annotate: if args.annotate {
+            Setting::new(true, "--annotate")
+        } else {
+            config.annotate.map_or_else(
+                || Setting::new(false, "default"),
+                |v| Setting::new(v, from_file("annotate")),
+            )
+        },
+        config: config_path,
+    })
+}
+
+fn config_path(path: &Path) -> Option<PathBuf> {
+    let dir = if path.is_dir() { path } else { path.parent()? };
+    let candidate = dir.join(CONFIG_FILE);
+    candidate.is_file().then_some(candidate)
+}
+
+fn read_config(path: &Path) -> anyhow::Result<ConfigFile> {
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    toml::from_str(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{}: {e}fix or remove the file; keys are documented in `cuport migrate --help`",
+            path.display()
+        )
+    })
+}
+
+fn resolve_target(
+    args: &MigrateArgs,
+    config: &MigrateConfig,
+    from_file: &dyn Fn(&str) -> String,
+) -> anyhow::Result<Setting<Target>> {
+    if let Some(to) = args.to {
+        let target = match to {
+            TargetArg::Hip => Target::Hip,
+            TargetArg::Ascend => Target::Ascend,
+            TargetArg::Musa => Target::Musa,
+            TargetArg::Mlu => Target::Mlu,
+        };
+        return Ok(Setting::new(target, "--to"));
+    }
+    let Some(id) = &config.target else {
+        bail!("no target: pass --to hip|ascend|musa|mlu or set `target` under [migrate] in {CONFIG_FILE}");
+    };
+    let Some(target) = Target::from_id(id) else {
+        bail!(
+            "{}: unknown target {id:?}; use hip, ascend, musa or mlu",
+            from_file("target")
+        );
+    };
+    Ok(Setting::new(target, from_file("target")))
+}
+
+fn resolve_launch(
+    args: &MigrateArgs,
+    config: Option<&str>,
+    from_file: &dyn Fn(&str) -> String,
+) -> anyhow::Result<Setting<HipLaunch>> {
+    Ok(match (args.hip_kernel_launch, config) {
+        (Some(LaunchArg::Chevron), _) => Setting::new(HipLaunch::Chevron, "--hip-kernel-launch"),
+        (Some(LaunchArg::Ggl), _) => Setting::new(HipLaunch::Ggl, "--hip-kernel-launch"),
+        (None, Some("chevron")) => Setting::new(HipLaunch::Chevron, from_file("hip-kernel-launch")),
+        (None, Some("ggl")) => Setting::new(HipLaunch::Ggl, from_file("hip-kernel-launch")),
+        (None, Some(other)) => bail!(
+            "{}: unknown value {other:?}; use chevron or ggl",
+            from_file("hip-kernel-launch")
+        ),
+        (None, None) => Setting::new(HipLaunch::Chevron, "default"),
+    })
+}
+
+fn resolve_libs(
+    args: &MigrateArgs,
+    config: Option<&str>,
+    from_file: &dyn Fn(&str) -> String,
+) -> anyhow::Result<Setting<Flavour>> {
+    Ok(match (args.hip_libs, config) {
+        (Some(HipLibsArg::Hip), _) => Setting::new(Flavour::Default, "--hip-libs"),
+        (Some(HipLibsArg::Roc), _) => Setting::new(Flavour::Roc, "--hip-libs"),
+        (None, Some(value)) => match Flavour::from_hip_libs(value) {
+            Some(flavour) => Setting::new(flavour, from_file("hip-libs")),
+            None => bail!(
+                "{}: unknown value {value:?}; use hip or roc",
+                from_file("hip-libs")
+            ),
+        },
+        (None, None) => Setting::new(Flavour::Default, "default"),
+    })
+}
+
+fn merge_list(
+    flags: &[String],
+    config: Vec<String>,
+    flag: &str,
+    file_source: &str,
+) -> Setting<Vec<String>> {
+    let source = match (flags.is_empty(), config.is_empty()) {
+        (true, true) => "default".to_owned(),
+        (true, false) => file_source.to_owned(),
+        (false, true) => flag.to_owned(),
+        (false, false) => format!("{file_source} and {flag}"),
+    };
+    let mut all = config;
+    all.extend(flags.iter().cloned());
+    Setting::new(all, source)
+}
+
+impl Settings {
+    pub(crate) fn migrate_options(&self) -> MigrateOptions {
+        MigrateOptions {
+            target: self.target.value,
+            flavour: self.hip_libs.value,
+            hip_launch: self.hip_launch.value,
+            annotate: self.annotate.value,
+        }
+    }
+
+    pub(crate) fn load_rules(&self) -> anyhow::Result<RuleSet> {
+        let mut rules = RuleSet::builtin()
+            .context("the built-in rule tables failed to load (a cuport bug; please report it)")?;
+        for (index, path) in self.rules.value.iter().enumerate() {
+            let priority = i32::try_from(index + 1).unwrap_or(i32::MAX);
+            rules = rules.with_user_file(path, priority).with_context(|| {
+                format!(
+                    "rule file {} has problems; `cuport rules check {}` lists them",
+                    path.display(),
+                    path.display()
+                )
+            })?;
+        }
+        Ok(rules)
+    }
+
+    /// Files matched by `ignore` are analysed but not rewritten.
+    pub(crate) fn drop_ignored(&self, report: &mut ScanReport) {
+        if self.ignore.value.is_empty() {
+            return;
+        }
+        let mut builder = globset::GlobSetBuilder::new();
+        for glob in &self.ignore.value {
+            if let Ok(glob) = globset::Glob::new(glob) {
+                builder.add(glob);
+            }
+        }
+        let Ok(set) = builder.build() else { return };
+        let (ignored, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut report.files)
+            .into_iter()
+            .partition(|f| set.is_match(&f.path));
+        report.files = kept;
+        report
+            .skipped
+            .extend(ignored.into_iter().map(|f| SkippedFile {
+                path: f.path,
+                reason: format!("ignored by {}", self.ignore.source),
+            }));
+    }
+
+    pub(crate) fn describe(&self) -> String {
+        let mut text = String::new();
+        let config = self
+            .config
+            .as_ref()
+            .map_or_else(|| "none".to_owned(), |p| p.display().to_string());
+        let _ = writeln!(text, "config file        {config}");
+        let _ = writeln!(
+            text,
+            "target             {:<24} from {}",
+            self.target.value, self.target.source
+        );
+        let _ = writeln!(
+            text,
+            "exclude            {:<24} from {}",
+            format!("{:?}", self.excludes.value),
+            self.excludes.source
+        );
+        let _ = writeln!(
+            text,
+            "ignore             {:<24} from {}",
+            format!("{:?}", self.ignore.value),
+            self.ignore.source
+        );
+        let rules: Vec<String> = self
+            .rules
+            .value
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        let _ = writeln!(
+            text,
+            "rules              {:<24} from {}",
+            format!("{rules:?}"),
+            self.rules.source
+        );
+        let launch = match self.hip_launch.value {
+            HipLaunch::Chevron => "chevron",
+            HipLaunch::Ggl => "ggl",
+        };
+        let _ = writeln!(
+            text,
+            "hip-kernel-launch  {launch:<24} from {}",
+            self.hip_launch.source
+        );
+        let _ = writeln!(
+            text,
+            "hip-libs           {:<24} from {}",
+            self.hip_libs.value.id(),
+            self.hip_libs.source
+        );
+        let _ = writeln!(
+            text,
+            "annotate           {:<24} from {}",
+            self.annotate.value, self.annotate.source
+        );
+        text
+    }
+}
+
+impl std::fmt::Display for Setting<Target> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.value)
+    }
+}

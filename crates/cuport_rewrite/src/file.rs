@@ -1,0 +1,339 @@
+//! Migrating one file: plan every site, add the headers or imports the
+//! target needs, optionally annotate, then apply all edits in one pass.
+use std::collections::BTreeMap;
+
+use cuport_analyze::FileAnalysis;
+use cuport_model::{Language, Library, LineIndex, SiteKind, Target, TextRange};
+use cuport_rules::RuleSet;
+use serde::{Deserialize, Serialize};
+
+use crate::diagnostic::{codes, effort_hours, Diagnostic, Level};
+use crate::edit::{apply_edits, Edit};
+use crate::options::MigrateOptions;
+use crate::plan::{Planned, Planner};
+use crate::suppress::Suppressions;
+
+/// Converted and not converted sites of one library or kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tally {
+    pub converted: usize,
+    pub not_converted: usize,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FileStats {
+    pub sites: usize,
+    /// Sites ported automatically (approximate ones included, and reported).
+    pub converted: usize,
+    /// Sites left for a person (manual, unsupported, unknown).
+    pub not_converted: usize,
+    pub approximate: usize,
+    /// Sites skipped because of `cuport: ignore` / `cuport: off` markers.
+    pub suppressed: usize,
+    pub edits: usize,
+    pub changed_lines: usize,
+    pub bytes_removed: usize,
+    pub bytes_added: usize,
+    /// Estimated hours of manual work (see `effort_hours`).
+    pub effort_hours: f64,
+    pub by_library: BTreeMap<Library, Tally>,
+    pub by_kind: BTreeMap<SiteKind, Tally>,
+}
+
+/// The result of migrating one file.
+#[derive(Debug, Clone, Default)]
+pub struct FileMigration {
+    pub output: Vec<u8>,
+    pub edits: Vec<Edit>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub stats: FileStats,
+}
+
+impl FileMigration {
+    pub fn changed(&self) -> bool {
+        !self.edits.is_empty()
+    }
+}
+
+/// Migrates `src` (analysed as `analysis`) to `options.target`.
+pub fn migrate_source(
+    language: Language,
+    src: &[u8],
+    analysis: &FileAnalysis,
+    rules: &RuleSet,
+    options: &MigrateOptions,
+) -> FileMigration {
+    let lines = LineIndex::new(src);
+    let suppressions = Suppressions::find(src, &lines, language);
+    let mut planner = Planner {
+        src,
+        language,
+        rules,
+        options,
+        lines: &lines,
+        out: Planned::default(),
+    };
+    let mut stats = FileStats::default();
+    for site in &analysis.sites {
+        if suppressions.covers(lines.line_of(site.range.start)) {
+            stats.suppressed += 1;
+            continue;
+        }
+        let diagnostics_before = planner.out.diagnostics.len();
+        planner.site(site);
+        count_site(
+            &mut stats,
+            site.library,
+            site.kind,
+            &planner.out.diagnostics[diagnostics_before..],
+        );
+    }
+    let mut planned = planner.out;
+    planned.edits.extend(header_edits(
+        src,
+        language,
+        analysis,
+        &planned,
+        options.target,
+    ));
+    if options.annotate {
+        let notes = annotation_edits(src, &lines, language, &planned.diagnostics);
+        planned.edits.extend(notes);
+    }
+    finish(src, &lines, planned, stats)
+}
+
+fn count_site(stats: &mut FileStats, library: Library, kind: SiteKind, new: &[Diagnostic]) {
+    stats.sites += 1;
+    let worst = new.iter().map(|d| d.level).max();
+    let converted = !matches!(worst, Some(Level::Manual | Level::Unsupported));
+    stats.approximate += usize::from(worst == Some(Level::Approximate));
+    let tally = |t: &mut Tally| {
+        if converted {
+            t.converted += 1
+        } else {
+            t.not_converted += 1
+        }
+    };
+    tally(stats.by_library.entry(library).or_default());
+    tally(stats.by_kind.entry(kind).or_default());
+    if converted {
+        stats.converted += 1;
+    } else {
+        stats.not_converted += 1;
+    }
+}
+
+fn finish(src: &[u8], lines: &LineIndex, planned: Planned, mut stats: FileStats) -> FileMigration {
+    let (output, applied, conflicts) = apply_edits(src, planned.edits);
+    let mut diagnostics = planned.diagnostics;
+    for conflict in conflicts {
+        let at = lines.line_col(conflict.rejected.range.start);
+        diagnostics.push(Diagnostic {
+            code: codes::EDIT_CONFLICT.into(),
+            level: Level::Manual,
+            effort: Some("low".into()),
+            message: format!(
+                "edit for `{}` overlaps another edit and was not applied; port this spot by hand (would have written `{}`)",
+                conflict.rejected.cuda_name, conflict.rejected.replacement
+            ),
+            line: at.line,
+            column: at.column,
+            range: conflict.rejected.range,
+            cuda_name: conflict.rejected.cuda_name.clone(),
+            library: Library::Runtime,
+            kind: SiteKind::RuntimeApi,
+            suggestion: None,
+            reference: None,
+        });
+    }
+    diagnostics.sort_by_key(|d| (d.line, d.column));
+    stats.edits = applied.len();
+    stats.bytes_removed = applied.iter().map(|e| e.range.len()).sum();
+    stats.bytes_added = applied.iter().map(|e| e.replacement.len()).sum();
+    stats.changed_lines = changed_lines(lines, &applied);
+    stats.effort_hours = diagnostics.iter().map(effort_hours).sum();
+    FileMigration {
+        output,
+        edits: applied,
+        diagnostics,
+        stats,
+    }
+}
+
+fn changed_lines(lines: &LineIndex, edits: &[Edit]) -> usize {
+    let mut touched: Vec<usize> = edits
+        .iter()
+        .flat_map(|e| lines.line_of(e.range.start)..=lines.line_of(e.range.end.max(e.range.start)))
+        .collect();
+    touched.sort_unstable();
+    touched.dedup();
+    touched.len()
+}
+
+/// The target's main runtime header, added to CUDA files that used the
+/// runtime without including it (nvcc includes it implicitly).
+fn main_header(target: Target) -> &'static str {
+    match target {
+        Target::Hip => "hip/hip_runtime.h",
+        Target::Ascend => "acl/acl.h",
+        Target::Musa => "musa_runtime.h",
+        Target::Mlu => "cnrt.h",
+    }
+}
+
+fn header_edits(
+    src: &[u8],
+    language: Language,
+    analysis: &FileAnalysis,
+    planned: &Planned,
+    target: Target,
+) -> Vec<Edit> {
+    match language {
+        Language::Cuda | Language::Cpp => c_header_edits(src, language, analysis, planned, target),
+        Language::Python => python_import_edits(src, planned),
+        _ => Vec::new(),
+    }
+}
+
+fn c_header_edits(
+    src: &[u8],
+    language: Language,
+    analysis: &FileAnalysis,
+    planned: &Planned,
+    target: Target,
+) -> Vec<Edit> {
+    let mut wanted: Vec<String> = planned.headers.clone();
+    let uses_runtime = analysis.sites.iter().any(|s| {
+        matches!(s.library, Library::Runtime | Library::Device) && s.kind != SiteKind::Qualifier
+    });
+    let includes_runtime = analysis.sites.iter().any(|s| {
+        s.kind == SiteKind::Include
+            && matches!(
+                s.library,
+                Library::Runtime | Library::Driver | Library::Device
+            )
+    });
+    if language == Language::Cuda && uses_runtime && !includes_runtime && !planned.edits.is_empty()
+    {
+        wanted.insert(0, main_header(target).to_owned());
+    }
+    wanted.dedup();
+    let at = include_insertion_point(src);
+    let mut seen = std::collections::HashSet::new();
+    wanted
+        .into_iter()
+        .filter(|h| seen.insert(h.clone()) && memchr::memmem::find(src, h.as_bytes()).is_none())
+        .map(|header| Edit {
+            range: TextRange::new(at, at),
+            replacement: format!("#include <{header}>\n"),
+            code: "CP0030".into(),
+            cuda_name: "(implicit CUDA runtime header)".into(),
+        })
+        .collect()
+}
+
+/// Before the first `#include`, or at the top of the file.
+fn include_insertion_point(src: &[u8]) -> usize {
+    let bom = if src.starts_with(&[0xEF, 0xBB, 0xBF]) {
+        3
+    } else {
+        0
+    };
+    let mut offset = bom;
+    for line in src[bom..].split_inclusive(|&b| b == b'\n') {
+        let trimmed = line
+            .iter()
+            .skip_while(|b| b.is_ascii_whitespace())
+            .copied()
+            .collect::<Vec<u8>>();
+        if trimmed.starts_with(b"#include") || trimmed.starts_with(b"# include") {
+            return offset;
+        }
+        offset += line.len();
+    }
+    bom
+}
+
+/// `import torch_npu` right after the first `import torch` line.
+fn python_import_edits(src: &[u8], planned: &Planned) -> Vec<Edit> {
+    let mut imports = planned.imports.clone();
+    imports.sort();
+    imports.dedup();
+    let text = String::from_utf8_lossy(src);
+    let mut offset = 0;
+    let mut after_torch = None;
+    for line in text.split_inclusive('\n') {
+        offset += line.len();
+        let trimmed = line.trim_end();
+        if trimmed == "import torch"
+            || trimmed.starts_with("import torch ")
+            || trimmed.starts_with("import torch,")
+        {
+            after_torch = Some(offset);
+            break;
+        }
+    }
+    let at = after_torch.unwrap_or(0);
+    let newline = if after_torch.is_some() && !text[..at].ends_with('\n') {
+        "\n"
+    } else {
+        ""
+    };
+    imports
+        .into_iter()
+        .filter(|import| !text.lines().any(|l| l.trim() == import))
+        .map(|import| Edit {
+            range: TextRange::new(at, at),
+            replacement: format!("{newline}{import}\n"),
+            code: "CP0031".into(),
+            cuda_name: "import torch".into(),
+        })
+        .collect()
+}
+
+/// `// CUPORT CP3012: message` above each line with a diagnostic that needs
+/// attention, unless the same note is already there (so a rerun adds none).
+fn annotation_edits(
+    src: &[u8],
+    lines: &LineIndex,
+    language: Language,
+    diagnostics: &[Diagnostic],
+) -> Vec<Edit> {
+    let prefix = match language {
+        Language::Cuda | Language::Cpp | Language::Rust => "//",
+        _ => "#",
+    };
+    let mut edits: Vec<Edit> = Vec::new();
+    for diagnostic in diagnostics.iter().filter(|d| d.level >= Level::Approximate) {
+        let line = lines.line_of(diagnostic.range.start);
+        let Some(range) = lines.line_range(line) else {
+            continue;
+        };
+        let marker = format!("CUPORT {}: ", diagnostic.code);
+        let previous = line.checked_sub(1).and_then(|l| lines.line_range(l));
+        let already = previous
+            .is_some_and(|p| String::from_utf8_lossy(&src[p.start..p.end]).contains(&marker));
+        let duplicate = edits
+            .iter()
+            .any(|e| e.range.start == range.start && e.replacement.contains(&marker));
+        if already || duplicate {
+            continue;
+        }
+        let indent: String = src[range.start..range.end]
+            .iter()
+            .take_while(|b| **b == b' ' || **b == b'\t')
+            .map(|&b| b as char)
+            .collect();
+        edits.push(Edit {
+            range: TextRange::new(range.start, range.start),
+            replacement: format!(
+                "{indent}{prefix} {marker}{}\n",
+                diagnostic.message.replace('\n', " ")
+            ),
+            code: diagnostic.code.clone(),
+            cuda_name: diagnostic.cuda_name.clone(),
+        });
+    }
+    edits
+}

@@ -1,0 +1,19 @@
+//! The rewriter: turns the analyser's sites into target code through the
+//! rule tables. Edits are byte ranges over the original text, applied once
+//! and never overlapping; every site that cannot be ported automatically is
+//! a coded diagnostic.
+
+mod diagnostic;
+mod edit;
+mod file;
+mod kernels;
+mod options;
+mod plan;
+mod suppress;
+mod tree;
+
+pub use diagnostic::{codes, effort_hours, Diagnostic, Level};
+pub use edit::{apply_edits, Conflict, Edit};
+pub use file::{migrate_source, FileMigration, FileStats, Tally};
+pub use options::{HipLaunch, MigrateOptions};
+pub use tree::{migrate_report, tree_files, unified_diff, MigratedFile, Migration, RewriteError};

@@ -1,0 +1,33 @@
+use cuport_model::Target;
+use cuport_rules::Flavour;
+
+/// How HIP kernel launches are written.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum HipLaunch {
+    /// Keep `k<<<g, b>>>(...)`, which hipcc accepts.
+    #[default]
+    Chevron,
+    /// `hipLaunchKernelGGL(k, dim3(g), dim3(b), smem, stream, ...)`.
+    Ggl,
+}
+
+#[derive(Debug, Clone)]
+pub struct MigrateOptions {
+    pub target: Target,
+    /// HIP library flavour (hipBLAS... or rocBLAS...).
+    pub flavour: Flavour,
+    pub hip_launch: HipLaunch,
+    /// Write each diagnostic into the output as a comment above its line.
+    pub annotate: bool,
+}
+
+impl MigrateOptions {
+    pub fn new(target: Target) -> Self {
+        Self {
+            target,
+            flavour: Flavour::Default,
+            hip_launch: HipLaunch::Chevron,
+            annotate: false,
+        }
+    }
+}

@@ -1,0 +1,444 @@
+//! From sites to edits and diagnostics: each site is looked up in the rule
+//! tables for the target and either becomes an edit, a diagnostic, or both
+//! (an approximate mapping is applied and reported).
+use cuport_analyze::Site;
+use cuport_model::{Language, Library, LineIndex, SiteKind, Target, TextRange};
+use cuport_rules::{Resolved, RuleSet, Status};
+
+use crate::diagnostic::{codes, Diagnostic, Level};
+use crate::edit::Edit;
+use crate::options::{HipLaunch, MigrateOptions};
+
+/// What one site turned into.
+#[derive(Debug, Default)]
+pub(crate) struct Planned {
+    pub(crate) edits: Vec<Edit>,
+    pub(crate) diagnostics: Vec<Diagnostic>,
+    /// Target headers (C family) or imports (Python) the edits need.
+    pub(crate) headers: Vec<String>,
+    pub(crate) imports: Vec<String>,
+}
+
+pub(crate) struct Planner<'a> {
+    pub(crate) src: &'a [u8],
+    pub(crate) language: Language,
+    pub(crate) rules: &'a RuleSet,
+    pub(crate) options: &'a MigrateOptions,
+    pub(crate) lines: &'a LineIndex,
+    pub(crate) out: Planned,
+}
+
+impl<'a> Planner<'a> {
+    fn text(&self, range: TextRange) -> &'a str {
+        self.src
+            .get(range.start..range.end)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or("")
+    }
+
+    fn target(&self) -> Target {
+        self.options.target
+    }
+
+    pub(crate) fn site(&mut self, site: &Site) {
+        match site.kind {
+            SiteKind::KernelDefinition => self.kernel_definition(site),
+            SiteKind::KernelLaunch => self.kernel_launch(site),
+            SiteKind::WarpSizeAssumption => self.warp_size(site),
+            SiteKind::Qualifier => self.qualifier(site),
+            SiteKind::Include => self.include(site),
+            SiteKind::DeviceString => self.device_string(site),
+            _ => self.mapped(site),
+        }
+    }
+
+    fn lookup(&self, name: &str) -> Option<Resolved<'a>> {
+        self.rules
+            .lookup_flavour(self.target(), self.options.flavour, name)
+    }
+
+    pub(crate) fn diagnose(
+        &mut self,
+        site: &Site,
+        code: &str,
+        level: Level,
+        message: String,
+    ) -> &mut Diagnostic {
+        let at = self.lines.line_col(site.range.start);
+        self.out.diagnostics.push(Diagnostic {
+            code: code.to_owned(),
+            level,
+            effort: None,
+            message,
+            line: at.line,
+            column: at.column,
+            range: site.range,
+            cuda_name: site.name.clone(),
+            library: site.library,
+            kind: site.kind,
+            suggestion: None,
+            reference: None,
+        });
+        let last = self.out.diagnostics.len() - 1;
+        &mut self.out.diagnostics[last]
+    }
+
+    fn edit(&mut self, range: TextRange, replacement: String, code: String, cuda_name: &str) {
+        self.out.edits.push(Edit {
+            range,
+            replacement,
+            code,
+            cuda_name: cuda_name.to_owned(),
+        });
+    }
+
+    /// A name the rule tables decide: rename, rewrite through a template,
+    /// or report.
+    fn mapped(&mut self, site: &Site) {
+        let Some(resolved) = self.lookup(&site.name) else {
+            self.unknown(site);
+            return;
+        };
+        let code = resolved
+            .code()
+            .map_or_else(|| codes::UNKNOWN_NAME.to_owned(), |c| c.to_string());
+        let status = resolved.status();
+        let applied = match status {
+            Status::Exact => true,
+            Status::Renamed | Status::Approximate => self.rename(site, &resolved, &code),
+            Status::Rewrite => self.rewrite(site, &resolved, &code),
+            Status::Manual | Status::Unsupported => false,
+        };
+        if applied {
+            self.out.headers.extend(resolved.headers().iter().cloned());
+            self.out.imports.extend(resolved.imports().iter().cloned());
+        }
+        let level = match status {
+            Status::Exact | Status::Renamed | Status::Rewrite => None,
+            Status::Approximate => Some(Level::Approximate),
+            Status::Manual => Some(Level::Manual),
+            Status::Unsupported => Some(Level::Unsupported),
+        };
+        if let Some(level) = level {
+            self.table_diagnostic(site, &resolved, &code, level);
+        }
+        if is_version_macro(&site.name) && site.kind == SiteKind::PreprocessorCondition {
+            self.version_condition(site);
+        }
+    }
+
+    fn table_diagnostic(&mut self, site: &Site, resolved: &Resolved<'_>, code: &str, level: Level) {
+        let target = self.target();
+        let to = resolved.target_name.as_deref().map(str::to_owned);
+        let message = match (level, &to) {
+            (Level::Approximate, Some(to)) => format!(
+                "`{}` became `{to}` on {target}, which is not exactly equivalent",
+                site.name
+            ),
+            (Level::Unsupported, _) => format!("`{}` has no counterpart on {target}", site.name),
+            _ => format!("`{}` has no automatic equivalent on {target}", site.name),
+        };
+        let note = resolved.note().map(str::to_owned);
+        let reference = resolved.reference().map(str::to_owned);
+        let effort = resolved.effort().map(|e| effort_id(e).to_owned());
+        let diagnostic = self.diagnose(site, code, level, message);
+        diagnostic.suggestion = note;
+        diagnostic.reference = reference;
+        diagnostic.effort = effort;
+    }
+
+    fn unknown(&mut self, site: &Site) {
+        if self.is_native_kernel_language(site) {
+            return;
+        }
+        if site.kind == SiteKind::CudaOnlyImport {
+            let message = format!(
+                "`{}` only runs on NVIDIA GPUs; find a {} build or replace it",
+                site.name,
+                self.target()
+            );
+            self.diagnose(site, codes::CUDA_ONLY_PACKAGE, Level::Manual, message)
+                .effort = Some("medium".into());
+            return;
+        }
+        if site.kind == SiteKind::BuildRule {
+            let message = format!(
+                "build rule `{}` is not rewritten for {}; adapt it by hand",
+                site.name,
+                self.target()
+            );
+            self.diagnose(site, codes::BUILD_MANUAL, Level::Manual, message)
+                .effort = Some("low".into());
+            return;
+        }
+        if is_version_macro(&site.name) && site.kind == SiteKind::PreprocessorCondition {
+            self.version_condition(site);
+            return;
+        }
+        let message = format!(
+            "`{}` ({}) is not in the rule tables for {}",
+            site.name,
+            site.library,
+            self.target()
+        );
+        let diagnostic = self.diagnose(site, codes::UNKNOWN_NAME, Level::Manual, message);
+        diagnostic.suggestion = Some(
+            "port it by hand, or add a rule with `--rules FILE` (see mappings/README.md)".into(),
+        );
+    }
+
+    /// Kernel-language names HIP and MUSA accept unchanged (built-in
+    /// variables, qualifiers) need no table row.
+    fn is_native_kernel_language(&self, site: &Site) -> bool {
+        let native_target = matches!(self.target(), Target::Hip | Target::Musa);
+        let builtin = matches!(
+            site.name.as_str(),
+            "threadIdx" | "blockIdx" | "blockDim" | "gridDim" | "warpSize"
+        );
+        let native_kind = matches!(site.kind, SiteKind::Qualifier | SiteKind::Type);
+        native_target && site.library == Library::Device && (builtin || native_kind)
+    }
+
+    fn version_condition(&mut self, site: &Site) {
+        let message = format!(
+            "preprocessor condition on `{}` (a CUDA version); check the branch the target takes",
+            site.name
+        );
+        self.diagnose(site, codes::CUDA_VERSION_CONDITION, Level::Note, message);
+    }
+
+    /// Replaces the name (for Python methods: the last segment) with the
+    /// target's name. Returns whether an edit was made.
+    fn rename(&mut self, site: &Site, resolved: &Resolved<'_>, code: &str) -> bool {
+        let Some(to) = resolved.target_name.as_deref() else {
+            return false;
+        };
+        let written = self.text(site.range);
+        let replacement = if written == site.name {
+            to.to_owned()
+        } else if self.language == Language::Python && site.name.ends_with(&format!(".{written}")) {
+            to.rsplit('.').next().unwrap_or(to).to_owned()
+        } else {
+            let message = format!(
+                "`{written}` refers to `{}` through an alias; rename it by hand to `{to}`",
+                site.name
+            );
+            self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message)
+                .effort = Some("low".into());
+            return false;
+        };
+        if replacement != written {
+            self.edit(site.range, replacement, code.to_owned(), &site.name);
+        }
+        true
+    }
+
+    /// Rewrites a whole call through the entry's argument template.
+    fn rewrite(&mut self, site: &Site, resolved: &Resolved<'_>, code: &str) -> bool {
+        let (Some(template), Some(call)) = (resolved.template(), site.call) else {
+            let message = format!("`{}` needs its call rewritten, but it is not called here (taken by address or in a macro?)", site.name);
+            self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message)
+                .effort = Some("low".into());
+            return false;
+        };
+        let args: Vec<&str> = site.args.iter().map(|r| self.text(*r)).collect();
+        match template.apply(&args) {
+            Ok(text) => {
+                self.edit(call, text, code.to_owned(), &site.name);
+                true
+            }
+            Err(error) => {
+                let message = format!(
+                    "`{}` could not be rewritten automatically: {error}",
+                    site.name
+                );
+                let diagnostic =
+                    self.diagnose(site, codes::TEMPLATE_FAILED, Level::Manual, message);
+                diagnostic.effort = Some("low".into());
+                diagnostic.suggestion =
+                    Some(format!("rewrite by hand following `{}`", template.source()));
+                false
+            }
+        }
+    }
+
+    fn include(&mut self, site: &Site) {
+        let Some(resolved) = self.lookup(&site.name) else {
+            self.unknown(site);
+            return;
+        };
+        let code = resolved.code().map_or_else(String::new, |c| c.to_string());
+        match (resolved.status(), resolved.target_name.as_deref()) {
+            (Status::Exact, _) => {}
+            (Status::Renamed | Status::Approximate, Some(to)) => {
+                let written = self.text(site.range);
+                let (open, close) = (
+                    written.get(..1).unwrap_or("<"),
+                    written
+                        .get(written.len().saturating_sub(1)..)
+                        .unwrap_or(">"),
+                );
+                let replacement = format!("{open}{to}{close}");
+                self.edit(site.range, replacement, code.clone(), &site.name);
+                if resolved.status() == Status::Approximate {
+                    self.table_diagnostic(site, &resolved, &code, Level::Approximate);
+                }
+            }
+            (status, _) => {
+                let level = if status == Status::Unsupported {
+                    Level::Unsupported
+                } else {
+                    Level::Manual
+                };
+                self.table_diagnostic(site, &resolved, &code, level);
+            }
+        }
+    }
+
+    /// `"cuda"`, `"cuda:1"`, `f"cuda:{rank}"`: only the device word changes.
+    fn device_string(&mut self, site: &Site) {
+        let Some(resolved) = self.lookup(&site.name).or_else(|| self.lookup("cuda")) else {
+            self.unknown(site);
+            return;
+        };
+        let Some(device) = resolved.target_name.as_deref() else {
+            self.mapped(site);
+            return;
+        };
+        let device = device.split(':').next().unwrap_or(device);
+        let written = self.text(site.range);
+        if let Some(at) = written.find("cuda") {
+            if device != "cuda" {
+                let range = TextRange::new(site.range.start + at, site.range.start + at + 4);
+                let code = resolved.code().map_or_else(String::new, |c| c.to_string());
+                self.edit(range, device.to_owned(), code, &site.name);
+                self.out.imports.extend(resolved.imports().iter().cloned());
+            }
+        }
+    }
+
+    fn qualifier(&mut self, site: &Site) {
+        if matches!(self.target(), Target::Hip | Target::Musa)
+            || site.name == "__global__"
+            || site.name == "__restrict__"
+        {
+            return;
+        }
+        let message = format!(
+            "`{}` marks device code, which {} cannot compile from CUDA C++",
+            site.name,
+            self.target()
+        );
+        let guidance = kernel_guidance(self.target());
+        let diagnostic = self.diagnose(site, codes::KERNEL_MANUAL, Level::Manual, message);
+        diagnostic.effort = Some("medium".into());
+        diagnostic.suggestion = Some(guidance.into());
+    }
+
+    fn kernel_definition(&mut self, site: &Site) {
+        if matches!(self.target(), Target::Hip | Target::Musa) {
+            return;
+        }
+        let body = site.body.map_or("", |b| self.text(b));
+        let operator = crate::kernels::recognise(body, self.target());
+        let target = self.target();
+        let message = format!(
+            "kernel `{}` must be ported by hand to {}",
+            site.name,
+            kernel_language(target)
+        );
+        let suggestion = match operator {
+            Some(op) => format!("{}; this kernel looks like {op}", kernel_guidance(target)),
+            None => kernel_guidance(target).to_owned(),
+        };
+        let diagnostic = self.diagnose(site, codes::KERNEL_MANUAL, Level::Manual, message);
+        diagnostic.effort = Some("high".into());
+        diagnostic.suggestion = Some(suggestion);
+    }
+
+    fn kernel_launch(&mut self, site: &Site) {
+        match self.target() {
+            Target::Hip if self.options.hip_launch == HipLaunch::Ggl => self.ggl_launch(site),
+            Target::Hip | Target::Musa => {}
+            target => {
+                let message = format!(
+                    "launch of `{}` must be ported with the kernel ({})",
+                    site.name,
+                    kernel_language(target)
+                );
+                let diagnostic = self.diagnose(site, codes::LAUNCH_MANUAL, Level::Manual, message);
+                diagnostic.effort = Some("medium".into());
+                diagnostic.suggestion = Some(kernel_guidance(target).into());
+            }
+        }
+    }
+
+    /// `k<<<g, b, s, q>>>(a)` → `hipLaunchKernelGGL(k, dim3(g), dim3(b), s, q, a)`.
+    fn ggl_launch(&mut self, site: &Site) {
+        let Some(call) = site.call else { return };
+        let config: Vec<&str> = site.launch_config.iter().map(|r| self.text(*r)).collect();
+        let (Some(grid), Some(block)) = (config.first(), config.get(1)) else {
+            return;
+        };
+        let smem = config.get(2).copied().unwrap_or("0");
+        let stream = config.get(3).copied().unwrap_or("0");
+        let kernel = match site.template_args {
+            Some(targs) => format!("HIP_KERNEL_NAME({}{})", site.name, self.text(targs)),
+            None => site.name.clone(),
+        };
+        let mut text =
+            format!("hipLaunchKernelGGL({kernel}, dim3({grid}), dim3({block}), {smem}, {stream}");
+        for arg in &site.args {
+            text.push_str(", ");
+            text.push_str(self.text(*arg));
+        }
+        text.push(')');
+        self.edit(call, text, "CP1099".into(), &site.name);
+    }
+
+    fn warp_size(&mut self, site: &Site) {
+        let (level, message) = match self.target() {
+            Target::Hip => (Level::Manual, format!("`{}` assumes a 32-wide warp; AMD CDNA wavefronts are 64 wide (use warpSize and 64-bit lane masks)", site.name)),
+            Target::Musa => (Level::Manual, format!("`{}` assumes a 32-wide warp; check the MUSA device's warp size", site.name)),
+            _ => return,
+        };
+        self.diagnose(site, codes::WARP_SIZE, level, message).effort = Some("low".into());
+    }
+}
+
+fn effort_id(effort: cuport_rules::Effort) -> &'static str {
+    match effort {
+        cuport_rules::Effort::Low => "low",
+        cuport_rules::Effort::Medium => "medium",
+        cuport_rules::Effort::High => "high",
+    }
+}
+
+fn is_version_macro(name: &str) -> bool {
+    matches!(
+        name,
+        "CUDART_VERSION"
+            | "CUDA_VERSION"
+            | "__CUDACC_VER_MAJOR__"
+            | "__CUDACC_VER_MINOR__"
+            | "__CUDACC_VER_BUILD__"
+            | "__CUDA_API_VERSION"
+    )
+}
+
+fn kernel_language(target: Target) -> &'static str {
+    match target {
+        Target::Ascend => "Ascend C",
+        Target::Mlu => "BANG C",
+        Target::Hip => "HIP",
+        Target::Musa => "MUSA",
+    }
+}
+
+fn kernel_guidance(target: Target) -> &'static str {
+    match target {
+        Target::Ascend => "rewrite as an Ascend C kernel (GM_ADDR parameters, TPipe/TQue staging through local memory, vector instructions) or replace it with an aclnn operator; see --ascend-kernel-skeletons",
+        Target::Mlu => "rewrite as a BANG C kernel (__mlu_global__, NRAM staging, __bang_* vector functions) or replace it with a CNNL operator",
+        _ => "port the kernel by hand",
+    }
+}
