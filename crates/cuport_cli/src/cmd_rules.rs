@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use cuport_model::{Library, Target};
-use cuport_rules::{Resolved, RuleSet, Source, Status};
+use cuport_rules::{Flavour, Resolved, RuleSet, Source, Status};
 
 use crate::output::Output;
 
@@ -16,6 +16,9 @@ pub(crate) struct RulesArgs {
     /// A user rule file layered over the built-ins; repeat for more (later files win).
     #[arg(long = "rules", global = true, value_name = "FILE")]
     rules: Vec<PathBuf>,
+    /// HIP library family for list and show: hip (hipBLAS, hipSPARSE, ...) or roc (rocBLAS, rocSPARSE, ...).
+    #[arg(long = "hip-libs", global = true, value_parser = parse_flavour, default_value = "hip")]
+    hip_libs: Flavour,
     #[command(subcommand)]
     command: RulesCommand,
 }
@@ -79,6 +82,10 @@ fn parse_target(s: &str) -> Result<Target, String> {
     Target::from_id(s).ok_or_else(|| format!("unknown target `{s}`; use hip, ascend, musa or mlu"))
 }
 
+fn parse_flavour(s: &str) -> Result<Flavour, String> {
+    Flavour::from_hip_libs(s).ok_or_else(|| format!("unknown --hip-libs `{s}`; use hip or roc"))
+}
+
 fn parse_library(s: &str) -> Result<Library, String> {
     Library::from_id(s).ok_or_else(|| {
         let ids: Vec<&str> = Library::ALL.iter().map(|l| l.id()).collect();
@@ -104,8 +111,8 @@ pub(crate) fn run(args: &RulesArgs, out: &Output) -> anyhow::Result<ExitCode> {
             to,
             library,
             status,
-        } => list(&set, *to, *library, *status),
-        RulesCommand::Show { name, to } => return show(&set, name, *to, out),
+        } => list(&set, args.hip_libs, *to, *library, *status),
+        RulesCommand::Show { name, to } => return show(&set, args.hip_libs, name, *to, out),
         RulesCommand::Stats { format } => stats(&set, *format)?,
         RulesCommand::Matrix { format } => {
             let stats = set.stats();
@@ -160,13 +167,19 @@ fn check(args: &RulesArgs, files: &[PathBuf], out: &Output) -> anyhow::Result<Ex
     }
 }
 
-fn list(set: &RuleSet, to: Option<Target>, library: Option<Library>, status: Option<Status>) {
+fn list(
+    set: &RuleSet,
+    flavour: Flavour,
+    to: Option<Target>,
+    library: Option<Library>,
+    status: Option<Status>,
+) {
     for target in Target::ALL
         .into_iter()
         .filter(|t| to.is_none_or(|w| w == *t))
     {
-        for name in set.known_cuda_names(target) {
-            let Some(r) = set.lookup(target, name) else {
+        for name in set.known_cuda_names_flavour(target, flavour) {
+            let Some(r) = set.lookup_flavour(target, flavour, name) else {
                 continue;
             };
             if library.is_some_and(|l| r.library() != Some(l))
@@ -185,13 +198,19 @@ fn list(set: &RuleSet, to: Option<Target>, library: Option<Library>, status: Opt
     }
 }
 
-fn show(set: &RuleSet, name: &str, to: Option<Target>, out: &Output) -> anyhow::Result<ExitCode> {
+fn show(
+    set: &RuleSet,
+    flavour: Flavour,
+    name: &str,
+    to: Option<Target>,
+    out: &Output,
+) -> anyhow::Result<ExitCode> {
     let mut found = false;
     for target in Target::ALL
         .into_iter()
         .filter(|t| to.is_none_or(|w| w == *t))
     {
-        match set.lookup(target, name) {
+        match set.lookup_flavour(target, flavour, name) {
             Some(r) => {
                 found = true;
                 print_resolved(name, &r, out);
@@ -212,8 +231,12 @@ fn show(set: &RuleSet, name: &str, to: Option<Target>, out: &Output) -> anyhow::
 fn print_resolved(name: &str, r: &Resolved<'_>, out: &Output) {
     let bold = out.bold();
     let target_name = r.target_name.as_deref().unwrap_or("(none)");
+    let flavour = match r.rule.flavour {
+        Flavour::Default => String::new(),
+        other => format!(" ({other})"),
+    };
     println!(
-        "{bold}{}{bold:#}: {name} → {target_name}  [{}]",
+        "{bold}{}{flavour}{bold:#}: {name} → {target_name}  [{}]",
         r.target,
         r.status()
     );
@@ -276,7 +299,7 @@ fn stats(set: &RuleSet, format: StatsFormat) -> anyhow::Result<()> {
         "{:<8} {:<20} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
         "target", "library", "exact", "renamed", "rewrite", "approx", "manual", "unsupp", "total"
     );
-    for (target, t) in &stats.targets {
+    for (label, t) in stats.sections() {
         let rows = t
             .libraries
             .iter()
@@ -285,7 +308,7 @@ fn stats(set: &RuleSet, format: StatsFormat) -> anyhow::Result<()> {
         for (lib, c) in rows {
             println!(
                 "{:<8} {:<20} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
-                target.id(),
+                label,
                 lib,
                 c.exact,
                 c.renamed,

@@ -84,3 +84,42 @@ fn list_filters_by_target_library_and_status() {
         .all(|l| l.starts_with("ascend\tnccl\trewrite\t")));
     assert!(text.contains("ncclAllReduce\tHcclAllReduce"));
 }
+
+#[test]
+fn show_with_hip_libs_roc_prints_the_rocblas_name() {
+    let (text, code) = stdout(&[
+        "rules",
+        "show",
+        "cublasSgemm_v2",
+        "--to",
+        "hip",
+        "--hip-libs",
+        "roc",
+    ]);
+    assert_eq!(code, Some(0));
+    assert!(
+        text.starts_with("hip (roc): cublasSgemm_v2 → rocblas_sgemm  [renamed]"),
+        "{text}"
+    );
+    let (text, _) = stdout(&["rules", "show", "cublasSgemm_v2", "--to", "hip"]);
+    assert!(
+        text.starts_with("hip: cublasSgemm_v2 → hipblasSgemm"),
+        "{text}"
+    );
+}
+
+#[test]
+fn show_maps_an_indexed_device_string() {
+    let (text, code) = stdout(&["rules", "show", "cuda:1", "--to", "ascend"]);
+    assert_eq!(code, Some(0));
+    assert!(text.starts_with("ascend: cuda:1 → npu:1"), "{text}");
+}
+
+#[test]
+fn stats_json_counts_the_roc_flavour() {
+    let (text, code) = stdout(&["rules", "stats", "--format", "json"]);
+    assert_eq!(code, Some(0));
+    let json: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let roc = &json["flavours"]["hip-roc"]["libraries"]["cublas"]["renamed"];
+    assert!(roc.as_u64().is_some_and(|n| n > 500), "{roc}");
+}

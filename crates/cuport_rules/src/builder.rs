@@ -7,7 +7,7 @@ use cuport_model::{LineIndex, Target};
 use toml::Spanned;
 
 use crate::diag::{DiagKind, Diagnostic, Location};
-use crate::model::{NameKind, RuleCode, Status};
+use crate::model::{Flavour, NameKind, RuleCode, Status};
 use crate::raw::{Meta, RawEntry, RawEnumMap, RawFunction, RawPattern, RawUnsupported, RuleFile};
 use crate::ruleset::{ExplicitTarget, Glob, Pattern, Rule, RuleSet, Signature, Slot, Source};
 use crate::template::EnumMap;
@@ -38,6 +38,14 @@ impl Parsed {
 
     pub(crate) fn target(&self) -> Option<Target> {
         self.file.meta.target.as_ref().map(|t| *t.get_ref())
+    }
+
+    pub(crate) fn flavour(&self) -> Flavour {
+        self.file
+            .meta
+            .flavour
+            .as_ref()
+            .map_or(Flavour::Default, |f| *f.get_ref())
     }
 }
 
@@ -93,6 +101,7 @@ impl Builder {
             self.require_target(p);
             return;
         };
+        self.check_flavour(p, target);
         for f in &p.file.function {
             let sig = signature(p, f);
             let table = self.set.tables.entry(target).or_default();
@@ -133,6 +142,19 @@ impl Builder {
         if needs {
             let msg = "[meta] has no `target`, but the file has rules or declarations; add `target = \"hip\"` (or ascend, musa, mlu)";
             self.error(p.at_offset(0), DiagKind::MissingField, msg.to_owned());
+        }
+    }
+
+    fn check_flavour(&mut self, p: &Parsed, target: Target) {
+        let Some(flavour) = &p.file.meta.flavour else {
+            return;
+        };
+        if !flavour.get_ref().applies_to(target) {
+            let msg = format!(
+                "flavour `{}` exists only for target hip; remove `flavour` or set `target = \"hip\"`",
+                flavour.get_ref()
+            );
+            self.error(p.at(flavour), DiagKind::Conflict, msg);
         }
     }
 
@@ -193,8 +215,13 @@ impl Builder {
     }
 
     fn insert_enum_value(&mut self, p: &Parsed, target: Target, cuda: &str, to: &str, rule: usize) {
-        let table = self.set.tables.entry(target).or_default();
-        match table.explicit.get(cuda) {
+        let layer = self
+            .set
+            .tables
+            .entry(target)
+            .or_default()
+            .layer_mut(p.flavour());
+        match layer.explicit.get(cuda) {
             Some(e)
                 if e.to.as_deref().is_some_and(|t| t != to) && e.slot.priority == p.priority =>
             {
@@ -209,7 +236,7 @@ impl Builder {
                     rule,
                     priority: p.priority,
                 };
-                table.explicit.insert(
+                layer.explicit.insert(
                     cuda.to_owned(),
                     ExplicitTarget {
                         slot,
@@ -251,6 +278,7 @@ impl Builder {
             target_version: meta.target_version.clone(),
             cuda_version: None,
             unconfirmed: false,
+            flavour: p.flavour(),
             template: None,
             helpers: Vec::new(),
             origin,
@@ -359,9 +387,14 @@ impl Builder {
             rule,
             priority: p.priority,
         };
-        let table = self.set.tables.entry(target).or_default();
+        let layer = self
+            .set
+            .tables
+            .entry(target)
+            .or_default()
+            .layer_mut(p.flavour());
         let name = cuda.get_ref();
-        if let Some(old) = table.explicit.get(name) {
+        if let Some(old) = layer.explicit.get(name) {
             if old.slot.priority == p.priority {
                 let first = self.set.rules[old.slot.rule].origin.clone();
                 let msg = format!("`{name}` is mapped for {target} twice (first at {first}); keep one entry, or put the override in a file with a higher priority");
@@ -372,7 +405,7 @@ impl Builder {
                 return;
             }
         }
-        table
+        layer
             .explicit
             .insert(name.clone(), ExplicitTarget { slot, to });
     }
@@ -419,8 +452,13 @@ impl Builder {
         let idx = self.push_rule(rule);
         let exceptions: HashSet<String> =
             raw.exceptions.iter().map(|e| e.get_ref().clone()).collect();
-        let table = self.set.tables.entry(target).or_default();
-        table.patterns.push(Pattern {
+        let layer = self
+            .set
+            .tables
+            .entry(target)
+            .or_default()
+            .layer_mut(p.flavour());
+        layer.patterns.push(Pattern {
             rule: idx,
             from,
             to,
@@ -454,15 +492,21 @@ impl Builder {
         exists
     }
 
-    /// Sorts patterns and records every name a lookup resolves.
+    /// Sorts patterns, records every name a lookup resolves and resolves
+    /// each one, so that lookups need no pattern scan.
     pub(crate) fn finish(&mut self) {
-        for table in self.set.tables.values_mut() {
-            table
+        for layer in self
+            .set
+            .tables
+            .values_mut()
+            .flat_map(|t| t.layers.values_mut())
+        {
+            layer
                 .patterns
                 .sort_by_key(|pat| std::cmp::Reverse(pat.priority));
             let mut names: std::collections::BTreeSet<String> =
-                table.explicit.keys().cloned().collect();
-            for pattern in &table.patterns {
+                layer.explicit.keys().cloned().collect();
+            for pattern in &layer.patterns {
                 for target_name in &pattern.exists {
                     if let Some(cuda) = pattern.invert(target_name) {
                         if pattern.apply(&cuda).is_some() {
@@ -471,7 +515,11 @@ impl Builder {
                     }
                 }
             }
-            table.names = names;
+            layer.resolved = names
+                .iter()
+                .filter_map(|name| Some((name.clone(), layer.scan(name)?)))
+                .collect();
+            layer.names = names;
         }
     }
 }

@@ -5,13 +5,16 @@ use std::collections::HashMap;
 
 use crate::builder::{Builder, Parsed};
 use crate::diag::{DiagKind, Location};
+use crate::model::Flavour;
 use crate::raw::{RawEnumMap, RawPattern};
-use crate::ruleset::Glob;
+use crate::ruleset::{Glob, Layer};
+
+/// Which pattern first mapped a CUDA name, per target and flavour.
+type Claimed = HashMap<(cuport_model::Target, Flavour, String), (String, Location, i32)>;
 
 impl Builder {
     pub(crate) fn cross_check(&mut self, parsed: &[Parsed]) {
-        let mut claimed: HashMap<(cuport_model::Target, String), (String, Location, i32)> =
-            HashMap::new();
+        let mut claimed: Claimed = HashMap::new();
         for p in parsed {
             let Some(target) = p.target() else { continue };
             for pattern in &p.file.pattern {
@@ -19,6 +22,7 @@ impl Builder {
             }
             for map in &p.file.enum_map {
                 self.check_enum_map(p, map);
+                self.check_enum_map_targets(p, target, map);
             }
         }
     }
@@ -28,7 +32,7 @@ impl Builder {
         p: &Parsed,
         target: cuport_model::Target,
         raw: &RawPattern,
-        claimed: &mut HashMap<(cuport_model::Target, String), (String, Location, i32)>,
+        claimed: &mut Claimed,
     ) {
         let (Some(from), Some(to)) = (Glob::parse(raw.from.get_ref()), Glob::parse(&raw.to)) else {
             return;
@@ -47,7 +51,7 @@ impl Builder {
                 continue;
             }
             self.check_shadow(p, target, raw, name, &cuda);
-            let key = (target, cuda.clone());
+            let key = (target, p.flavour(), cuda.clone());
             match claimed.get(&key) {
                 Some((other, first, prio)) if *prio == p.priority => {
                     let (kind, what) = if other == name.get_ref() {
@@ -76,10 +80,10 @@ impl Builder {
         name: &toml::Spanned<String>,
         cuda: &str,
     ) {
-        let Some(table) = self.set.tables.get(&target) else {
+        let Some(layer) = self.layer(target, p.flavour()) else {
             return;
         };
-        let Some(explicit) = table.explicit.get(cuda) else {
+        let Some(explicit) = layer.explicit.get(cuda) else {
             return;
         };
         if explicit.slot.priority != p.priority {
@@ -108,16 +112,18 @@ impl Builder {
                 raw.from.get_ref()
             )
         } else if self
-            .set
-            .tables
-            .get(&target)
-            .is_some_and(|t| t.explicit.contains_key(name))
+            .layer(target, p.flavour())
+            .is_some_and(|l| l.explicit.contains_key(name))
         {
             return;
         } else {
             format!("exception `{name}` has no explicit entry or unsupported listing for {target}; add one (so the name is not silently unmapped) or remove the exception")
         };
         self.error(p.at(exception), DiagKind::DanglingException, msg);
+    }
+
+    fn layer(&self, target: cuport_model::Target, flavour: Flavour) -> Option<&Layer> {
+        self.set.tables.get(&target)?.layer(flavour)
     }
 
     fn check_enum_map(&mut self, p: &Parsed, m: &RawEnumMap) {
@@ -150,6 +156,48 @@ impl Builder {
             self.error(p.at(&m.map), DiagKind::EnumGap, msg);
         }
     }
+}
+
+impl Builder {
+    /// Every value an enum map produces must be an enumerator of the
+    /// target enum it names (or an `|` of them, for flag enums), so a typo
+    /// cannot reach ported code.
+    fn check_enum_map_targets(&mut self, p: &Parsed, target: cuport_model::Target, m: &RawEnumMap) {
+        let Some(enum_name) = &m.target_enum else {
+            return;
+        };
+        let declared = self
+            .set
+            .tables
+            .get(&target)
+            .and_then(|t| t.enums.get(enum_name.get_ref()));
+        let Some(declared) = declared else {
+            let msg = format!("enum map `{}` names target enum `{}`, which no [[enum]] of {target} declares; declare it or fix the name", m.name.get_ref(), enum_name.get_ref());
+            return self.error(p.at(enum_name), DiagKind::UnknownName, msg);
+        };
+        let enumerators: Vec<&str> = declared.iter().map(|v| enumerator_name(v)).collect();
+        let strangers: Vec<&str> = m
+            .map
+            .get_ref()
+            .values()
+            .map(String::as_str)
+            .filter(|v| !v.split('|').all(|part| enumerators.contains(&part.trim())))
+            .collect();
+        if !strangers.is_empty() {
+            let msg = format!(
+                "enum map `{}` produces {}, which `{}` does not declare; fix the values or add them to the [[enum]]",
+                m.name.get_ref(),
+                quoted(&strangers),
+                enum_name.get_ref()
+            );
+            self.error(p.at(&m.map), DiagKind::UnknownName, msg);
+        }
+    }
+}
+
+/// `ACL_MEMCPY_HOST_TO_DEVICE = 1` → `ACL_MEMCPY_HOST_TO_DEVICE`.
+fn enumerator_name(value: &str) -> &str {
+    value.split('=').next().unwrap_or(value).trim()
 }
 
 fn quoted(names: &[&str]) -> String {

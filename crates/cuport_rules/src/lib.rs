@@ -23,7 +23,7 @@ use std::borrow::Cow;
 use std::path::Path;
 
 pub use diag::{DiagKind, Diagnostic, Location, RulesError};
-pub use model::{library_digit, Effort, NameKind, RuleCode, Status};
+pub use model::{library_digit, Effort, Flavour, NameKind, RuleCode, Status};
 pub use raw::CudaVersion;
 pub use ruleset::{Resolved, Rule, RuleSet, Signature, Source};
 pub use stats::{Counts, Stats};

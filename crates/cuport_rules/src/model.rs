@@ -81,6 +81,63 @@ pub enum NameKind {
     DeviceString,
 }
 
+/// Which library family a target's names come from. Only HIP has a second
+/// flavour: `roc` picks rocBLAS, rocSPARSE, rocRAND, rocSOLVER (and the
+/// roc header set) where HIPIFY's `--roc` would, instead of the hip* wrappers.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    Default,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Flavour {
+    /// The target's default names (hipBLAS, hipSPARSE, ... on HIP).
+    #[default]
+    Default,
+    /// HIP with the roc* libraries (`--hip-libs=roc`).
+    Roc,
+}
+
+impl Flavour {
+    pub const ALL: [Flavour; 2] = [Flavour::Default, Flavour::Roc];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            Flavour::Default => "default",
+            Flavour::Roc => "roc",
+        }
+    }
+
+    /// Parses a `--hip-libs` value: `hip` (the default flavour) or `roc`.
+    pub fn from_hip_libs(value: &str) -> Option<Flavour> {
+        match value {
+            "hip" | "default" => Some(Flavour::Default),
+            "roc" => Some(Flavour::Roc),
+            _ => None,
+        }
+    }
+
+    /// Whether `target` has rules for this flavour (all targets have the default).
+    pub fn applies_to(self, target: Target) -> bool {
+        self == Flavour::Default || target == Target::Hip
+    }
+}
+
+impl std::fmt::Display for Flavour {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
 /// How much work a `manual` port takes.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,

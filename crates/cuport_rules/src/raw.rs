@@ -8,7 +8,7 @@ use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::model::{Effort, NameKind, Status};
+use crate::model::{Effort, Flavour, NameKind, Status};
 
 /// One rule file: metadata, the target's declarations and the mappings.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -52,6 +52,10 @@ pub(crate) struct Meta {
     #[serde(default)]
     #[schemars(schema_with = "target_schema")]
     pub(crate) target: Option<Spanned<Target>>,
+    /// `roc` for HIP rules that apply only with `--hip-libs=roc` (rocBLAS, rocSPARSE, ...).
+    #[serde(default)]
+    #[schemars(with = "Option<Flavour>")]
+    pub(crate) flavour: Option<Spanned<Flavour>>,
     /// The CUDA library the rules belong to, unless an entry says otherwise.
     #[serde(default)]
     #[schemars(schema_with = "library_schema")]
@@ -227,6 +231,10 @@ pub(crate) struct RawEnumMap {
     /// Helper that converts a value at run time when the argument is not a literal.
     #[serde(default)]
     pub(crate) fallback: Option<String>,
+    /// The target enum (declared in an `[[enum]]` of the same target) every mapped value must belong to.
+    #[serde(default)]
+    #[schemars(with = "Option<String>")]
+    pub(crate) target_enum: Option<Spanned<String>>,
     /// Also resolve each mapped CUDA value as an enum-value name (default true).
     #[serde(default = "yes")]
     pub(crate) entries: bool,

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use cuport_model::{Library, Target};
 
 use crate::diag::Location;
-use crate::model::{Effort, NameKind, RuleCode, Status};
+use crate::model::{Effort, Flavour, NameKind, RuleCode, Status};
 use crate::raw::CudaVersion;
 use crate::template::{EnumMap, Template};
 
@@ -27,6 +27,8 @@ pub struct Rule {
     pub target_version: Option<String>,
     pub cuda_version: Option<CudaVersion>,
     pub unconfirmed: bool,
+    /// `roc` for rules that apply only with `--hip-libs=roc`.
+    pub flavour: Flavour,
     pub template: Option<Template>,
     /// Helper functions (shim) the template calls.
     pub helpers: Vec<String>,
@@ -113,19 +115,75 @@ pub(crate) struct ExplicitTarget {
     pub(crate) to: Option<String>,
 }
 
+/// What a lookup of one name yields, computed once when the set is built.
+#[derive(Debug, Clone)]
+pub(crate) struct Hit {
+    pub(crate) rule: usize,
+    pub(crate) to: Option<String>,
+    pub(crate) via_pattern: bool,
+}
+
+/// The mappings of one flavour of a target.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Layer {
+    pub(crate) explicit: HashMap<String, ExplicitTarget>,
+    pub(crate) patterns: Vec<Pattern>,
+    /// Every CUDA name a lookup resolves (explicit and pattern expansions), sorted.
+    pub(crate) names: BTreeSet<String>,
+    /// `names` resolved, so that a lookup is one hash probe, not a pattern scan.
+    pub(crate) resolved: HashMap<String, Hit>,
+}
+
+impl Layer {
+    /// Resolves `cuda_name` from the explicit entries and patterns: explicit
+    /// entries win over patterns of the same or lower priority; a pattern
+    /// applies only when the name it produces is listed as existing.
+    pub(crate) fn scan(&self, cuda_name: &str) -> Option<Hit> {
+        let explicit = self.explicit.get(cuda_name);
+        for pattern in &self.patterns {
+            if explicit.is_some_and(|e| e.slot.priority >= pattern.priority) {
+                break;
+            }
+            if let Some(name) = pattern.apply(cuda_name) {
+                return Some(Hit {
+                    rule: pattern.rule,
+                    to: Some(name),
+                    via_pattern: true,
+                });
+            }
+        }
+        explicit.map(|e| Hit {
+            rule: e.slot.rule,
+            to: e.to.clone(),
+            via_pattern: false,
+        })
+    }
+}
+
 /// Everything known about one target.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct TargetTable {
-    pub(crate) explicit: HashMap<String, ExplicitTarget>,
-    pub(crate) patterns: Vec<Pattern>,
+    pub(crate) layers: BTreeMap<Flavour, Layer>,
     pub(crate) functions: BTreeMap<String, Signature>,
     pub(crate) helpers: BTreeMap<String, Signature>,
     /// Type declarations in file order (C needs declaration before use).
     pub(crate) types: Vec<(String, String)>,
     pub(crate) enums: BTreeMap<String, Vec<String>>,
     pub(crate) enum_maps: HashMap<String, Arc<EnumMap>>,
-    /// Every CUDA name a lookup resolves (explicit and pattern expansions).
-    pub(crate) names: BTreeSet<String>,
+}
+
+impl TargetTable {
+    pub(crate) fn layer(&self, flavour: Flavour) -> Option<&Layer> {
+        self.layers.get(&flavour)
+    }
+
+    pub(crate) fn layer_mut(&mut self, flavour: Flavour) -> &mut Layer {
+        self.layers.entry(flavour).or_default()
+    }
+
+    fn hit(&self, flavour: Flavour, cuda_name: &str) -> Option<&Hit> {
+        self.layer(flavour)?.resolved.get(cuda_name)
+    }
 }
 
 /// A source a rule set is built from.
@@ -206,44 +264,113 @@ impl<'a> Resolved<'a> {
 }
 
 impl RuleSet {
-    /// What `cuda_name` becomes on `target`: explicit entries win over
-    /// patterns of the same priority; a pattern applies only when the name it
-    /// produces is listed as existing on the target.
+    /// What `cuda_name` becomes on `target` (default flavour): explicit
+    /// entries win over patterns of the same priority; a pattern applies only
+    /// when the name it produces is listed as existing on the target. A device
+    /// string with an index (`cuda:1`) maps its device part (`npu:1`).
     pub fn lookup(&self, target: Target, cuda_name: &str) -> Option<Resolved<'_>> {
+        self.lookup_flavour(target, Flavour::Default, cuda_name)
+    }
+
+    /// [`RuleSet::lookup`] for a flavour: with [`Flavour::Roc`] on HIP, the
+    /// roc rules (rocBLAS, rocSPARSE, ...) win where they map the name, and
+    /// the default HIP rules apply to everything else (runtime, driver, ...).
+    pub fn lookup_flavour(
+        &self,
+        target: Target,
+        flavour: Flavour,
+        cuda_name: &str,
+    ) -> Option<Resolved<'_>> {
+        self.resolve(target, flavour, cuda_name)
+            .or_else(|| self.resolve_indexed_device(target, flavour, cuda_name))
+    }
+
+    fn resolve(&self, target: Target, flavour: Flavour, cuda_name: &str) -> Option<Resolved<'_>> {
         let table = self.tables.get(&target)?;
-        let explicit = table.explicit.get(cuda_name);
-        for pattern in &table.patterns {
-            if explicit.is_some_and(|e| e.slot.priority >= pattern.priority) {
-                break;
-            }
-            if let Some(name) = pattern.apply(cuda_name) {
-                return Some(Resolved {
-                    target,
-                    target_name: Some(Cow::Owned(name)),
-                    via_pattern: true,
-                    rule: &self.rules[pattern.rule],
-                });
-            }
-        }
-        explicit.map(|e| Resolved {
+        let base = table.hit(Flavour::Default, cuda_name);
+        let own = match flavour {
+            Flavour::Default => None,
+            other => table.hit(other, cuda_name),
+        };
+        let hit = match (own, base) {
+            (Some(o), Some(b)) if self.rules[b.rule].priority > self.rules[o.rule].priority => b,
+            (Some(o), _) => o,
+            (None, b) => b?,
+        };
+        Some(Resolved {
             target,
-            target_name: e.to.as_deref().map(Cow::Borrowed),
-            via_pattern: false,
-            rule: &self.rules[e.slot.rule],
+            target_name: hit.to.as_deref().map(Cow::Borrowed),
+            via_pattern: hit.via_pattern,
+            rule: &self.rules[hit.rule],
         })
     }
 
-    /// Every CUDA name that resolves on `target`, sorted.
-    pub fn known_cuda_names(&self, target: Target) -> impl Iterator<Item = &str> + '_ {
-        self.tables
-            .get(&target)
-            .into_iter()
-            .flat_map(|t| t.names.iter().map(String::as_str))
+    /// `cuda:1` → the device-string rule for `cuda`, with the index kept.
+    fn resolve_indexed_device(
+        &self,
+        target: Target,
+        flavour: Flavour,
+        text: &str,
+    ) -> Option<Resolved<'_>> {
+        let (device, index) = split_device_index(text)?;
+        let mut resolved = self.resolve(target, flavour, device)?;
+        if resolved.kind() != NameKind::DeviceString {
+            return None;
+        }
+        resolved.target_name = resolved
+            .target_name
+            .map(|name| Cow::Owned(format!("{name}:{index}")));
+        Some(resolved)
     }
 
-    /// Whether any target's tables know `cuda_name` (mapped or marked unsupported).
+    /// The target's spelling of a PyTorch device or backend string (`cuda`,
+    /// `cuda:1`, `nccl`): `npu:1` on Ascend, `cuda:1` on HIP. None when the
+    /// text is not a device string the tables know, or the target has none.
+    pub fn device_string(&self, target: Target, text: &str) -> Option<String> {
+        let resolved = self.lookup(target, text)?;
+        if resolved.kind() != NameKind::DeviceString {
+            return None;
+        }
+        resolved.target_name.map(Cow::into_owned)
+    }
+
+    /// Every CUDA name that resolves on `target` (default flavour), sorted.
+    pub fn known_cuda_names(&self, target: Target) -> impl Iterator<Item = &str> + '_ {
+        self.layer_names(target, Flavour::Default)
+    }
+
+    /// Every CUDA name that resolves on `target` with `flavour`, sorted: the
+    /// flavour's own names and the default ones it falls back to.
+    pub fn known_cuda_names_flavour(&self, target: Target, flavour: Flavour) -> Vec<&str> {
+        let mut names: BTreeSet<&str> = self.layer_names(target, Flavour::Default).collect();
+        if flavour != Flavour::Default {
+            names.extend(self.layer_names(target, flavour));
+        }
+        names.into_iter().collect()
+    }
+
+    fn layer_names(&self, target: Target, flavour: Flavour) -> impl Iterator<Item = &str> + '_ {
+        self.tables
+            .get(&target)
+            .and_then(|t| t.layer(flavour))
+            .into_iter()
+            .flat_map(|l| l.names.iter().map(String::as_str))
+    }
+
+    /// Whether any target's tables know `cuda_name` (mapped or marked
+    /// unsupported), including indexed device strings such as `cuda:1`.
     pub fn is_known(&self, cuda_name: &str) -> bool {
-        self.tables.values().any(|t| t.names.contains(cuda_name))
+        let known = |name: &str| {
+            self.tables
+                .values()
+                .flat_map(|t| t.layers.values())
+                .any(|l| l.resolved.contains_key(name))
+        };
+        known(cuda_name)
+            || Target::ALL.into_iter().any(|t| {
+                self.resolve_indexed_device(t, Flavour::Default, cuda_name)
+                    .is_some()
+            })
     }
 
     /// Helper functions the shim must implement for `target`.
@@ -276,4 +403,11 @@ impl RuleSet {
     pub fn sources(&self) -> &[Source] {
         &self.sources
     }
+}
+
+/// `cuda:1` → (`cuda`, `1`); None unless the part after the colon is a number.
+fn split_device_index(text: &str) -> Option<(&str, &str)> {
+    let (device, index) = text.split_once(':')?;
+    let is_index = !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit());
+    (is_index && !device.is_empty()).then_some((device, index))
 }

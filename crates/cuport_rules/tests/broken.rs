@@ -70,3 +70,8 @@ fn user_file_overrides_builtin_without_a_duplicate_error() {
         .expect("maps");
     assert_eq!(r.target_name.as_deref(), Some("hipMallocManaged"));
 }
+
+#[test]
+fn enum_map_values_outside_the_target_enum_and_misplaced_flavour() {
+    insta::assert_snapshot!(problems("target_enum.toml"));
+}

@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::sync::OnceLock;
 
 use cuport_model::Target;
-use cuport_rules::{RuleSet, Status};
+use cuport_rules::{Flavour, RuleSet, Status};
 use proptest::prelude::*;
 
 fn set() -> &'static RuleSet {
@@ -227,4 +227,110 @@ fn mlu_samples() {
 fn hip_resolves_at_least_4000_names() {
     let n = set().known_cuda_names(Target::Hip).count();
     assert!(n >= 4000, "HIP resolves only {n} names");
+}
+
+fn assert_roc(cuda: &str, expected: Option<&str>, status: Status) {
+    let r = set()
+        .lookup_flavour(Target::Hip, Flavour::Roc, cuda)
+        .unwrap_or_else(|| panic!("{cuda} maps on hip-roc"));
+    assert_eq!(
+        (r.target_name.as_deref(), r.status()),
+        (expected, status),
+        "{cuda} on hip-roc"
+    );
+}
+
+#[test]
+fn roc_flavour_samples() {
+    assert_roc("cublasSgemm_v2", Some("rocblas_sgemm"), Status::Renamed);
+    assert_roc("cublasHandle_t", Some("rocblas_handle"), Status::Renamed);
+    assert_roc(
+        "CUBLAS_OP_N",
+        Some("rocblas_operation_none"),
+        Status::Renamed,
+    );
+    assert_roc(
+        "curandCreateGenerator",
+        Some("rocrand_create_generator"),
+        Status::Renamed,
+    );
+    assert_roc(
+        "cusparseCreate",
+        Some("rocsparse_create_handle"),
+        Status::Renamed,
+    );
+    assert_roc(
+        "cusolverDnCreate",
+        Some("rocblas_create_handle"),
+        Status::Renamed,
+    );
+    assert_roc("cublas_v2.h", Some("rocblas.h"), Status::Renamed);
+    // HIPIFY rewrites the arguments of this call for rocSPARSE.
+    assert_roc("cusparseSpMV", Some("rocsparse_spmv"), Status::Approximate);
+    // ROC_UNSUPPORTED names stay unsupported; they do not fall back to hipBLASLt.
+    assert_roc("cublasLtMatmul", None, Status::Unsupported);
+    // Libraries without a roc column fall back to the default HIP rules.
+    assert_roc("cudaMalloc", Some("hipMalloc"), Status::Renamed);
+    assert_roc("cufftPlan1d", Some("hipfftPlan1d"), Status::Renamed);
+    // The default flavour is unchanged.
+    assert_maps(
+        Target::Hip,
+        "cublasSgemm_v2",
+        "hipblasSgemm",
+        Status::Renamed,
+    );
+}
+
+#[test]
+fn roc_rules_exist_only_for_hip() {
+    for target in [Target::Ascend, Target::Musa, Target::Mlu] {
+        let default: Vec<&str> = set().known_cuda_names(target).collect();
+        assert_eq!(
+            default,
+            set().known_cuda_names_flavour(target, Flavour::Roc)
+        );
+    }
+}
+
+#[test]
+fn indexed_device_strings_keep_their_index() {
+    let expected = [
+        (Target::Hip, "cuda:1", "nccl"),
+        (Target::Ascend, "npu:1", "hccl"),
+        (Target::Musa, "musa:1", "mccl"),
+        (Target::Mlu, "mlu:1", "cncl"),
+    ];
+    for (target, device, backend) in expected {
+        assert_eq!(
+            set().device_string(target, "cuda:1").as_deref(),
+            Some(device)
+        );
+        assert_eq!(
+            set().device_string(target, "nccl").as_deref(),
+            Some(backend)
+        );
+        assert_eq!(set().device_string(target, "cudaMalloc"), None);
+        assert!(set().lookup(target, "cuda:x").is_none());
+        assert!(set().lookup(target, "cuda:").is_none());
+    }
+    assert!(set().is_known("cuda:3"));
+    assert!(set()
+        .lookup(Target::Ascend, "c10::cuda::CUDAGuard")
+        .is_some());
+}
+
+#[test]
+fn hip_preprocessor_macros_are_approximate_with_notes() {
+    for (cuda, hip) in [
+        ("__CUDA_ARCH__", "__HIP_DEVICE_COMPILE__"),
+        ("CUDART_VERSION", "HIP_VERSION"),
+        ("CUDA_VERSION", "HIP_VERSION"),
+        ("__NVCC__", "__HIPCC__"),
+    ] {
+        let r = set().lookup(Target::Hip, cuda).expect("maps");
+        assert_eq!(r.target_name.as_deref(), Some(hip));
+        assert_eq!(r.status(), Status::Approximate);
+        assert!(r.note().is_some_and(|n| !n.is_empty()));
+    }
+    assert_maps(Target::Hip, "__CUDACC__", "__HIPCC__", Status::Renamed);
 }
