@@ -3,12 +3,12 @@
 //! `cpu` is always there; `cuda`, `hip` and `ascend` load their vendor
 //! libraries at run time and report [`RegressError::BackendUnavailable`]
 //! (a skipped leg, not a crash) when the library or device is missing.
+mod ascend;
 pub(crate) mod blas;
 mod cpu;
 mod cuda;
 mod dl;
 mod hip;
-mod vendor;
 
 use crate::device::DeviceIdentity;
 use crate::dtype::DType;
@@ -16,6 +16,7 @@ use crate::error::{RegressError, Result};
 use crate::ops::OpSpec;
 use crate::tensor::Tensor;
 
+pub use ascend::CUBE_MATH_ENV as ASCEND_CUBE_MATH_ENV;
 pub use cpu::{CpuBackend, Perturbation};
 
 /// A device that can run op cases.
@@ -37,7 +38,7 @@ pub fn open(name: &str, perturb: Option<Perturbation>) -> Result<Box<dyn Backend
         "cpu" => Ok(Box::new(CpuBackend::new(perturb.unwrap_or_default()))),
         "cuda" => cuda::open(),
         "hip" => hip::open(),
-        "ascend" => vendor::open_ascend(),
+        "ascend" => ascend::open(),
         other => Err(RegressError::BackendUnavailable {
             backend: other.to_owned(),
             reason: format!(
