@@ -334,3 +334,23 @@ fn hip_preprocessor_macros_are_approximate_with_notes() {
     }
     assert_maps(Target::Hip, "__CUDACC__", "__HIPCC__", Status::Renamed);
 }
+
+#[test]
+fn musa_tables_follow_the_torch_musa_mapping() {
+    for (cuda, musa) in [
+        ("cudaMemPrefetchAsync", "musaMemPrefetchAsync"),
+        ("cudaGraphInstantiate", "musaGraphInstantiate"),
+        ("cuMemAlloc_v2", "muMemAlloc_v2"),
+        ("CUdevice", "MUdevice"),
+        ("CUBLAS_COMPUTE_32F", "MUBLAS_COMPUTE_32F"),
+        ("cusparseSpMV_bufferSize", "musparseSpMV_bufferSize"),
+        ("cusolverDnSgetrf", "musolverDnSgetrf"),
+        ("cusparse.h", "musparse.h"),
+    ] {
+        assert_maps(Target::Musa, cuda, musa, Status::Renamed);
+    }
+    // Not in the mapping: unknown, never renamed blindly.
+    assert!(set().lookup(Target::Musa, "cudaNoSuchFunction").is_none());
+    let n = set().known_cuda_names(Target::Musa).count();
+    assert!(n >= 8000, "MUSA resolves only {n} names");
+}
