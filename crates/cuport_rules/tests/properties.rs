@@ -354,3 +354,40 @@ fn musa_tables_follow_the_torch_musa_mapping() {
     let n = set().known_cuda_names(Target::Musa).count();
     assert!(n >= 8000, "MUSA resolves only {n} names");
 }
+
+#[test]
+fn mlu_torch_and_cncl_follow_torch_mlu() {
+    for (cuda, mlu) in [
+        ("torch.cuda.memory_allocated", "torch.mlu.memory_allocated"),
+        ("torch.cuda.manual_seed_all", "torch.mlu.manual_seed_all"),
+        ("torch.cuda.amp.GradScaler", "torch.mlu.amp.GradScaler"),
+        ("torch.cuda.nccl", "torch.mlu.cncl"),
+        (
+            "torch.distributed.ProcessGroupNCCL",
+            "torch_mlu._MLUC.ProcessGroupCNCL",
+        ),
+        ("ncclComm_t", "cnclComm_t"),
+        ("ncclGroupStart", "cnclGroupStart"),
+    ] {
+        assert_maps(Target::Mlu, cuda, mlu, Status::Renamed);
+    }
+    // torch.cuda names that torch.mlu lacks stay unknown.
+    assert!(set()
+        .lookup(Target::Mlu, "torch.cuda.get_arch_list")
+        .is_none());
+    let apply = |cuda: &str, args: &[&str]| {
+        let r = set().lookup(Target::Mlu, cuda).expect("maps");
+        r.template()
+            .expect("template")
+            .apply(args)
+            .expect("applies")
+    };
+    assert_eq!(
+        apply("ncclCommCount", &["comm", "&n"]),
+        "cnclGetCommCount(&n, comm)"
+    );
+    assert_eq!(
+        apply("ncclSend", &["buf", "n", "ncclFloat", "peer", "comm", "s"]),
+        "cnclSend(buf, n, cnclFloat, peer, comm, s)"
+    );
+}
