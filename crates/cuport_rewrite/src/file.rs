@@ -72,6 +72,7 @@ pub fn migrate_source(
         options,
         lines: &lines,
         out: Planned::default(),
+        pending: Vec::new(),
     };
     let mut stats = FileStats::default();
     for site in &analysis.sites {
@@ -88,6 +89,7 @@ pub fn migrate_source(
             &planner.out.diagnostics[diagnostics_before..],
         );
     }
+    planner.compose_rewrites();
     let mut planned = planner.out;
     planned.edits.extend(header_edits(
         src,

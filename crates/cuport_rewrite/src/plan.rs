@@ -3,7 +3,7 @@
 //! (an approximate mapping is applied and reported).
 use cuport_analyze::Site;
 use cuport_model::{Language, Library, LineIndex, SiteKind, Target, TextRange};
-use cuport_rules::{Resolved, RuleSet, Status};
+use cuport_rules::{Resolved, RuleSet, Status, Template};
 
 use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::edit::Edit;
@@ -19,8 +19,21 @@ pub(crate) struct Planned {
     pub(crate) imports: Vec<String>,
 }
 
+/// A call rewritten through a template. Applied after every site is
+/// planned, so that edits inside its arguments (a renamed type in a
+/// `sizeof`, a nested call) are applied to the argument text first.
+#[derive(Debug)]
+pub(crate) struct PendingRewrite<'a> {
+    call: TextRange,
+    args: Vec<TextRange>,
+    template: &'a Template,
+    code: String,
+    cuda_name: String,
+}
+
 pub(crate) struct Planner<'a> {
     pub(crate) src: &'a [u8],
+    pub(crate) pending: Vec<PendingRewrite<'a>>,
     pub(crate) language: Language,
     pub(crate) rules: &'a RuleSet,
     pub(crate) options: &'a MigrateOptions,
@@ -48,6 +61,13 @@ impl<'a> Planner<'a> {
             SiteKind::Qualifier => self.qualifier(site),
             SiteKind::Include => self.include(site),
             SiteKind::DeviceString => self.device_string(site),
+            SiteKind::DistributedBackend | SiteKind::EnvironmentVariable => {
+                self.string_literal(site)
+            }
+            // `torch.autocast(device_type="cuda")`: the device string inside is
+            // ported on its own, which is all the call needs.
+            SiteKind::FrameworkCall
+                if site.name.ends_with("[cuda]") && self.lookup("cuda").is_some() => {}
             _ => self.mapped(site),
         }
     }
@@ -105,6 +125,9 @@ impl<'a> Planner<'a> {
         let status = resolved.status();
         let applied = match status {
             Status::Exact => true,
+            Status::Approximate if resolved.template().is_some() => {
+                self.rewrite(site, &resolved, &code)
+            }
             Status::Renamed | Status::Approximate => self.rename(site, &resolved, &code),
             Status::Rewrite => self.rewrite(site, &resolved, &code),
             Status::Manual | Status::Unsupported => false,
@@ -217,6 +240,7 @@ impl<'a> Planner<'a> {
         let replacement = if written == site.name {
             to.to_owned()
         } else if self.language == Language::Python && site.name.ends_with(&format!(".{written}")) {
+            self.check_import_path(site, to);
             to.rsplit('.').next().unwrap_or(to).to_owned()
         } else {
             let message = format!(
@@ -233,33 +257,141 @@ impl<'a> Planner<'a> {
         true
     }
 
-    /// Rewrites a whole call through the entry's argument template.
-    fn rewrite(&mut self, site: &Site, resolved: &Resolved<'_>, code: &str) -> bool {
+    /// A name imported on its own (`from torch.utils.cpp_extension import
+    /// BuildExtension`) whose target lives in another module: the use keeps
+    /// working only if the import changes too.
+    fn check_import_path(&mut self, site: &Site, to: &str) {
+        let module = |path: &str| {
+            path.rsplit_once('.')
+                .map_or(String::new(), |(m, _)| m.to_owned())
+        };
+        let (from_module, to_module) = (module(&site.name), module(to));
+        if from_module != to_module {
+            let message = format!(
+                "`{}` is imported by name; import it from `{to_module}` instead of `{from_module}`",
+                site.name
+            );
+            self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message)
+                .effort = Some("low".into());
+        }
+    }
+
+    /// Rewrites a whole call through the entry's argument template (once
+    /// every site is planned: see [`Planner::compose_rewrites`]).
+    fn rewrite(&mut self, site: &Site, resolved: &Resolved<'a>, code: &str) -> bool {
         let (Some(template), Some(call)) = (resolved.template(), site.call) else {
             let message = format!("`{}` needs its call rewritten, but it is not called here (taken by address or in a macro?)", site.name);
             self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message)
                 .effort = Some("low".into());
             return false;
         };
-        let args: Vec<&str> = site.args.iter().map(|r| self.text(*r)).collect();
-        match template.apply(&args) {
-            Ok(text) => {
-                self.edit(call, text, code.to_owned(), &site.name);
-                true
-            }
-            Err(error) => {
-                let message = format!(
-                    "`{}` could not be rewritten automatically: {error}",
-                    site.name
-                );
-                let diagnostic =
-                    self.diagnose(site, codes::TEMPLATE_FAILED, Level::Manual, message);
-                diagnostic.effort = Some("low".into());
-                diagnostic.suggestion =
-                    Some(format!("rewrite by hand following `{}`", template.source()));
-                false
+        self.pending.push(PendingRewrite {
+            call,
+            args: site.args.clone(),
+            template,
+            code: code.to_owned(),
+            cuda_name: site.name.clone(),
+        });
+        true
+    }
+
+    /// Applies pending template rewrites, innermost first: edits that fall
+    /// inside an argument are applied to that argument's text and folded
+    /// into the rewrite, so nothing inside a rewritten call is lost.
+    pub(crate) fn compose_rewrites(&mut self) {
+        let mut pending = std::mem::take(&mut self.pending);
+        pending.sort_by_key(|p| p.call.len());
+        for rewrite in pending {
+            match self.apply_template(&rewrite) {
+                Ok(text) => {
+                    let call = rewrite.call;
+                    self.out
+                        .edits
+                        .retain(|e| !(call.start <= e.range.start && e.range.end <= call.end));
+                    self.edit(call, text, rewrite.code, &rewrite.cuda_name);
+                }
+                Err(error) => self.template_failed(&rewrite, &error.to_string()),
             }
         }
+    }
+
+    /// Applies the template to the edited arguments. An enum-mapped argument
+    /// needs the CUDA enum value as written, so when the map rejects an
+    /// argument that an inner edit renamed, the original text is used.
+    fn apply_template(
+        &self,
+        rewrite: &PendingRewrite<'a>,
+    ) -> Result<String, cuport_rules::TemplateError> {
+        let mut args: Vec<String> = rewrite
+            .args
+            .iter()
+            .map(|&range| self.argument_text(range))
+            .collect();
+        loop {
+            let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            let error = match rewrite.template.apply(&arg_refs) {
+                Ok(text) => return Ok(text),
+                Err(error) => error,
+            };
+            let cuport_rules::TemplateError::NotAnEnumLiteral { arg, .. } = &error else {
+                return Err(error);
+            };
+            let Some(index) = args
+                .iter()
+                .zip(&rewrite.args)
+                .position(|(edited, &range)| edited == arg && self.text(range) != edited.as_str())
+            else {
+                return Err(error);
+            };
+            args[index] = self.text(rewrite.args[index]).to_owned();
+        }
+    }
+
+    /// The argument's source text with the edits inside it applied.
+    fn argument_text(&self, range: TextRange) -> String {
+        let mut inner: Vec<&Edit> = self
+            .out
+            .edits
+            .iter()
+            .filter(|e| range.start <= e.range.start && e.range.end <= range.end)
+            .collect();
+        inner.sort_by_key(|e| e.range.start);
+        let mut text = String::new();
+        let mut cursor = range.start;
+        for edit in inner {
+            if edit.range.start < cursor {
+                continue;
+            }
+            text.push_str(self.text(TextRange::new(cursor, edit.range.start)));
+            text.push_str(&edit.replacement);
+            cursor = edit.range.end;
+        }
+        text.push_str(self.text(TextRange::new(cursor, range.end)));
+        text
+    }
+
+    fn template_failed(&mut self, rewrite: &PendingRewrite<'_>, error: &str) {
+        let at = self.lines.line_col(rewrite.call.start);
+        self.out.diagnostics.push(Diagnostic {
+            code: codes::TEMPLATE_FAILED.to_owned(),
+            level: Level::Manual,
+            effort: Some("low".into()),
+            message: format!(
+                "`{}` could not be rewritten automatically: {error}",
+                rewrite.cuda_name
+            ),
+            line: at.line,
+            column: at.column,
+            range: rewrite.call,
+            cuda_name: rewrite.cuda_name.clone(),
+            library: Library::Runtime,
+            kind: SiteKind::RuntimeApi,
+            suggestion: Some(format!(
+                "rewrite by hand following `{}`",
+                rewrite.template.source()
+            )),
+            reference: None,
+        });
     }
 
     fn include(&mut self, site: &Site) {
@@ -313,6 +445,44 @@ impl<'a> Planner<'a> {
                 let code = resolved.code().map_or_else(String::new, |c| c.to_string());
                 self.edit(range, device.to_owned(), code, &site.name);
                 self.out.imports.extend(resolved.imports().iter().cloned());
+            }
+        }
+    }
+
+    /// `"nccl"`, `"CUDA_VISIBLE_DEVICES"`: the string's content is the name.
+    fn string_literal(&mut self, site: &Site) {
+        let Some(resolved) = self.lookup(&site.name) else {
+            self.unknown(site);
+            return;
+        };
+        let code = resolved.code().map_or_else(String::new, |c| c.to_string());
+        let written = self.text(site.range);
+        match (
+            resolved.status(),
+            resolved.target_name.as_deref(),
+            written.find(site.name.as_str()),
+        ) {
+            (Status::Exact, _, _) => {}
+            (Status::Renamed | Status::Approximate, Some(to), Some(at)) => {
+                let range = TextRange::new(
+                    site.range.start + at,
+                    site.range.start + at + site.name.len(),
+                );
+                if to != site.name {
+                    self.edit(range, to.to_owned(), code.clone(), &site.name);
+                }
+                self.out.imports.extend(resolved.imports().iter().cloned());
+                if resolved.status() == Status::Approximate {
+                    self.table_diagnostic(site, &resolved, &code, Level::Approximate);
+                }
+            }
+            (status, _, _) => {
+                let level = if status == Status::Unsupported {
+                    Level::Unsupported
+                } else {
+                    Level::Manual
+                };
+                self.table_diagnostic(site, &resolved, &code, level);
             }
         }
     }
@@ -400,7 +570,7 @@ impl<'a> Planner<'a> {
         let (level, message) = match self.target() {
             Target::Hip => (Level::Manual, format!("`{}` assumes a 32-wide warp; AMD CDNA wavefronts are 64 wide (use warpSize and 64-bit lane masks)", site.name)),
             Target::Musa => (Level::Manual, format!("`{}` assumes a 32-wide warp; check the MUSA device's warp size", site.name)),
-            _ => return,
+            target => (Level::Note, format!("`{}` assumes a 32-wide warp; {} has no warps, so this goes with the kernel port", site.name, kernel_language(target))),
         };
         self.diagnose(site, codes::WARP_SIZE, level, message).effort = Some("low".into());
     }

@@ -1,0 +1,113 @@
+//! Every fixture migrated to every target: the diff and the diagnostics
+//! together, as a reviewer reads them. Plus the properties that must hold
+//! for all of them: a second migration changes nothing, and every CUDA name
+//! left in the output has a diagnostic.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::*;
+use cuport_analyze::{scan_tree, NO_PROGRESS};
+use cuport_model::{Library, SiteKind};
+use cuport_rewrite::{MigrateOptions, Migration};
+
+#[test]
+fn every_fixture_for_every_target_as_reviewed() {
+    for target in target_ids() {
+        for dir in fixture_dirs() {
+            let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+            let migration = migrate_dir(&dir, &MigrateOptions::new(target));
+            insta::assert_snapshot!(format!("migrate_{target}_{name}"), render(&migration));
+        }
+    }
+}
+
+fn write_output(migration: &Migration) -> tempfile::TempDir {
+    let out = tempfile::tempdir().unwrap();
+    let files = cuport_rewrite::tree_files(&migration.root, false, false).unwrap();
+    migration
+        .write_copy(&out.path().join("tree"), &files)
+        .unwrap();
+    out
+}
+
+#[test]
+fn migrating_the_output_again_changes_nothing() {
+    for target in target_ids() {
+        for dir in fixture_dirs() {
+            let first = migrate_dir(&dir, &MigrateOptions::new(target));
+            let out = write_output(&first);
+            let second = migrate_dir(&out.path().join("tree"), &MigrateOptions::new(target));
+            let changed: Vec<_> = second
+                .changed_files()
+                .map(|f| format!("{}:\n{}", f.path, cuport_rewrite::unified_diff(f)))
+                .collect();
+            assert!(
+                changed.is_empty(),
+                "{target} {}: second migration changed\n{}",
+                dir.display(),
+                changed.join("\n")
+            );
+        }
+    }
+}
+
+#[test]
+fn every_cuda_name_left_in_the_output_has_a_diagnostic() {
+    let mut silent = BTreeSet::new();
+    for target in target_ids() {
+        for dir in fixture_dirs() {
+            let migration = migrate_dir(&dir, &MigrateOptions::new(target));
+            let diagnosed: BTreeSet<String> = migration
+                .files
+                .iter()
+                .flat_map(|f| f.result.diagnostics.iter().map(|d| d.cuda_name.clone()))
+                .collect();
+            let out = write_output(&migration);
+            let rescan = scan_tree(&out.path().join("tree"), &scan_options(), NO_PROGRESS).unwrap();
+            for file in &rescan.files {
+                for site in &file.analysis.sites {
+                    if is_accepted_unchanged(target, site) {
+                        continue;
+                    }
+                    if !diagnosed.contains(&site.name) {
+                        silent.insert(format!(
+                            "{target}: `{}` ({}, {}) left in {}:{} without a diagnostic",
+                            site.name, site.kind, site.library, file.path, site.line
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        silent.is_empty(),
+        "{}",
+        silent.into_iter().collect::<Vec<_>>().join("\n")
+    );
+}
+
+/// Names a target accepts as they are: the tables say `exact`, or the
+/// kernel language is native (HIP, MUSA).
+fn is_accepted_unchanged(target: cuport_model::Target, site: &cuport_analyze::Site) -> bool {
+    let exact = rules()
+        .lookup(target, &site.name)
+        .is_some_and(|r| r.status() == cuport_rules::Status::Exact);
+    let native = matches!(
+        target,
+        cuport_model::Target::Hip | cuport_model::Target::Musa
+    ) && site.library == Library::Device
+        && !matches!(site.kind, SiteKind::WarpSizeAssumption);
+    let kernel = matches!(
+        site.kind,
+        SiteKind::KernelDefinition | SiteKind::KernelLaunch | SiteKind::Qualifier
+    ) && native;
+    // `__global__` is reported through its kernel's definition; `__restrict__` is also a GCC keyword.
+    let covered = matches!(site.name.as_str(), "__global__" | "__restrict__");
+    // `torch.autocast(device_type="cuda")` stays on a target whose device is still "cuda" (ROCm).
+    let same_device = site.name.ends_with("[cuda]")
+        && rules().device_string(target, "cuda").as_deref() == Some("cuda");
+    exact || native || kernel || covered || same_device
+}
