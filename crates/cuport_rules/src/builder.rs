@@ -9,10 +9,15 @@ use toml::Spanned;
 use crate::diag::{DiagKind, Diagnostic, Location};
 use crate::model::{Flavour, NameKind, RuleCode, Status};
 use crate::raw::{Meta, RawEntry, RawEnumMap, RawFunction, RawPattern, RawUnsupported, RuleFile};
-use crate::ruleset::{ExplicitTarget, Glob, Pattern, Rule, RuleSet, Signature, Slot, Source};
+use rustc_hash::FxHashMap;
+
+use crate::ruleset::{
+    ExplicitTarget, Glob, Hit, Layer, Pattern, Rule, RuleSet, Signature, Slot, Source,
+};
 use crate::template::EnumMap;
 
 /// A source that parsed, with what checks need to report positions.
+#[derive(Debug)]
 pub(crate) struct Parsed {
     pub(crate) name: String,
     pub(crate) index: LineIndex,
@@ -492,8 +497,8 @@ impl Builder {
         exists
     }
 
-    /// Sorts patterns, records every name a lookup resolves and resolves
-    /// each one, so that lookups need no pattern scan.
+    /// Sorts patterns and resolves every name a lookup can hit, so that
+    /// lookups need no pattern scan.
     pub(crate) fn finish(&mut self) {
         for layer in self
             .set
@@ -504,24 +509,51 @@ impl Builder {
             layer
                 .patterns
                 .sort_by_key(|pat| std::cmp::Reverse(pat.priority));
-            let mut names: std::collections::BTreeSet<String> =
-                layer.explicit.keys().cloned().collect();
-            for pattern in &layer.patterns {
-                for target_name in &pattern.exists {
-                    if let Some(cuda) = pattern.invert(target_name) {
-                        if pattern.apply(&cuda).is_some() {
-                            names.insert(cuda);
-                        }
-                    }
-                }
-            }
-            layer.resolved = names
-                .iter()
-                .filter_map(|name| Some((name.clone(), layer.scan(name)?)))
-                .collect();
+            layer.resolved = resolve_layer(layer);
+            let mut names: Vec<String> = layer.resolved.keys().cloned().collect();
+            names.sort_unstable();
             layer.names = names;
         }
     }
+}
+
+/// The same answers as [`Layer::scan`] for every name, computed from the
+/// patterns' `exists` lists instead of trying each pattern on each name: a
+/// pattern maps the CUDA name behind each listed target name unless an
+/// earlier pattern took it or an explicit entry of at least its priority
+/// exists; explicit entries cover the rest.
+fn resolve_layer(layer: &Layer) -> FxHashMap<String, Hit> {
+    let mut resolved: FxHashMap<String, Hit> = FxHashMap::default();
+    for pattern in &layer.patterns {
+        for target_name in &pattern.exists {
+            let Some(cuda) = pattern.invert(target_name) else {
+                continue;
+            };
+            if pattern.exceptions.contains(&cuda) || resolved.contains_key(&cuda) {
+                continue;
+            }
+            let explicit_wins = layer
+                .explicit
+                .get(&cuda)
+                .is_some_and(|e| e.slot.priority >= pattern.priority);
+            if !explicit_wins {
+                let hit = Hit {
+                    rule: pattern.rule,
+                    to: Some(target_name.clone()),
+                    via_pattern: true,
+                };
+                resolved.insert(cuda, hit);
+            }
+        }
+    }
+    for (cuda, e) in &layer.explicit {
+        resolved.entry(cuda.clone()).or_insert_with(|| Hit {
+            rule: e.slot.rule,
+            to: e.to.clone(),
+            via_pattern: false,
+        });
+    }
+    resolved
 }
 
 fn override_list(list: &mut Vec<String>, own: &Option<Vec<String>>) {

@@ -13,7 +13,7 @@ use crate::ruleset::{Glob, Layer};
 type Claimed = HashMap<(cuport_model::Target, Flavour, String), (String, Location, i32)>;
 
 impl Builder {
-    pub(crate) fn cross_check(&mut self, parsed: &[Parsed]) {
+    pub(crate) fn cross_check(&mut self, parsed: &[std::sync::Arc<Parsed>]) {
         let mut claimed: Claimed = HashMap::new();
         for p in parsed {
             let Some(target) = p.target() else { continue };

@@ -21,6 +21,7 @@ mod template;
 
 use std::borrow::Cow;
 use std::path::Path;
+use std::sync::Arc;
 
 pub use diag::{DiagKind, Diagnostic, Location, RulesError};
 pub use model::{library_digit, Effort, Flavour, NameKind, RuleCode, Status};
@@ -38,7 +39,25 @@ mod embedded {
 /// uses this; [`RuleSet::from_sources`] fails on any problem instead.
 pub fn build(sources: Vec<Source>) -> (RuleSet, Vec<Diagnostic>) {
     let mut builder = builder::Builder::default();
-    let parsed: Vec<_> = sources.iter().filter_map(|s| builder.parse(s)).collect();
+    let parsed: Vec<Arc<builder::Parsed>> = sources
+        .iter()
+        .filter_map(|s| builder.parse(s))
+        .map(Arc::new)
+        .collect();
+    assemble(sources, parsed, builder.diags)
+}
+
+/// Compiles parsed files into a rule set. The parsed files are kept in the
+/// set, so that layering a user file later parses only that file.
+fn assemble(
+    sources: Vec<Source>,
+    parsed: Vec<Arc<builder::Parsed>>,
+    diags: Vec<Diagnostic>,
+) -> (RuleSet, Vec<Diagnostic>) {
+    let mut builder = builder::Builder {
+        diags,
+        ..builder::Builder::default()
+    };
     for p in &parsed {
         builder.declare(p);
     }
@@ -51,6 +70,7 @@ pub fn build(sources: Vec<Source>) -> (RuleSet, Vec<Diagnostic>) {
     builder.finish();
     builder.cross_check(&parsed);
     builder.set.sources = sources;
+    builder.set.parsed = parsed;
     let mut diags = builder.diags;
     diags.sort_by(|a, b| (&a.location, a.kind).cmp(&(&b.location, b.kind)));
     (builder.set, diags)
@@ -108,10 +128,24 @@ impl RuleSet {
         })
     }
 
-    /// This set with a user file layered over it.
+    /// This set with a user file layered over it. Only the user file is
+    /// parsed; the files already in the set are recompiled from their parsed
+    /// form.
     pub fn with_user_file(self, path: &Path, priority: i32) -> Result<RuleSet, RulesError> {
+        let source = RuleSet::user_source(path, priority)?;
+        let mut builder = builder::Builder::default();
+        let Some(new) = builder.parse(&source) else {
+            return Err(RulesError::Invalid(builder.diags));
+        };
         let mut sources = self.sources;
-        sources.push(RuleSet::user_source(path, priority)?);
-        RuleSet::from_sources(sources)
+        let mut parsed = self.parsed;
+        sources.push(source);
+        parsed.push(Arc::new(new));
+        let (set, diags) = assemble(sources, parsed, Vec::new());
+        if diags.is_empty() {
+            Ok(set)
+        } else {
+            Err(RulesError::Invalid(diags))
+        }
     }
 }

@@ -1,6 +1,8 @@
 //! The compiled rule set and the lookups the migrate stage uses.
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+
+use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 use cuport_model::{Library, Target};
@@ -87,6 +89,7 @@ pub(crate) struct Pattern {
 }
 
 impl Pattern {
+    #[cfg(test)]
     pub(crate) fn apply(&self, cuda_name: &str) -> Option<String> {
         if self.exceptions.contains(cuda_name) {
             return None;
@@ -126,18 +129,21 @@ pub(crate) struct Hit {
 /// The mappings of one flavour of a target.
 #[derive(Debug, Default, Clone)]
 pub(crate) struct Layer {
-    pub(crate) explicit: HashMap<String, ExplicitTarget>,
+    pub(crate) explicit: FxHashMap<String, ExplicitTarget>,
     pub(crate) patterns: Vec<Pattern>,
     /// Every CUDA name a lookup resolves (explicit and pattern expansions), sorted.
-    pub(crate) names: BTreeSet<String>,
+    pub(crate) names: Vec<String>,
     /// `names` resolved, so that a lookup is one hash probe, not a pattern scan.
-    pub(crate) resolved: HashMap<String, Hit>,
+    pub(crate) resolved: FxHashMap<String, Hit>,
 }
 
 impl Layer {
-    /// Resolves `cuda_name` from the explicit entries and patterns: explicit
+    /// Resolves `cuda_name` by trying each pattern (the reference semantics
+    /// the precomputed `resolved` map must agree with; tests compare them):
+    /// explicit
     /// entries win over patterns of the same or lower priority; a pattern
     /// applies only when the name it produces is listed as existing.
+    #[cfg(test)]
     pub(crate) fn scan(&self, cuda_name: &str) -> Option<Hit> {
         let explicit = self.explicit.get(cuda_name);
         for pattern in &self.patterns {
@@ -202,6 +208,8 @@ pub struct Source {
 #[derive(Debug, Clone, Default)]
 pub struct RuleSet {
     pub(crate) sources: Vec<Source>,
+    /// The sources that parsed, kept so a user layer needs no re-parse.
+    pub(crate) parsed: Vec<Arc<crate::builder::Parsed>>,
     pub(crate) rules: Vec<Rule>,
     pub(crate) tables: BTreeMap<Target, TargetTable>,
     pub(crate) cuda_enums: BTreeMap<String, Vec<String>>,
@@ -410,4 +418,32 @@ fn split_device_index(text: &str) -> Option<(&str, &str)> {
     let (device, index) = text.split_once(':')?;
     let is_index = !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit());
     (is_index && !device.is_empty()).then_some((device, index))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    /// The precomputed map answers exactly what trying each pattern would.
+    #[test]
+    fn precomputed_lookups_agree_with_the_pattern_scan() {
+        let set = RuleSet::builtin().expect("built-ins load");
+        let mut checked = 0;
+        for layer in set.tables.values().flat_map(|t| t.layers.values()) {
+            let probes = layer.names.iter().map(String::as_str).chain([
+                "cudaNoSuchThing",
+                "cuNoSuch",
+                "cublasNoSuch_v2",
+                "",
+            ]);
+            for name in probes {
+                let fast = layer.resolved.get(name).map(|h| (h.rule, h.to.clone()));
+                let slow = layer.scan(name).map(|h| (h.rule, h.to));
+                assert_eq!(fast, slow, "{name}");
+                checked += 1;
+            }
+        }
+        assert!(checked > 10_000, "{checked}");
+    }
 }

@@ -88,3 +88,34 @@ fn declarations_header_declares_the_functions_used() {
     assert!(header.contains("typedef void *aclrtStream;"));
     assert!(header.contains("aclError cuport_acl_set_device(int32_t deviceId);"));
 }
+
+#[test]
+fn with_user_file_layers_without_reparsing_and_reports_user_errors() {
+    let dir = std::env::temp_dir().join(format!("cuport-rules-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = dir.join("good.toml");
+    std::fs::write(&good, "[meta]\ntarget = \"musa\"\nsource = \"t\"\ncode = \"CP9000\"\n\n[[entry]]\ncuda = \"cudaMalloc\"\nstatus = \"renamed\"\nto = \"musaMallocManaged\"\n").unwrap();
+    let set = RuleSet::builtin()
+        .unwrap()
+        .with_user_file(&good, 1)
+        .unwrap();
+    let r = set.lookup(Target::Musa, "cudaMalloc").unwrap();
+    assert_eq!(r.target_name.as_deref(), Some("musaMallocManaged"));
+    assert_eq!(
+        set.lookup(Target::Hip, "cudaMalloc")
+            .unwrap()
+            .target_name
+            .as_deref(),
+        Some("hipMalloc")
+    );
+    let bad = dir.join("bad.toml");
+    std::fs::write(
+        &bad,
+        "[meta]\ntarget = \"musa\"\nsource = \"t\"\nbogus = 1\n",
+    )
+    .unwrap();
+    let err = set.with_user_file(&bad, 2).unwrap_err();
+    let first = err.diagnostics().first().unwrap().to_string();
+    assert!(first.contains("bad.toml:4:1"), "{first}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
