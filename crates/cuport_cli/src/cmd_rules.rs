@@ -1,4 +1,6 @@
 //! `cuport rules`: list, show, check, count and tabulate the rule tables.
+use std::fmt::Write as _;
+use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -111,20 +113,32 @@ pub(crate) fn run(args: &RulesArgs, out: &Output) -> anyhow::Result<ExitCode> {
             to,
             library,
             status,
-        } => list(&set, args.hip_libs, *to, *library, *status),
+        } => emit(&list(&set, args.hip_libs, *to, *library, *status))?,
         RulesCommand::Show { name, to } => return show(&set, args.hip_libs, name, *to, out),
-        RulesCommand::Stats { format } => stats(&set, *format)?,
+        RulesCommand::Stats { format } => emit(&stats(&set, *format)?)?,
         RulesCommand::Matrix { format } => {
             let stats = set.stats();
-            match format {
-                MatrixFormat::Md => print!("{}", stats.matrix_markdown()),
-                MatrixFormat::Csv => print!("{}", stats.matrix_csv()),
-            }
+            emit(&match format {
+                MatrixFormat::Md => stats.matrix_markdown(),
+                MatrixFormat::Csv => stats.matrix_csv(),
+            })?;
         }
-        RulesCommand::Declarations { to } => print!("{}", set.declarations_header(*to)),
+        RulesCommand::Declarations { to } => emit(&set.declarations_header(*to))?,
         RulesCommand::Check { .. } => {}
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes `text` to stdout; a reader that stops early (`| head`) is not an error.
+fn emit(text: &str) -> anyhow::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+    {
+        Err(err) if err.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+        other => Ok(other?),
+    }
 }
 
 fn sources(args: &RulesArgs, extra: &[PathBuf]) -> anyhow::Result<Vec<Source>> {
@@ -173,7 +187,8 @@ fn list(
     to: Option<Target>,
     library: Option<Library>,
     status: Option<Status>,
-) {
+) -> String {
+    let mut buf = String::new();
     for target in Target::ALL
         .into_iter()
         .filter(|t| to.is_none_or(|w| w == *t))
@@ -190,12 +205,14 @@ fn list(
             let lib = r.library().map_or("-", |l| l.id());
             let code = r.code().map_or_else(|| "-".to_owned(), |c| c.to_string());
             let target_name = r.target_name.as_deref().unwrap_or("-");
-            println!(
+            let _ = writeln!(
+                buf,
                 "{target}\t{lib}\t{}\t{name}\t{target_name}\t{code}",
                 r.status()
             );
         }
     }
+    buf
 }
 
 fn show(
@@ -206,6 +223,7 @@ fn show(
     out: &Output,
 ) -> anyhow::Result<ExitCode> {
     let mut found = false;
+    let mut buf = String::new();
     for target in Target::ALL
         .into_iter()
         .filter(|t| to.is_none_or(|w| w == *t))
@@ -213,11 +231,14 @@ fn show(
         match set.lookup_flavour(target, flavour, name) {
             Some(r) => {
                 found = true;
-                print_resolved(name, &r, out);
+                print_resolved(&mut buf, name, &r, out);
             }
-            None => println!("{target}: no rule for `{name}`\n"),
+            None => {
+                let _ = writeln!(buf, "{target}: no rule for `{name}`\n");
+            }
         }
     }
+    emit(&buf)?;
     if found {
         Ok(ExitCode::SUCCESS)
     } else {
@@ -228,21 +249,22 @@ fn show(
     }
 }
 
-fn print_resolved(name: &str, r: &Resolved<'_>, out: &Output) {
+fn print_resolved(buf: &mut String, name: &str, r: &Resolved<'_>, out: &Output) {
     let bold = out.bold();
     let target_name = r.target_name.as_deref().unwrap_or("(none)");
     let flavour = match r.rule.flavour {
         Flavour::Default => String::new(),
         other => format!(" ({other})"),
     };
-    println!(
+    let _ = writeln!(
+        buf,
         "{bold}{}{flavour}{bold:#}: {name} → {target_name}  [{}]",
         r.target,
         r.status()
     );
-    let field = |label: &str, value: String| {
+    let mut field = |label: &str, value: String| {
         if !value.is_empty() {
-            println!("  {label:<10} {value}");
+            let _ = writeln!(buf, "  {label:<10} {value}");
         }
     };
     field("code", r.code().map(|c| c.to_string()).unwrap_or_default());
@@ -286,16 +308,17 @@ fn print_resolved(name: &str, r: &Resolved<'_>, out: &Output) {
         },
     );
     field("rule file", r.origin().to_string());
-    println!();
+    buf.push('\n');
 }
 
-fn stats(set: &RuleSet, format: StatsFormat) -> anyhow::Result<()> {
+fn stats(set: &RuleSet, format: StatsFormat) -> anyhow::Result<String> {
     let stats = set.stats();
     if let StatsFormat::Json = format {
-        println!("{}", serde_json::to_string_pretty(&stats)?);
-        return Ok(());
+        return Ok(serde_json::to_string_pretty(&stats)? + "\n");
     }
-    println!(
+    let mut buf = String::new();
+    let _ = writeln!(
+        buf,
         "{:<8} {:<20} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
         "target", "library", "exact", "renamed", "rewrite", "approx", "manual", "unsupp", "total"
     );
@@ -306,7 +329,8 @@ fn stats(set: &RuleSet, format: StatsFormat) -> anyhow::Result<()> {
             .map(|(l, c)| (*l, c))
             .chain(std::iter::once(("ALL", &t.total)));
         for (lib, c) in rows {
-            println!(
+            let _ = writeln!(
+                buf,
                 "{:<8} {:<20} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
                 label,
                 lib,
@@ -320,5 +344,5 @@ fn stats(set: &RuleSet, format: StatsFormat) -> anyhow::Result<()> {
             );
         }
     }
-    Ok(())
+    Ok(buf)
 }
