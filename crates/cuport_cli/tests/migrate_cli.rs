@@ -298,7 +298,13 @@ fn in_place_rewrites_keeping_mode_and_an_original_backup() {
     let original = std::fs::read(&source).expect("original");
     s.migrate(&["--to", "hip", "--out", "ported"])
         .expect_code(0);
+    let mut untouched = s.state();
+    untouched.remove(&source);
     s.migrate(&["--to", "hip", "--in-place"]).expect_code(0);
+    let mut after = s.state();
+    after.remove(&source);
+    after.remove(&s.tree("vector_add.cu.cuport.orig"));
+    assert_eq!(after, untouched, "only the file and its backup are written");
     assert_eq!(
         std::fs::read(&source).expect("rewritten"),
         std::fs::read(s.outside("ported/vector_add.cu")).expect("copy"),
@@ -771,4 +777,58 @@ fn hip_headers_are_included_once() {
     let ported = s.read(&s.outside("ported/gemm.cu"));
     let runtime = ported.matches("#include <hip/hip_runtime.h>").count();
     assert_eq!(runtime, 1, "{ported}");
+}
+
+#[test]
+fn json_with_diff_carries_each_changed_files_diff() {
+    let s = Scratch::new()
+        .file("free.cu", FREE_ONLY)
+        .file("host_only.cpp", "int add(int a, int b) { return a + b; }\n");
+    let run = s
+        .migrate(&["--to", "hip", "--format", "json", "--diff"])
+        .expect_code(0);
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("valid JSON");
+    for file in doc["files"].as_array().expect("files") {
+        let diff = file["diff"].as_str();
+        if file["changed"] == true {
+            let diff = diff.expect("a changed file has a diff");
+            assert!(diff.starts_with("--- a/free.cu\n+++ b/free.cu\n"), "{diff}");
+            assert!(diff.contains("\n+    hipFree(p);\n"), "{diff}");
+        } else {
+            assert_eq!(diff, None, "{file}");
+        }
+    }
+}
+
+#[test]
+fn cuport_toml_rule_paths_are_relative_to_the_file() {
+    let s = Scratch::new()
+        .file("free.cu", FREE_ONLY)
+        .file("rules/project.toml", USER_RULES)
+        .file(
+            "cuport.toml",
+            "[migrate]\ntarget = \"hip\"\nrules = [\"rules/project.toml\"]\n",
+        );
+    let run = s.migrate(&["--diff"]).expect_code(0);
+    assert!(
+        run.stdout.contains("+    projectFree(p);"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn bom_and_crlf_outside_the_edits_survive() {
+    let s = Scratch::new().file(
+        "crlf.cu",
+        "\u{feff}void release(void* p) {\r\n    cudaFree(p);\r\n}\r\n",
+    );
+    s.migrate(&["--to", "hip", "--out", "ported"])
+        .expect_code(0);
+    let ported = s.read(&s.outside("ported/crlf.cu"));
+    assert!(ported.starts_with('\u{feff}'), "{ported:?}");
+    assert!(
+        ported.ends_with("void release(void* p) {\r\n    hipFree(p);\r\n}\r\n"),
+        "{ported:?}"
+    );
 }
