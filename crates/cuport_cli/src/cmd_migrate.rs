@@ -168,18 +168,26 @@ fn write_mode(args: &MigrateArgs, migration: &Migration, out: &Output) -> anyhow
         let written = migration.write_in_place(!args.no_backup)?;
         out.info(&format!("rewrote {written} files in place"));
     } else if let Some(file) = &args.output {
+        if !migration.root.is_file() {
+            bail!("-o OUTFILE needs PATH to be one source file, and {} is a directory; use --out DIR for a tree", args.path.display());
+        }
         let [only] = migration.files.as_slice() else {
             bail!(
                 "-o OUTFILE needs PATH to be one source file cuport analyses ({} given)",
                 args.path.display()
             );
         };
-        write_file(file, &only.result.output)?;
+        write_file(file, &only.result.output, &migration.root)?;
     }
     Ok(())
 }
 
-fn write_file(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
+/// Atomic (temporary file, then rename), with the source file's permissions.
+fn write_file(
+    path: &std::path::Path,
+    bytes: &[u8],
+    source: &std::path::Path,
+) -> anyhow::Result<()> {
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
@@ -188,8 +196,13 @@ fn write_file(path: &std::path::Path, bytes: &[u8]) -> anyhow::Result<()> {
         .with_context(|| format!("cannot write into {}", dir.display()))?;
     temp.write_all(bytes)
         .with_context(|| format!("cannot write {}", path.display()))?;
+    if let Ok(metadata) = std::fs::metadata(source) {
+        temp.as_file()
+            .set_permissions(metadata.permissions())
+            .with_context(|| format!("cannot set permissions of {}", path.display()))?;
+    }
     temp.persist(path)
-        .with_context(|| format!("cannot write {}", path.display()))?;
+        .map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), e.error))?;
     Ok(())
 }
 
@@ -215,7 +228,8 @@ fn report(
         }
         (MigrateFormat::Text, false) => {
             write_diagnostics(&mut stdout, migration, out)?;
-            migrate_report_json::write_summary(&mut stdout, migration, settings, out)?;
+            let wrote = args.out.is_some() || args.in_place || args.output.is_some();
+            migrate_report_json::write_summary(&mut stdout, migration, settings, wrote, out)?;
         }
     }
     stdout.flush()?;

@@ -123,6 +123,7 @@ pub(crate) fn write_summary(
     w: &mut impl Write,
     migration: &Migration,
     settings: &Settings,
+    wrote: bool,
     out: &Output,
 ) -> std::io::Result<()> {
     let t = Totals::of(migration);
@@ -130,8 +131,13 @@ pub(crate) fn write_summary(
     writeln!(w)?;
     writeln!(
         w,
-        "{bold}Migration to {}{bold:#}: {} files analysed, {} would change ({} edits, {} lines)",
-        settings.target.value, t.files, t.files_changed, t.edits, t.changed_lines
+        "{bold}Migration to {}{bold:#}: {} files analysed, {} {} ({} edits, {} lines)",
+        settings.target.value,
+        t.files,
+        t.files_changed,
+        if wrote { "changed" } else { "would change" },
+        t.edits,
+        t.changed_lines
     )?;
     let share = if t.sites == 0 {
         100.0

@@ -90,7 +90,14 @@ pub(crate) fn resolve(args: &MigrateArgs) -> anyhow::Result<Settings> {
             "--exclude",
             &from_file("exclude"),
         ),
-        ignore: Setting::new(config.ignore, from_file("ignore")),
+        ignore: {
+            let source = if config.ignore.is_empty() {
+                "default".to_owned()
+            } else {
+                from_file("ignore")
+            };
+            Setting::new(config.ignore, source)
+        },
         rules: {
             let mut rules: Vec<PathBuf> = config.rules.iter().map(|r| config_dir.join(r)).collect();
             let source = if args.rules.is_empty() {
@@ -319,11 +326,5 @@ impl Settings {
             self.annotate.value, self.annotate.source
         );
         text
-    }
-}
-
-impl std::fmt::Display for Setting<Target> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}", self.value)
     }
 }

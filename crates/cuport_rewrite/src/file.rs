@@ -222,17 +222,45 @@ fn c_header_edits(
     }
     wanted.dedup();
     let at = include_insertion_point(src);
+    let newline = line_ending(src);
+    // Includes the rewrite renamed count as present (`cuda_runtime.h` became
+    // `hip/hip_runtime.h`); headers are compared by file name.
+    let renamed: Vec<&str> = planned
+        .edits
+        .iter()
+        .map(|e| e.replacement.as_str())
+        .filter(|r| r.starts_with('<') || r.starts_with('"'))
+        .collect();
+    let base = |path: &str| {
+        path.trim_matches(['<', '>', '"'])
+            .rsplit('/')
+            .next()
+            .unwrap_or("")
+            .to_owned()
+    };
+    let present = |header: &str| {
+        memchr::memmem::find(src, header.as_bytes()).is_some()
+            || renamed.iter().any(|r| base(r) == base(header))
+    };
     let mut seen = std::collections::HashSet::new();
     wanted
         .into_iter()
-        .filter(|h| seen.insert(h.clone()) && memchr::memmem::find(src, h.as_bytes()).is_none())
+        .filter(|h| seen.insert(base(h)) && !present(h))
         .map(|header| Edit {
             range: TextRange::new(at, at),
-            replacement: format!("#include <{header}>\n"),
+            replacement: format!("#include <{header}>{newline}"),
             code: "CP0030".into(),
             cuda_name: "(implicit CUDA runtime header)".into(),
         })
         .collect()
+}
+
+/// `\r\n` for files whose first line ends that way, so inserted lines match.
+fn line_ending(src: &[u8]) -> &'static str {
+    match memchr::memchr(b'\n', src) {
+        Some(i) if i > 0 && src[i - 1] == b'\r' => "\r\n",
+        _ => "\n",
+    }
 }
 
 /// Before the first `#include`, or at the top of the file.
@@ -287,11 +315,29 @@ fn python_import_edits(src: &[u8], planned: &Planned) -> Vec<Edit> {
         .filter(|import| !text.lines().any(|l| l.trim() == import))
         .map(|import| Edit {
             range: TextRange::new(at, at),
-            replacement: format!("{newline}{import}\n"),
+            replacement: format!("{newline}{import}{}", line_ending(src)),
             code: "CP0031".into(),
             cuda_name: "import torch".into(),
         })
         .collect()
+}
+
+/// The first physical line of the logical line holding `line`: a comment
+/// inside a backslash-continued line (a multi-line `#define`) would end it.
+fn logical_line_start(src: &[u8], lines: &LineIndex, mut line: usize) -> usize {
+    while line > 0 {
+        let Some(previous) = lines.line_range(line - 1) else {
+            break;
+        };
+        let text = &src[previous.start..previous.end];
+        let text = text.strip_suffix(b"\n").unwrap_or(text);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        if !text.ends_with(b"\\") {
+            break;
+        }
+        line -= 1;
+    }
+    line
 }
 
 /// `// CUPORT CP3012: message` above each line with a diagnostic that needs
@@ -308,7 +354,7 @@ fn annotation_edits(
     };
     let mut edits: Vec<Edit> = Vec::new();
     for diagnostic in diagnostics.iter().filter(|d| d.level >= Level::Approximate) {
-        let line = lines.line_of(diagnostic.range.start);
+        let line = logical_line_start(src, lines, lines.line_of(diagnostic.range.start));
         let Some(range) = lines.line_range(line) else {
             continue;
         };
@@ -330,8 +376,9 @@ fn annotation_edits(
         edits.push(Edit {
             range: TextRange::new(range.start, range.start),
             replacement: format!(
-                "{indent}{prefix} {marker}{}\n",
-                diagnostic.message.replace('\n', " ")
+                "{indent}{prefix} {marker}{}{}",
+                diagnostic.message.replace('\n', " "),
+                line_ending(src)
             ),
             code: diagnostic.code.clone(),
             cuda_name: diagnostic.cuda_name.clone(),

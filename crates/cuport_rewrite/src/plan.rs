@@ -240,8 +240,12 @@ impl<'a> Planner<'a> {
         let replacement = if written == site.name {
             to.to_owned()
         } else if self.language == Language::Python && site.name.ends_with(&format!(".{written}")) {
+            // `ProfilerActivity.CUDA` written for `torch.profiler.ProfilerActivity.CUDA`:
+            // the same number of trailing segments of the target name.
             self.check_import_path(site, to);
-            to.rsplit('.').next().unwrap_or(to).to_owned()
+            let parts: Vec<&str> = to.split('.').collect();
+            let keep = written.split('.').count().min(parts.len());
+            parts[parts.len() - keep..].join(".")
         } else {
             let message = format!(
                 "`{written}` refers to `{}` through an alias; rename it by hand to `{to}`",
@@ -261,9 +265,10 @@ impl<'a> Planner<'a> {
     /// BuildExtension`) whose target lives in another module: the use keeps
     /// working only if the import changes too.
     fn check_import_path(&mut self, site: &Site, to: &str) {
+        let written_segments = self.text(site.range).split('.').count();
         let module = |path: &str| {
-            path.rsplit_once('.')
-                .map_or(String::new(), |(m, _)| m.to_owned())
+            let parts: Vec<&str> = path.split('.').collect();
+            parts[..parts.len().saturating_sub(written_segments)].join(".")
         };
         let (from_module, to_module) = (module(&site.name), module(to));
         if from_module != to_module {

@@ -13,11 +13,10 @@ use crate::options::MigrateOptions;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RewriteError {
-    #[error("{path}: {source}")]
+    #[error("{path}: {error}")]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     #[error("{path} changed on disk while cuport was running; run the migration again")]
     ChangedDuringRun { path: PathBuf },
@@ -28,9 +27,9 @@ pub enum RewriteError {
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RewriteError + '_ {
-    move |source| RewriteError::Io {
+    move |error| RewriteError::Io {
         path: path.to_path_buf(),
-        source,
+        error,
     }
 }
 
@@ -120,6 +119,15 @@ impl Migration {
     /// on its own. `walker` lists the tree's files (relative paths).
     pub fn write_copy(&self, out: &Path, tree_files: &[PathBuf]) -> Result<usize, RewriteError> {
         let root = self.root.canonicalize().map_err(io(&self.root))?;
+        // Checked before anything is created, so a refused run leaves no trace.
+        let requested = std::path::absolute(out).map_err(io(out))?;
+        let root_as_given = std::path::absolute(&self.root).map_err(io(&self.root))?;
+        if requested.starts_with(&root) || requested.starts_with(&root_as_given) {
+            return Err(RewriteError::OutInsideRoot {
+                out: requested,
+                root,
+            });
+        }
         std::fs::create_dir_all(out).map_err(io(out))?;
         let out_abs = out.canonicalize().map_err(io(out))?;
         if out_abs.starts_with(&root) {
@@ -214,7 +222,7 @@ pub(crate) fn atomic_write(
     }
     temp.persist(path).map_err(|e| RewriteError::Io {
         path: path.to_path_buf(),
-        source: e.error,
+        error: e.error,
     })?;
     Ok(())
 }
@@ -238,7 +246,7 @@ pub fn tree_files(
     for entry in walker {
         let entry = entry.map_err(|e| RewriteError::Io {
             path: root.to_path_buf(),
-            source: std::io::Error::other(e.to_string()),
+            error: std::io::Error::other(e.to_string()),
         })?;
         if entry.file_type().is_some_and(|t| t.is_file()) {
             if let Ok(rel) = entry.path().strip_prefix(root) {
