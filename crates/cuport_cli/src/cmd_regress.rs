@@ -280,7 +280,7 @@ fn emit(report: &RunReport, args: &ReportArgs, out: &Output) -> anyhow::Result<E
         .filter(|l| matches!(l.state, LegState::Skipped { .. }))
         .count();
     if skipped > 0 {
-        out.warn(&format!("{skipped} legs skipped because their backend is unavailable here (see the leg:* checks, or --verbose)"));
+        out.warn(&format!("{skipped} legs skipped: their backend is unavailable here or does not support the case (see the leg:* checks, or --verbose)"));
     }
     let sides: [(&Option<PathBuf>, Format); 4] = [
         (&args.json, Format::Json),

@@ -2,11 +2,16 @@
 //!
 //! `expected` is the reference (the f64 oracle or the reference leg);
 //! relative errors divide by `|expected|`, as torch.testing does.
-use half::{bf16, f16};
+mod chunk;
+mod element;
+
 use serde::{Deserialize, Serialize};
 
 use crate::dtype::{DType, Tolerance};
 use crate::tensor::{Tensor, TensorData};
+
+use self::chunk::{ulp_of, Chunk};
+use self::element::{Element, CHUNK};
 
 /// Everything measured about `actual` against `expected`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -94,25 +99,31 @@ impl Acc {
         }
     }
 
+    /// One finite pair: the definition the chunked path must match.
+    /// Division-free except when a new max relative error is found.
     #[inline]
     fn add(&mut self, i: u64, a: f64, e: f64, ulp: u64, tol: Tolerance) {
         let diff = (a - e).abs();
-        let rel = if diff == 0.0 { 0.0 } else { diff / e.abs() };
+        let mag = e.abs();
         if diff > self.max_abs {
             self.max_abs = diff;
             self.max_abs_i = i;
         }
-        if rel > self.max_rel {
-            self.max_rel = rel;
-            self.max_rel_i = i;
+        // rel = diff / |e| > max_rel, without dividing (|e| = 0 gives inf).
+        if diff > self.max_rel * mag {
+            let rel = diff / mag;
+            if rel > self.max_rel {
+                self.max_rel = rel;
+                self.max_rel_i = i;
+            }
         }
         self.sq += diff * diff;
         self.dot += a * e;
         self.na += a * a;
         self.ne += e * e;
-        self.mismatched += u64::from(diff > tol.atol + tol.rtol * e.abs());
-        self.within1 += u64::from(rel <= 1e-3);
-        self.within5 += u64::from(rel <= 5e-3);
+        self.mismatched += u64::from(diff > tol.atol + tol.rtol * mag);
+        self.within1 += u64::from(diff <= 1e-3 * mag);
+        self.within5 += u64::from(diff <= 5e-3 * mag);
         self.ulp_max = self.ulp_max.max(ulp);
         if (ulp as usize) < EXACT {
             self.exact[ulp as usize] += 1;
@@ -173,107 +184,40 @@ impl Acc {
     }
 }
 
-/// An element type the metrics pass can read.
-trait Element: Copy {
-    const DTYPE: DType;
-    fn widen(self) -> f64;
-    /// Monotonic integer position of this value, from its own bits.
-    fn ordered(self) -> i64;
-}
-
-/// Sign-magnitude bits to a monotonic integer.
-#[inline]
-fn ordered_bits(bits: u64, sign: u64) -> i64 {
-    let magnitude = (bits & (sign - 1)) as i64;
-    if bits & sign != 0 {
-        -magnitude
-    } else {
-        magnitude
-    }
-}
-
-/// f16 → f32 for all 65 536 bit patterns: software conversion would
-/// dominate the pass on CPUs without F16C, a 256 KiB table does not.
-fn f16_table() -> &'static [f32] {
-    static TABLE: std::sync::OnceLock<Vec<f32>> = std::sync::OnceLock::new();
-    TABLE.get_or_init(|| (0..=u16::MAX).map(|b| f16::from_bits(b).to_f32()).collect())
-}
-
-impl Element for f32 {
-    const DTYPE: DType = DType::F32;
-    #[inline]
-    fn widen(self) -> f64 {
-        f64::from(self)
-    }
-    #[inline]
-    fn ordered(self) -> i64 {
-        ordered_bits(u64::from(self.to_bits()), 1 << 31)
-    }
-}
-
-impl Element for f64 {
-    const DTYPE: DType = DType::F64;
-    #[inline]
-    fn widen(self) -> f64 {
-        self
-    }
-    #[inline]
-    fn ordered(self) -> i64 {
-        ordered_bits(self.to_bits(), 1 << 63)
-    }
-}
-
-impl Element for f16 {
-    const DTYPE: DType = DType::F16;
-    #[inline]
-    fn widen(self) -> f64 {
-        f64::from(f16_table()[usize::from(self.to_bits())])
-    }
-    #[inline]
-    fn ordered(self) -> i64 {
-        ordered_bits(u64::from(self.to_bits()), 1 << 15)
-    }
-}
-
-impl Element for bf16 {
-    const DTYPE: DType = DType::Bf16;
-    #[inline]
-    fn widen(self) -> f64 {
-        f64::from(f32::from_bits(u32::from(self.to_bits()) << 16))
-    }
-    #[inline]
-    fn ordered(self) -> i64 {
-        ordered_bits(u64::from(self.to_bits()), 1 << 15)
-    }
-}
-
-impl Element for i32 {
-    const DTYPE: DType = DType::I32;
-    #[inline]
-    fn widen(self) -> f64 {
-        f64::from(self)
-    }
-    #[inline]
-    fn ordered(self) -> i64 {
-        i64::from(self)
-    }
-}
-
 fn pass<A: Element, E: Element>(actual: &[A], expected: &[E], tol: Tolerance) -> AccuracyMetrics {
     let mut acc = Acc::new();
-    acc.n = actual.len().min(expected.len()) as u64;
-    for (i, (&a, &e)) in actual.iter().zip(expected).enumerate() {
-        let (av, ev) = (a.widen(), e.widen());
-        if !(av.is_finite() && ev.is_finite()) {
-            acc.add_nonfinite(av, ev);
-            continue;
+    let n = actual.len().min(expected.len());
+    acc.n = n as u64;
+    if A::CAST && E::CAST {
+        for (i, (&a, &e)) in actual[..n].iter().zip(&expected[..n]).enumerate() {
+            let (av, ev) = (a.widen(), e.widen());
+            if av.is_finite() && ev.is_finite() {
+                acc.add(i as u64, av, ev, ulp_of(a, e, ev), tol);
+            } else {
+                acc.add_nonfinite(av, ev);
+            }
         }
-        let ulp = if A::DTYPE == E::DTYPE {
-            a.ordered().abs_diff(e.ordered())
-        } else {
-            a.ordered().abs_diff(A::DTYPE.ordered(ev))
+        return acc.finish(tol);
+    }
+    // Widen a chunk at a time into stack buffers, so f16 can use the
+    // CPU's vector conversion (F16C) instead of one lookup per element.
+    let (mut wa, mut we) = ([0f64; CHUNK], [0f64; CHUNK]);
+    for (c, (ca, ce)) in actual[..n]
+        .chunks(CHUNK)
+        .zip(expected[..n].chunks(CHUNK))
+        .enumerate()
+    {
+        let (wa, we) = (&mut wa[..ca.len()], &mut we[..ca.len()]);
+        A::widen_chunk(ca, wa);
+        E::widen_chunk(ce, we);
+        let chunk = Chunk {
+            base: (c * CHUNK) as u64,
+            ca,
+            ce,
+            wa,
+            we,
         };
-        acc.add(i as u64, av, ev, ulp, tol);
+        acc.add_chunk(&chunk, tol);
     }
     acc.finish(tol)
 }
@@ -354,6 +298,40 @@ mod tests {
         assert_eq!(m.mismatched, 1);
         assert_eq!(m.within_1permille, 0.75);
         assert!(m.ulp_max > 1000);
+    }
+
+    #[test]
+    fn indices_and_counts_carry_across_chunks() {
+        let n = 3 * CHUNK + 17;
+        let expected: Vec<f64> = (0..n).map(|i| 1.0 + i as f64 / 1024.0).collect();
+        for dtype in [DType::F16, DType::F32, DType::Bf16] {
+            let mut actual = expected.clone();
+            actual[700] += 0.5;
+            let m = compare(
+                &t(dtype, &actual),
+                &t(DType::F64, &expected),
+                dtype.default_tolerance(),
+            );
+            assert_eq!(m.elements, n as u64);
+            assert_eq!(m.max_abs_index, 700, "{dtype}");
+            assert_eq!(
+                m.mismatched,
+                1 + mismatched_by_rounding(dtype, &expected),
+                "{dtype}"
+            );
+        }
+    }
+
+    /// Elements that fail (rtol, atol) from rounding to `dtype` alone.
+    fn mismatched_by_rounding(dtype: DType, values: &[f64]) -> u64 {
+        let tol = dtype.default_tolerance();
+        values
+            .iter()
+            .enumerate()
+            .filter(|&(i, &v)| {
+                i != 700 && (dtype.round(v) - v).abs() > tol.atol + tol.rtol * v.abs()
+            })
+            .count() as u64
     }
 
     #[test]
