@@ -10,6 +10,8 @@
 //! probed first and every call into cudarc runs under [`guarded`]: a panic
 //! becomes a [`RegressError`] naming what was being done.
 #![allow(unsafe_code)]
+#[cfg(test)]
+mod clang_check;
 mod config;
 mod identity;
 mod kernels;
