@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Benchmark `cuport migrate --to hip --out` against hipify-perl on the same
+# corpus, in the same run. hipify-perl is not part of cuport: pass the path
+# of `bin/hipify-perl` from a local checkout of ROCm's HIPIFY repository.
+# Usage: tests/bench/migrate_bench.sh CORPUS_DIR [HIPIFY_PERL]
+# CORPUS_DIR: a tree of real CUDA sources (e.g. the .cu/.cuh/.cpp/.h files of
+# NVIDIA's cuda-samples, about 9.7 MB).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+corpus=${1:?usage: migrate_bench.sh CORPUS_DIR [HIPIFY_PERL]}
+hipify=${2:-}
+cargo build --release -p cuport_cli --manifest-path "$root/Cargo.toml" >/dev/null
+bin="${CARGO_TARGET_DIR:-$root/target}/release/cuport"
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+echo "corpus: $(find "$corpus" -type f | wc -l) files, $(du -sb "$corpus" | cut -f1) bytes, $(nproc) cores"
+for run in 1 2 3; do
+  rm -rf "$out/ported"
+  /usr/bin/time -f "cuport migrate --to hip --out: run $run: %e s, peak %M KiB" "$bin" migrate --quiet --to hip "$corpus" --out "$out/ported" >/dev/null
+done
+/usr/bin/time -f "cuport migrate --to hip (dry run, diagnostics only): %e s, peak %M KiB" "$bin" migrate --quiet --to hip "$corpus" >/dev/null
+if [ -n "$hipify" ]; then
+  find "$corpus" -type f \( -name '*.cu' -o -name '*.cuh' -o -name '*.cpp' -o -name '*.h' \) > "$out/files"
+  # -quiet-warnings: with its warnings on, hipify-perl is about 100x slower still.
+  /usr/bin/time -f "hipify-perl -quiet-warnings (one invocation): %e s, peak %M KiB" \
+    perl "$hipify" -quiet-warnings $(cat "$out/files") </dev/null >"$out/hipify.out" 2>/dev/null
+fi
