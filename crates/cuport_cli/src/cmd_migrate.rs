@@ -5,8 +5,12 @@ use std::process::ExitCode;
 
 use anstyle::AnsiColor;
 use anyhow::{bail, Context};
-use cuport_analyze::{scan_tree, AnalyzeOptions, ScanOptions, SyntaxCheck};
-use cuport_rewrite::{migrate_report, tree_files, unified_diff, Level, Migration};
+use cuport_analyze::{scan_tree, AnalyzeOptions, ScanOptions, ScanReport, SyntaxCheck};
+use cuport_model::Target;
+use cuport_rewrite::{
+    ascend_skeletons, migrate_report, tree_files, unified_diff, KernelSkeleton, Level, Migration,
+    RenamePlan,
+};
 
 use crate::migrate_report_json::{self, MigrateDocument};
 use crate::output::Output;
@@ -53,6 +57,10 @@ pub(crate) enum HipLibsArg {
   cuport migrate --to hip src/ --in-place           rewrite files, keeping FILE.cuport.orig backups
   cuport migrate --to musa kernel.cu -o kernel.mu   one file
   cuport migrate --to hip src/ --fail-on manual     CI: exit 1 while manual work remains
+  cuport migrate --to musa src/ --out ../src-musa --rename-sources
+                                                    .cu -> .mu, .cuh -> .muh; includes and build files follow
+  cuport migrate --to ascend src/ --out ../src-npu --ascend-kernel-skeletons
+                                                    plus OUT/<source>.ascend/<kernel>_kernel.cpp per kernel
 
 Project settings may live in cuport.toml at the root of the migrated tree
 ([migrate] target, exclude, ignore, rules, hip-kernel-launch, hip-libs, annotate);
@@ -108,6 +116,15 @@ pub(crate) struct MigrateArgs {
     /// Do not honour .gitignore and .ignore files.
     #[arg(long)]
     pub(crate) no_ignore: bool,
+    /// With --to ascend and --out: write an Ascend C skeleton per CUDA kernel
+    /// to OUT/<source path>.ascend/<kernel>_kernel.cpp.
+    #[arg(long, requires = "out")]
+    pub(crate) ascend_kernel_skeletons: bool,
+    /// With --out or --in-place: rename sources to the target's conventions
+    /// (HIP .cu->.hip; MUSA .cu->.mu, .cuh->.muh; MLU .cu->.mlu, .cuh->.mluh;
+    /// Ascend keeps names); includes and build files follow.
+    #[arg(long)]
+    pub(crate) rename_sources: bool,
     /// Print the resolved settings and where each came from, then exit.
     #[arg(long)]
     pub(crate) show_settings: bool,
@@ -119,13 +136,78 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
         print!("{}", settings.describe());
         return Ok(ExitCode::SUCCESS);
     }
+    check_extra_flags(args, settings.target.value)?;
     let rules = settings.load_rules()?;
     let started = std::time::Instant::now();
-    let migration = migrate(args, &settings, &rules, out)?;
+    let (scan, migration) = migrate(args, &settings, &rules, out)?;
     out.info(&format!("migrated in {:.2?}", started.elapsed()));
-    write_mode(args, &migration, out)?;
-    report(args, &migration, &settings, out)?;
+    let extras = Extras::plan(args, settings.target.value, &scan, &migration, out)?;
+    write_mode(args, &migration, &extras, out)?;
+    report(args, &migration, &settings, &extras, out)?;
     Ok(exit_code(&migration, args.fail_on))
+}
+
+/// Usage rules for --ascend-kernel-skeletons and --rename-sources that
+/// depend on the resolved target (which may come from cuport.toml).
+fn check_extra_flags(args: &MigrateArgs, target: Target) -> anyhow::Result<()> {
+    if args.ascend_kernel_skeletons && target != Target::Ascend {
+        bail!(
+            "--ascend-kernel-skeletons needs --to ascend (the target is {target}); Ascend C \
+             skeletons replace CUDA kernels only on Ascend"
+        );
+    }
+    if args.rename_sources && !(args.out.is_some() || args.in_place) {
+        bail!("--rename-sources needs --out DIR or --in-place (it renames the files written)");
+    }
+    if args.rename_sources && args.in_place && args.path.is_file() {
+        bail!(
+            "--rename-sources needs a directory with --in-place ({} is a file); rename one \
+             file with -o OUTFILE instead",
+            args.path.display()
+        );
+    }
+    Ok(())
+}
+
+/// What --ascend-kernel-skeletons and --rename-sources add to a run.
+#[derive(Debug, Default)]
+struct Extras {
+    skeletons: Vec<KernelSkeleton>,
+    renames: RenamePlan,
+    /// The tree's files, listed once for the copy and the rename.
+    tree: Vec<PathBuf>,
+}
+
+impl Extras {
+    fn plan(
+        args: &MigrateArgs,
+        target: Target,
+        scan: &ScanReport,
+        migration: &Migration,
+        out: &Output,
+    ) -> anyhow::Result<Self> {
+        let mut extras = Extras::default();
+        if args.ascend_kernel_skeletons {
+            extras.skeletons = ascend_skeletons(scan, migration);
+        }
+        let writes_tree = args.out.is_some() || args.in_place;
+        if writes_tree && !migration.root.is_file() {
+            extras.tree = tree_files(&migration.root, args.hidden, args.no_ignore)?;
+        }
+        if args.rename_sources {
+            if target == Target::Ascend {
+                out.warn("--rename-sources does nothing for ascend: host code keeps its file names and Ascend C kernels are new .cpp files (see --ascend-kernel-skeletons)");
+            }
+            let keys: Vec<String> = extras
+                .tree
+                .iter()
+                .map(|p| p.to_string_lossy().replace('\\', "/"))
+                .collect();
+            extras.renames = RenamePlan::new(&keys, target)
+                .with_context(|| format!("cannot rename the sources of {}", args.path.display()))?;
+        }
+        Ok(extras)
+    }
 }
 
 fn migrate(
@@ -133,7 +215,7 @@ fn migrate(
     settings: &Settings,
     rules: &cuport_rules::RuleSet,
     out: &Output,
-) -> anyhow::Result<Migration> {
+) -> anyhow::Result<(ScanReport, Migration)> {
     let scan_options = ScanOptions {
         excludes: settings.excludes.value.clone(),
         include_hidden: args.hidden,
@@ -153,19 +235,29 @@ fn migrate(
     }
     settings.drop_ignored(&mut report);
     let migration = migrate_report(&report, rules, &settings.migrate_options())?;
-    Ok(migration)
+    Ok((report, migration))
 }
 
-fn write_mode(args: &MigrateArgs, migration: &Migration, out: &Output) -> anyhow::Result<()> {
+fn write_mode(
+    args: &MigrateArgs,
+    migration: &Migration,
+    extras: &Extras,
+    out: &Output,
+) -> anyhow::Result<()> {
     if let Some(dir) = &args.out {
         if migration.root.is_file() {
             bail!("--out needs a directory to migrate; for one file use -o OUTFILE");
         }
-        let files = tree_files(&migration.root, args.hidden, args.no_ignore)?;
-        let written = migration.write_copy(dir, &files)?;
+        let written = migration.write_copy_renamed(dir, &extras.tree, &extras.renames)?;
         out.info(&format!("wrote {written} files under {}", dir.display()));
+        let skeletons = migration.write_skeletons(dir, &extras.skeletons)?;
+        out.info(&format!("wrote {skeletons} Ascend C kernel skeletons"));
     } else if args.in_place {
-        let written = migration.write_in_place(!args.no_backup)?;
+        let written = if args.rename_sources {
+            migration.write_in_place_renamed(!args.no_backup, &extras.tree, &extras.renames)?
+        } else {
+            migration.write_in_place(!args.no_backup)?
+        };
         out.info(&format!("rewrote {written} files in place"));
     } else if let Some(file) = &args.output {
         if !migration.root.is_file() {
@@ -210,12 +302,15 @@ fn report(
     args: &MigrateArgs,
     migration: &Migration,
     settings: &Settings,
+    extras: &Extras,
     out: &Output,
 ) -> anyhow::Result<()> {
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     match (args.format, args.diff) {
         (MigrateFormat::Json, _) => {
             let document = MigrateDocument::new(migration, settings, args.diff);
+            let mut document = serde_json::to_value(&document)?;
+            add_extras_json(&mut document, args, extras)?;
             serde_json::to_writer_pretty(&mut stdout, &document)?;
             writeln!(stdout)?;
         }
@@ -230,9 +325,83 @@ fn report(
             write_diagnostics(&mut stdout, migration, out)?;
             let wrote = args.out.is_some() || args.in_place || args.output.is_some();
             migrate_report_json::write_summary(&mut stdout, migration, settings, wrote, out)?;
+            write_extras_summary(&mut stdout, args, extras)?;
         }
     }
     stdout.flush()?;
+    Ok(())
+}
+
+/// `skeletons` (paths under --out) and `renames` in the JSON document,
+/// present when their flag was given.
+fn add_extras_json(
+    document: &mut serde_json::Value,
+    args: &MigrateArgs,
+    extras: &Extras,
+) -> anyhow::Result<()> {
+    let Some(object) = document.as_object_mut() else {
+        return Ok(());
+    };
+    if let (true, Some(dir)) = (args.ascend_kernel_skeletons, &args.out) {
+        let mut skeletons = serde_json::to_value(&extras.skeletons)?;
+        for (entry, skeleton) in skeletons
+            .as_array_mut()
+            .into_iter()
+            .flatten()
+            .zip(&extras.skeletons)
+        {
+            let written = dir.join(&skeleton.path).display().to_string();
+            if let Some(entry) = entry.as_object_mut() {
+                entry.insert("written".into(), written.into());
+            }
+        }
+        object.insert("skeletons".into(), skeletons);
+    }
+    if args.rename_sources {
+        let renames: Vec<serde_json::Value> = extras
+            .renames
+            .renames
+            .iter()
+            .map(|(from, to)| serde_json::json!({ "from": from, "to": to }))
+            .collect();
+        object.insert("renames".into(), renames.into());
+    }
+    Ok(())
+}
+
+fn write_extras_summary(
+    w: &mut impl Write,
+    args: &MigrateArgs,
+    extras: &Extras,
+) -> std::io::Result<()> {
+    if let (true, Some(dir)) = (args.ascend_kernel_skeletons, &args.out) {
+        writeln!(
+            w,
+            "\nAscend C kernel skeletons ({}), each a starting point for a manual port:",
+            extras.skeletons.len()
+        )?;
+        for s in &extras.skeletons {
+            let operator = s
+                .operator
+                .as_deref()
+                .map(|o| format!("; looks like {o}"))
+                .unwrap_or_default();
+            writeln!(
+                w,
+                "  {} (`{}`, {}:{}{operator})",
+                dir.join(&s.path).display(),
+                s.kernel,
+                s.source,
+                s.line
+            )?;
+        }
+    }
+    if args.rename_sources && !extras.renames.is_empty() {
+        writeln!(w, "\nRenamed sources ({}):", extras.renames.renames.len())?;
+        for (from, to) in &extras.renames.renames {
+            writeln!(w, "  {from} -> {to}")?;
+        }
+    }
     Ok(())
 }
 

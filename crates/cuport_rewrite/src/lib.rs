@@ -9,6 +9,8 @@ mod file;
 mod kernels;
 mod options;
 mod plan;
+mod rename;
+mod skeleton;
 mod suppress;
 mod tree;
 
@@ -16,4 +18,6 @@ pub use diagnostic::{codes, effort_hours, Diagnostic, Level};
 pub use edit::{apply_edits, Conflict, Edit};
 pub use file::{migrate_source, FileMigration, FileStats, Tally};
 pub use options::{HipLaunch, MigrateOptions};
+pub use rename::{renamed_path, RenamePlan};
+pub use skeleton::{ascend_skeletons, file_skeletons, KernelSkeleton};
 pub use tree::{migrate_report, tree_files, unified_diff, MigratedFile, Migration, RewriteError};

@@ -10,6 +10,8 @@ use rayon::prelude::*;
 
 use crate::file::{migrate_source, FileMigration};
 use crate::options::MigrateOptions;
+use crate::rename::RenamePlan;
+use crate::skeleton::KernelSkeleton;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RewriteError {
@@ -24,6 +26,8 @@ pub enum RewriteError {
     OutInsideRoot { out: PathBuf, root: PathBuf },
     #[error("refusing to write {path}: it is outside the output root")]
     OutsideRoot { path: PathBuf },
+    #[error("cannot rename {from} to {to}: {to} already exists; rename or remove one of them, or run without --rename-sources")]
+    RenameCollision { from: String, to: String },
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RewriteError + '_ {
@@ -118,6 +122,38 @@ impl Migration {
     /// with their new content, every other file copied, so the copy builds
     /// on its own. `walker` lists the tree's files (relative paths).
     pub fn write_copy(&self, out: &Path, tree_files: &[PathBuf]) -> Result<usize, RewriteError> {
+        self.write_copy_renamed(out, tree_files, &RenamePlan::default())
+    }
+
+    /// [`Migration::write_copy`] with the sources renamed by `plan`, and
+    /// includes and build files updated to the new names.
+    pub fn write_copy_renamed(
+        &self,
+        out: &Path,
+        tree_files: &[PathBuf],
+        plan: &RenamePlan,
+    ) -> Result<usize, RewriteError> {
+        let out_abs = self.prepare_out(out)?;
+        let migrated: std::collections::HashMap<&str, &MigratedFile> =
+            self.files.iter().map(|f| (f.path.as_str(), f)).collect();
+        let mut written = 0;
+        for rel in tree_files {
+            let source = self.root.join(rel);
+            let key = rel_key(rel);
+            let bytes = match migrated.get(key.as_str()) {
+                Some(file) => file.result.output.clone(),
+                None => std::fs::read(&source).map_err(io(&source))?,
+            };
+            let bytes = plan.update_references(&key, &bytes).unwrap_or(bytes);
+            let target = contained(&out_abs, Path::new(plan.new_path(&key)))?;
+            atomic_write(&target, &bytes, Some(&source))?;
+            written += 1;
+        }
+        Ok(written)
+    }
+
+    /// Creates `out` after checking it is outside the migrated root.
+    fn prepare_out(&self, out: &Path) -> Result<PathBuf, RewriteError> {
         let root = self.root.canonicalize().map_err(io(&self.root))?;
         // Checked before anything is created, so a refused run leaves no trace.
         let requested = std::path::absolute(out).map_err(io(out))?;
@@ -133,23 +169,21 @@ impl Migration {
         if out_abs.starts_with(&root) {
             return Err(RewriteError::OutInsideRoot { out: out_abs, root });
         }
-        let migrated: std::collections::HashMap<&str, &MigratedFile> =
-            self.files.iter().map(|f| (f.path.as_str(), f)).collect();
-        let mut written = 0;
-        for rel in tree_files {
-            let target = contained(&out_abs, rel)?;
-            let source = self.root.join(rel);
-            let key = rel.to_string_lossy().replace('\\', "/");
-            match migrated.get(key.as_str()) {
-                Some(file) => atomic_write(&target, &file.result.output, Some(&source))?,
-                None => {
-                    let bytes = std::fs::read(&source).map_err(io(&source))?;
-                    atomic_write(&target, &bytes, Some(&source))?;
-                }
-            }
-            written += 1;
+        Ok(out_abs)
+    }
+
+    /// Writes each skeleton at `out/skeleton.path`.
+    pub fn write_skeletons(
+        &self,
+        out: &Path,
+        skeletons: &[KernelSkeleton],
+    ) -> Result<usize, RewriteError> {
+        let out_abs = self.prepare_out(out)?;
+        for skeleton in skeletons {
+            let target = contained(&out_abs, Path::new(&skeleton.path))?;
+            atomic_write(&target, skeleton.text.as_bytes(), None)?;
         }
-        Ok(written)
+        Ok(skeletons.len())
     }
 
     /// Rewrites changed files where they are; keeps `FILE.cuport.orig`
@@ -169,9 +203,7 @@ impl Migration {
                 return Err(RewriteError::ChangedDuringRun { path });
             }
             if backup {
-                let mut name = path.clone().into_os_string();
-                name.push(".cuport.orig");
-                let backup_path = PathBuf::from(name);
+                let backup_path = backup_path_of(&path);
                 if !backup_path.exists() {
                     atomic_write(&backup_path, &file.original, Some(&path))?;
                 }
@@ -181,6 +213,75 @@ impl Migration {
         }
         Ok(written)
     }
+}
+
+impl Migration {
+    /// [`Migration::write_in_place`] with the sources renamed by `plan`:
+    /// the new file is written, the old one becomes the `FILE.cuport.orig`
+    /// backup (or is removed without `backup`), and files that refer to a
+    /// renamed one are rewritten (with backups) too. `tree_files` lists the
+    /// tree (relative paths), so build files cuport did not migrate follow.
+    pub fn write_in_place_renamed(
+        &self,
+        backup: bool,
+        tree_files: &[PathBuf],
+        plan: &RenamePlan,
+    ) -> Result<usize, RewriteError> {
+        let migrated: std::collections::HashMap<&str, &MigratedFile> =
+            self.files.iter().map(|f| (f.path.as_str(), f)).collect();
+        let mut written = 0;
+        for rel in tree_files {
+            let key = rel_key(rel);
+            let path = self.root.join(rel);
+            let current = std::fs::read(&path).map_err(io(&path))?;
+            let base = match migrated.get(key.as_str()) {
+                Some(file) if current != file.original => {
+                    return Err(RewriteError::ChangedDuringRun { path });
+                }
+                Some(file) => file.result.output.clone(),
+                None => current.clone(),
+            };
+            let bytes = plan.update_references(&key, &base).unwrap_or(base);
+            let new_key = plan.new_path(&key);
+            if new_key == key && bytes == current {
+                continue;
+            }
+            let backup_path = backup_path_of(&path);
+            if new_key == key {
+                if backup && !backup_path.exists() {
+                    atomic_write(&backup_path, &current, Some(&path))?;
+                }
+                atomic_write(&path, &bytes, Some(&path))?;
+            } else {
+                let new_path = self.root.join(new_key);
+                if new_path.exists() {
+                    return Err(RewriteError::RenameCollision {
+                        from: key.clone(),
+                        to: new_key.to_owned(),
+                    });
+                }
+                atomic_write(&new_path, &bytes, Some(&path))?;
+                if backup && !backup_path.exists() {
+                    std::fs::rename(&path, &backup_path).map_err(io(&path))?;
+                } else {
+                    std::fs::remove_file(&path).map_err(io(&path))?;
+                }
+            }
+            written += 1;
+        }
+        Ok(written)
+    }
+}
+
+fn backup_path_of(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".cuport.orig");
+    PathBuf::from(name)
+}
+
+/// A relative path as the migration names it (`/`-separated).
+fn rel_key(rel: &Path) -> String {
+    rel.to_string_lossy().replace('\\', "/")
 }
 
 /// `out/rel`, refusing any path that would leave `out`.
