@@ -1,0 +1,285 @@
+//! report.json: the canonical, versioned record of one migration. Every
+//! other format renders from this document alone, so it keeps each changed
+//! file's unified diff as well as the edits and diagnostics.
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use cuport_model::{Language, Library, LineIndex, SiteKind};
+use cuport_rewrite::{effort_hours, unified_diff, Diagnostic, Edit, MigratedFile, Migration};
+use serde::{Deserialize, Serialize};
+
+use crate::error::{io, ReportError};
+use crate::meta::RunMeta;
+use crate::record::{DiagnosticRecord, EditRecord, Level, Tally};
+
+pub const REPORT_FORMAT_NAME: &str = "cuport-report";
+/// Bumped on any change a reader of version N could misread.
+pub const REPORT_FORMAT_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ReportDocument {
+    /// Always `cuport-report`.
+    pub format: String,
+    pub version: u32,
+    pub run: RunMeta,
+    /// The migrated root as given on the command line.
+    pub root: String,
+    pub totals: Totals,
+    pub files: Vec<FileReport>,
+}
+
+/// Sums over all files.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Totals {
+    pub files: usize,
+    pub files_changed: usize,
+    pub sites: usize,
+    /// Sites ported automatically (approximate ones included).
+    pub converted: usize,
+    /// Sites left for a person (manual, unsupported, unknown).
+    pub not_converted: usize,
+    pub approximate: usize,
+    pub suppressed: usize,
+    pub edits: usize,
+    pub changed_lines: usize,
+    /// Estimated hours of manual work: the sum of every diagnostic's weight
+    /// (`cuport_rewrite::effort_hours`).
+    pub effort_hours: f64,
+    /// Diagnostics per level.
+    pub diagnostics: BTreeMap<Level, usize>,
+    pub by_library: BTreeMap<Library, Tally>,
+    pub by_kind: BTreeMap<SiteKind, Tally>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FileReport {
+    /// Relative to the migrated root, `/`-separated.
+    pub path: String,
+    pub language: Language,
+    pub changed: bool,
+    pub stats: FileStats,
+    pub edits: Vec<EditRecord>,
+    pub diagnostics: Vec<DiagnosticRecord>,
+    /// Unified diff (`a/PATH` → `b/PATH`) of a changed file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct FileStats {
+    pub sites: usize,
+    pub converted: usize,
+    pub not_converted: usize,
+    pub approximate: usize,
+    pub suppressed: usize,
+    pub edits: usize,
+    pub changed_lines: usize,
+    pub bytes_removed: usize,
+    pub bytes_added: usize,
+    pub effort_hours: f64,
+    pub by_library: BTreeMap<Library, Tally>,
+    pub by_kind: BTreeMap<SiteKind, Tally>,
+}
+
+impl ReportDocument {
+    pub fn new(migration: &Migration, run: RunMeta) -> Self {
+        let files: Vec<FileReport> = migration.files.iter().map(FileReport::of).collect();
+        Self {
+            format: REPORT_FORMAT_NAME.to_owned(),
+            version: REPORT_FORMAT_VERSION,
+            run,
+            root: migration.root.display().to_string(),
+            totals: Totals::of(&files),
+            files,
+        }
+    }
+
+    /// Reads and checks a report.json written by any cuport that wrote
+    /// version `REPORT_FORMAT_VERSION` or older.
+    pub fn read(path: &Path) -> Result<Self, ReportError> {
+        let text = std::fs::read_to_string(path).map_err(io(path))?;
+        Self::parse(&text, path)
+    }
+
+    /// Parses `text`; `path` only names it in errors.
+    pub fn parse(text: &str, path: &Path) -> Result<Self, ReportError> {
+        let header: Header = serde_json::from_str(text).map_err(|error| ReportError::Parse {
+            path: path.to_path_buf(),
+            error,
+        })?;
+        if header.format != REPORT_FORMAT_NAME {
+            return Err(ReportError::WrongFormat {
+                path: path.to_path_buf(),
+                found: header.format,
+            });
+        }
+        if header.version > REPORT_FORMAT_VERSION {
+            return Err(ReportError::UnsupportedVersion {
+                path: path.to_path_buf(),
+                found: header.version,
+                supported: REPORT_FORMAT_VERSION,
+            });
+        }
+        serde_json::from_str(text).map_err(|error| ReportError::Parse {
+            path: path.to_path_buf(),
+            error,
+        })
+    }
+
+    pub fn to_json(&self) -> Result<String, ReportError> {
+        serde_json::to_string_pretty(self)
+            .map(|text| text + "\n")
+            .map_err(|error| ReportError::Encode {
+                what: "report JSON",
+                error: error.to_string(),
+            })
+    }
+}
+
+/// What is checked before the whole document is parsed, so that a file of
+/// another format or a newer version gets a precise error.
+#[derive(Deserialize)]
+struct Header {
+    #[serde(default)]
+    format: String,
+    #[serde(default)]
+    version: u32,
+}
+
+impl FileReport {
+    fn of(file: &MigratedFile) -> Self {
+        let lines = LineIndex::new(&file.original);
+        let result = &file.result;
+        let s = &result.stats;
+        Self {
+            path: file.path.clone(),
+            language: file.language,
+            changed: result.changed(),
+            stats: FileStats {
+                sites: s.sites,
+                converted: s.converted,
+                not_converted: s.not_converted,
+                approximate: s.approximate,
+                suppressed: s.suppressed,
+                edits: s.edits,
+                changed_lines: s.changed_lines,
+                bytes_removed: s.bytes_removed,
+                bytes_added: s.bytes_added,
+                // `+ 0.0` turns the -0.0 of an empty float sum into 0.0.
+                effort_hours: s.effort_hours + 0.0,
+                by_library: tallies(&s.by_library),
+                by_kind: tallies(&s.by_kind),
+            },
+            edits: result
+                .edits
+                .iter()
+                .map(|e| edit_record(e, file, &lines))
+                .collect(),
+            diagnostics: result
+                .diagnostics
+                .iter()
+                .map(|d| diagnostic_record(d, &file.original, &lines))
+                .collect(),
+            diff: result.changed().then(|| unified_diff(file)),
+        }
+    }
+}
+
+fn tallies<K: Ord + Copy>(from: &BTreeMap<K, cuport_rewrite::Tally>) -> BTreeMap<K, Tally> {
+    from.iter()
+        .map(|(key, t)| {
+            let tally = Tally {
+                converted: t.converted,
+                not_converted: t.not_converted,
+            };
+            (*key, tally)
+        })
+        .collect()
+}
+
+fn edit_record(edit: &Edit, file: &MigratedFile, lines: &LineIndex) -> EditRecord {
+    let at = lines.line_col(edit.range.start);
+    let original = file.original.get(edit.range.start..edit.range.end);
+    EditRecord {
+        line: at.line,
+        column: at.column,
+        start: edit.range.start,
+        end: edit.range.end,
+        code: edit.code.clone(),
+        cuda_name: edit.cuda_name.clone(),
+        original: original.map_or_else(String::new, |b| String::from_utf8_lossy(b).into_owned()),
+        replacement: edit.replacement.clone(),
+        status: crate::record::edit_status(edit, &file.result.diagnostics),
+    }
+}
+
+fn diagnostic_record(d: &Diagnostic, src: &[u8], lines: &LineIndex) -> DiagnosticRecord {
+    DiagnosticRecord {
+        code: d.code.clone(),
+        level: d.level.into(),
+        effort: d.effort.clone(),
+        effort_hours: effort_hours(d),
+        message: d.message.clone(),
+        line: d.line,
+        column: d.column,
+        char_column: char_column(src, lines, d.range.start),
+        start: d.range.start,
+        end: d.range.end,
+        cuda_name: d.cuda_name.clone(),
+        library: d.library,
+        kind: d.kind,
+        suggestion: d.suggestion.clone(),
+        reference: d.reference.clone(),
+    }
+}
+
+/// 1-based column in Unicode code points (SARIF's `unicodeCodePoints`);
+/// the analyser's columns count bytes.
+fn char_column(src: &[u8], lines: &LineIndex, offset: usize) -> u32 {
+    let line = lines.line_of(offset);
+    let start = lines.line_range(line).map_or(0, |r| r.start);
+    let prefix = src.get(start..offset.min(src.len())).unwrap_or_default();
+    let chars = String::from_utf8_lossy(prefix).chars().count();
+    u32::try_from(chars + 1).unwrap_or(u32::MAX)
+}
+
+impl Totals {
+    fn of(files: &[FileReport]) -> Self {
+        let mut t = Totals {
+            files: files.len(),
+            ..Totals::default()
+        };
+        for file in files {
+            let s = &file.stats;
+            t.files_changed += usize::from(file.changed);
+            t.sites += s.sites;
+            t.converted += s.converted;
+            t.not_converted += s.not_converted;
+            t.approximate += s.approximate;
+            t.suppressed += s.suppressed;
+            t.edits += s.edits;
+            t.changed_lines += s.changed_lines;
+            t.effort_hours += s.effort_hours;
+            for d in &file.diagnostics {
+                *t.diagnostics.entry(d.level).or_default() += 1;
+            }
+            add_tallies(&mut t.by_library, &s.by_library);
+            add_tallies(&mut t.by_kind, &s.by_kind);
+        }
+        t
+    }
+}
+
+fn add_tallies<K: Ord + Copy>(into: &mut BTreeMap<K, Tally>, from: &BTreeMap<K, Tally>) {
+    for (key, tally) in from {
+        let entry = into.entry(*key).or_default();
+        entry.converted += tally.converted;
+        entry.not_converted += tally.not_converted;
+    }
+}
+
+/// The JSON schema of [`ReportDocument`], pretty-printed.
+pub fn report_schema() -> String {
+    let schema = schemars::schema_for!(ReportDocument);
+    serde_json::to_string_pretty(&schema).unwrap_or_default() + "\n"
+}

@@ -1,0 +1,121 @@
+//! Review reports of a migration. `report.json` ([`ReportDocument`]) is the
+//! canonical, versioned record; `summary.md`, `diagnostics.sarif`,
+//! `changes.csv` and `unsupported.csv` are rendered from it alone, so
+//! `cuport report report.json --format ...` re-renders any of them without
+//! running the migration again.
+
+mod csv_out;
+mod document;
+mod error;
+mod markdown;
+mod meta;
+mod record;
+mod sarif;
+
+use std::path::{Path, PathBuf};
+
+pub use csv_out::{changes_csv, unsupported_csv};
+pub use document::{
+    report_schema, FileReport, FileStats, ReportDocument, Totals, REPORT_FORMAT_NAME,
+    REPORT_FORMAT_VERSION,
+};
+pub use error::ReportError;
+pub use markdown::{summary_markdown, summary_markdown_within, SUMMARY_LIMIT};
+pub use meta::{rfc3339, RulesInfo, RunMeta};
+pub use record::{DiagnosticRecord, EditRecord, EditStatus, Level, Tally};
+pub use sarif::sarif;
+
+use error::io;
+
+/// A report format and the file(s) it is written to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Format {
+    /// `report.json`.
+    Json,
+    /// `summary.md`.
+    Markdown,
+    /// `diagnostics.sarif`.
+    Sarif,
+    /// `changes.csv` and `unsupported.csv`.
+    Csv,
+}
+
+impl Format {
+    pub const ALL: [Format; 4] = [Format::Json, Format::Markdown, Format::Sarif, Format::Csv];
+
+    /// The files `write_reports` writes for this format.
+    pub fn file_names(self) -> &'static [&'static str] {
+        match self {
+            Format::Json => &["report.json"],
+            Format::Markdown => &["summary.md"],
+            Format::Sarif => &["diagnostics.sarif"],
+            Format::Csv => &["changes.csv", "unsupported.csv"],
+        }
+    }
+}
+
+/// One rendered output: its standard file name and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rendered {
+    pub file_name: &'static str,
+    pub text: String,
+}
+
+/// Renders `document` as `format` (two files for CSV).
+pub fn render(document: &ReportDocument, format: Format) -> Result<Vec<Rendered>, ReportError> {
+    let [first, ..] = format.file_names() else {
+        return Ok(Vec::new());
+    };
+    let one = |text| {
+        vec![Rendered {
+            file_name: first,
+            text,
+        }]
+    };
+    Ok(match format {
+        Format::Json => one(document.to_json()?),
+        Format::Markdown => one(summary_markdown(document)),
+        Format::Sarif => one(sarif(document)?),
+        Format::Csv => vec![
+            Rendered {
+                file_name: "changes.csv",
+                text: changes_csv(document)?,
+            },
+            Rendered {
+                file_name: "unsupported.csv",
+                text: unsupported_csv(document)?,
+            },
+        ],
+    })
+}
+
+/// Writes the reports of `migration` in `formats` into `dir` (created if
+/// missing) and returns the paths written. `cuport migrate --report DIR`
+/// passes `Format::ALL`.
+pub fn write_reports(
+    migration: &cuport_rewrite::Migration,
+    meta: &RunMeta,
+    dir: &Path,
+    formats: &[Format],
+) -> Result<Vec<PathBuf>, ReportError> {
+    let document = ReportDocument::new(migration, meta.clone());
+    write_rendered(&document, dir, formats)
+}
+
+/// Writes `document` in `formats` into `dir` (created if missing).
+pub fn write_rendered(
+    document: &ReportDocument,
+    dir: &Path,
+    formats: &[Format],
+) -> Result<Vec<PathBuf>, ReportError> {
+    std::fs::create_dir_all(dir).map_err(io(dir))?;
+    let mut written = Vec::new();
+    for &format in formats {
+        for rendered in render(document, format)? {
+            let path = dir.join(rendered.file_name);
+            std::fs::write(&path, rendered.text).map_err(io(&path))?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}

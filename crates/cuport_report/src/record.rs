@@ -1,0 +1,170 @@
+//! One edit and one diagnostic as report.json stores them: self-contained
+//! (line, column and effort resolved), so renderers need nothing else.
+use cuport_model::{Library, SiteKind};
+use cuport_rewrite::{Diagnostic, Edit};
+use serde::{Deserialize, Serialize};
+
+/// How much attention a diagnostic needs, lowest first (mirrors
+/// `cuport_rewrite::Level`).
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Level {
+    Note,
+    Approximate,
+    Manual,
+    Unsupported,
+}
+
+impl Level {
+    pub fn id(self) -> &'static str {
+        match self {
+            Level::Note => "note",
+            Level::Approximate => "approximate",
+            Level::Manual => "manual",
+            Level::Unsupported => "unsupported",
+        }
+    }
+
+    /// Whether a site with this level is left for a person.
+    pub fn is_unported(self) -> bool {
+        matches!(self, Level::Manual | Level::Unsupported)
+    }
+}
+
+impl From<cuport_rewrite::Level> for Level {
+    fn from(level: cuport_rewrite::Level) -> Self {
+        match level {
+            cuport_rewrite::Level::Note => Level::Note,
+            cuport_rewrite::Level::Approximate => Level::Approximate,
+            cuport_rewrite::Level::Manual => Level::Manual,
+            cuport_rewrite::Level::Unsupported => Level::Unsupported,
+        }
+    }
+}
+
+/// Converted and not converted sites of one library or kind.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct Tally {
+    pub converted: usize,
+    pub not_converted: usize,
+}
+
+/// What an applied edit did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum EditStatus {
+    /// Ported through a rule table entry.
+    Converted,
+    /// Ported, but numerics or semantics differ (a diagnostic says how).
+    Approximate,
+    /// A header the target needs, added at the top.
+    Header,
+    /// An import the target needs (`import torch_npu`).
+    Import,
+    /// A `CUPORT CPxxxx:` comment above a line that needs attention.
+    Annotation,
+}
+
+impl EditStatus {
+    pub fn id(self) -> &'static str {
+        match self {
+            EditStatus::Converted => "converted",
+            EditStatus::Approximate => "approximate",
+            EditStatus::Header => "header",
+            EditStatus::Import => "import",
+            EditStatus::Annotation => "annotation",
+        }
+    }
+}
+
+/// Codes the rewriter gives to the headers and imports it adds.
+const HEADER_CODE: &str = "CP0030";
+const IMPORT_CODE: &str = "CP0031";
+
+pub(crate) fn edit_status(edit: &Edit, diagnostics: &[Diagnostic]) -> EditStatus {
+    if edit.code == HEADER_CODE {
+        return EditStatus::Header;
+    }
+    if edit.code == IMPORT_CODE {
+        return EditStatus::Import;
+    }
+    let marker = format!("CUPORT {}: ", edit.code);
+    if edit.range.is_empty() && edit.replacement.contains(&marker) {
+        return EditStatus::Annotation;
+    }
+    let approximate = diagnostics.iter().any(|d| {
+        d.level == cuport_rewrite::Level::Approximate
+            && d.range.start < edit.range.end.max(edit.range.start + 1)
+            && edit.range.start < d.range.end.max(d.range.start + 1)
+    });
+    if approximate {
+        EditStatus::Approximate
+    } else {
+        EditStatus::Converted
+    }
+}
+
+/// An applied edit: bytes `start..end` of the original became `replacement`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct EditRecord {
+    /// 1-based line and byte column of `start` in the original.
+    pub line: u32,
+    pub column: u32,
+    pub start: usize,
+    pub end: usize,
+    /// The rule code behind the edit (`CP2101`) or cuport's own code.
+    pub code: String,
+    /// The CUDA name (or construct) the edit ports.
+    pub cuda_name: String,
+    /// The original text of `start..end` (lossy UTF-8).
+    pub original: String,
+    pub replacement: String,
+    pub status: EditStatus,
+}
+
+/// Something cuport could not port automatically, or wants a person to know.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct DiagnosticRecord {
+    pub code: String,
+    pub level: Level,
+    /// `low`, `medium` or `high` for manual work.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
+    /// This diagnostic's weight in the effort estimate.
+    pub effort_hours: f64,
+    pub message: String,
+    /// 1-based line; `column` counts bytes, `char_column` code points.
+    pub line: u32,
+    pub column: u32,
+    pub char_column: u32,
+    pub start: usize,
+    pub end: usize,
+    pub cuda_name: String,
+    pub library: Library,
+    pub kind: SiteKind,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggestion: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+}
+
+impl DiagnosticRecord {
+    /// What to do about it: the suggestion when there is one, else the message.
+    pub fn guidance(&self) -> &str {
+        self.suggestion.as_deref().unwrap_or(&self.message)
+    }
+}

@@ -1,0 +1,179 @@
+//! diagnostics.sarif: SARIF 2.1.0 for code-scanning UIs. One rule per code
+//! that occurs, one result per diagnostic, locations relative to the
+//! migrated root.
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value};
+
+use crate::document::ReportDocument;
+use crate::error::ReportError;
+use crate::record::{DiagnosticRecord, Level};
+
+const SARIF_SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+
+/// The SARIF log of `document`'s diagnostics, pretty-printed.
+pub fn sarif(document: &ReportDocument) -> Result<String, ReportError> {
+    let rules = rules(document);
+    let index: BTreeMap<&str, usize> = rules
+        .iter()
+        .enumerate()
+        .map(|(i, (code, _))| (code.as_str(), i))
+        .collect();
+    let results: Vec<Value> = document
+        .files
+        .iter()
+        .flat_map(|f| f.diagnostics.iter().map(move |d| (f.path.as_str(), d)))
+        .map(|(path, d)| result(path, d, index.get(d.code.as_str()).copied()))
+        .collect();
+    let log = json!({
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "cuport",
+                "version": document.run.cuport_version,
+                "rules": rules.into_iter().map(|(_, rule)| rule).collect::<Vec<_>>(),
+            }},
+            "invocations": [{
+                "executionSuccessful": true,
+                "endTimeUtc": document.run.generated_at,
+                "properties": {
+                    "target": document.run.target,
+                    "rules": document.run.rules.hash,
+                    "options": document.run.options,
+                },
+            }],
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    });
+    let mut text = serde_json::to_string_pretty(&log).map_err(|error| ReportError::Encode {
+        what: "SARIF log",
+        error: error.to_string(),
+    })?;
+    text.push('\n');
+    Ok(text)
+}
+
+fn sarif_level(level: Level) -> &'static str {
+    match level {
+        Level::Unsupported => "error",
+        Level::Manual | Level::Approximate => "warning",
+        Level::Note => "note",
+    }
+}
+
+/// `reportingDescriptor`s, one per code, sorted by code.
+fn rules(document: &ReportDocument) -> Vec<(String, Value)> {
+    let mut first: BTreeMap<&str, &DiagnosticRecord> = BTreeMap::new();
+    for d in document.files.iter().flat_map(|f| &f.diagnostics) {
+        first.entry(&d.code).or_insert(d);
+    }
+    first
+        .into_iter()
+        .map(|(code, d)| (code.to_owned(), rule(code, d)))
+        .collect()
+}
+
+fn rule(code: &str, example: &DiagnosticRecord) -> Value {
+    let short = own_code_help(code).map_or_else(
+        || format!("Rule table entry {code} ({})", example.library.name()),
+        str::to_owned,
+    );
+    let help = match &example.suggestion {
+        Some(s) => format!("{short}. {s}"),
+        None => format!("{short}. Example: {}", example.message),
+    };
+    let mut rule = json!({
+        "id": code,
+        "shortDescription": {"text": short},
+        "fullDescription": {"text": example.message},
+        "help": {"text": help},
+        "defaultConfiguration": {"level": sarif_level(example.level)},
+        "properties": {"tags": [example.library.id(), example.level.id()]},
+    });
+    if let Some(uri) = example.reference.as_deref().filter(|r| is_uri(r)) {
+        rule["helpUri"] = json!(uri);
+    }
+    rule
+}
+
+fn is_uri(text: &str) -> bool {
+    (text.starts_with("https://") || text.starts_with("http://"))
+        && !text.contains(char::is_whitespace)
+}
+
+/// Help for the codes cuport itself gives (`cuport_rewrite::codes`).
+fn own_code_help(code: &str) -> Option<&'static str> {
+    Some(match code {
+        "CP0001" => "A CUDA name the rule tables do not know for this target",
+        "CP0002" => "A rewrite template could not be applied to this call",
+        "CP0003" => "A mapped name used in a way the rewrite cannot handle",
+        "CP0004" => "Two edits overlapped; the later one was not applied",
+        "CP0010" => "A kernel definition that needs a hand port on this target",
+        "CP0011" => "A kernel launch that needs a hand port on this target",
+        "CP0012" => "Code that assumes a 32-wide warp",
+        "CP0013" => "A preprocessor condition on the CUDA version",
+        "CP0014" => "Runtime setup the target needs",
+        "CP0020" => "A build rule cuport does not rewrite",
+        "CP0021" => "A package that only runs on NVIDIA GPUs",
+        _ => return None,
+    })
+}
+
+fn result(path: &str, d: &DiagnosticRecord, rule_index: Option<usize>) -> Value {
+    let mut message = d.message.clone();
+    if let Some(suggestion) = &d.suggestion {
+        let stop = if message.ends_with('.') { "" } else { "." };
+        message = format!("{message}{stop} Suggestion: {suggestion}");
+    }
+    let mut result = json!({
+        "ruleId": d.code,
+        "level": sarif_level(d.level),
+        "message": {"text": message},
+        "locations": [{"physicalLocation": {
+            "artifactLocation": {"uri": relative_uri(path)},
+            "region": {"startLine": d.line.max(1), "startColumn": d.char_column.max(1)},
+        }}],
+        "properties": {
+            "cuportLevel": d.level.id(),
+            "cudaName": d.cuda_name,
+            "library": d.library.id(),
+            "effortHours": d.effort_hours,
+        },
+    });
+    if let Some(i) = rule_index {
+        result["ruleIndex"] = json!(i);
+    }
+    if let Some(effort) = &d.effort {
+        result["properties"]["effort"] = json!(effort);
+    }
+    result
+}
+
+/// A relative URI reference: `/`-separated, with characters outside the
+/// unreserved and path sets percent-encoded (`:` too, so that no first
+/// segment reads as a scheme).
+fn relative_uri(path: &str) -> String {
+    let mut uri = String::with_capacity(path.len());
+    for byte in path.replace('\\', "/").bytes() {
+        let keep = byte.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=@".contains(&byte);
+        if keep {
+            uri.push(char::from(byte));
+        } else {
+            uri.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    uri
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_escape_spaces_and_non_ascii() {
+        assert_eq!(relative_uri("src/a b/ü.cu"), "src/a%20b/%C3%BC.cu");
+        assert_eq!(relative_uri("kernels\\add.cu"), "kernels/add.cu");
+    }
+}
