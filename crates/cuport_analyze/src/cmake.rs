@@ -89,8 +89,11 @@ fn word_site(src: &[u8], start: usize, end: usize) -> (Option<Site>, usize) {
         ))
     };
     if cuda_command {
-        if let Some((name, close)) = command_site(src, end, &lower) {
-            return (site(&name), close);
+        if let Some((name, range, next)) = command_site(src, end, &lower, start, end) {
+            return (
+                Some(Site::new(SiteKind::BuildRule, Library::Build, name, range)),
+                next,
+            );
         }
         return (None, end);
     }
@@ -112,15 +115,30 @@ fn word_site(src: &[u8], start: usize, end: usize) -> (Option<Site>, usize) {
 
 /// For `project(...)`/`enable_language(...)`/`find_package(...)`, report
 /// only when CUDA is involved; `cuda_add_*` (FindCUDA) always is.
-fn command_site(src: &[u8], open_from: usize, command: &str) -> Option<(String, usize)> {
+/// For `project(...)`/`enable_language(...)`/`find_package(...)`, a site
+/// only when CUDA is involved, whose range is the CUDA argument itself (so
+/// a rewrite replaces that word); `cuda_add_*` (FindCUDA) always is one.
+/// Returns the site's name, its byte range and where scanning resumes.
+fn command_site(
+    src: &[u8],
+    open_from: usize,
+    command: &str,
+    start: usize,
+    end: usize,
+) -> Option<(String, TextRange, usize)> {
     let open = open_from + src[open_from..].iter().position(|&b| b == b'(')?;
     if command.starts_with("cuda_") {
-        return Some((format!("{command}()"), open + 1));
+        return Some((format!("{command}()"), TextRange::new(start, end), open + 1));
     }
     let close = open + src[open..].iter().position(|&b| b == b')')?;
-    let args = String::from_utf8_lossy(&src[open + 1..close]);
-    let cuda_arg = args
-        .split(|c: char| c.is_whitespace())
-        .find(|a| matches!(*a, "CUDA" | "CUDAToolkit" | "CUDNN" | "NCCL" | "cuDNN"))?;
-    Some((format!("{command}({cuda_arg})"), close + 1))
+    let mut at = open + 1;
+    for word in src[open + 1..close].split(|b| b.is_ascii_whitespace()) {
+        let text = std::str::from_utf8(word).unwrap_or("");
+        if matches!(text, "CUDA" | "CUDAToolkit" | "CUDNN" | "NCCL" | "cuDNN") {
+            let range = TextRange::new(at, at + word.len());
+            return Some((format!("{command}({text})"), range, close + 1));
+        }
+        at += word.len() + 1;
+    }
+    None
 }

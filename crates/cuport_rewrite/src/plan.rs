@@ -237,7 +237,11 @@ impl<'a> Planner<'a> {
             return false;
         };
         let written = self.text(site.range);
-        let replacement = if written == site.name {
+        // A CMake command's CUDA argument (`project(CUDA)` is reported on the
+        // word `CUDA`): the word itself is replaced.
+        let command_argument =
+            site.kind == SiteKind::BuildRule && site.name.ends_with(&format!("({written})"));
+        let replacement = if written == site.name || command_argument {
             to.to_owned()
         } else if self.language == Language::Python && site.name.ends_with(&format!(".{written}")) {
             // `ProfilerActivity.CUDA` written for `torch.profiler.ProfilerActivity.CUDA`:
@@ -419,6 +423,13 @@ impl<'a> Planner<'a> {
                 self.edit(site.range, replacement, code.clone(), &site.name);
                 if resolved.status() == Status::Approximate {
                     self.table_diagnostic(site, &resolved, &code, Level::Approximate);
+                }
+            }
+            (Status::Rewrite, _) if resolved.template().is_some_and(|t| t.source().is_empty()) => {
+                // The target needs no counterpart (HIPIFY deletes such includes).
+                let line = self.lines.line_of(site.range.start);
+                if let Some(range) = self.lines.line_range(line) {
+                    self.edit(range, String::new(), code.clone(), &site.name);
                 }
             }
             (status, _) => {
