@@ -7,6 +7,7 @@
 //! tables, the rewriter and the reports can all depend on it without depending
 //! on each other.
 
+mod ids;
 mod language;
 mod library;
 mod site_kind;

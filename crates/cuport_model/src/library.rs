@@ -1,82 +1,44 @@
-use serde::{Deserialize, Serialize};
+use crate::ids::id_enum;
 
-/// The CUDA component (or framework) a touchpoint belongs to. Reports group
-/// by it and rule tables are organised by it.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Library {
-    /// CUDA runtime API (`cuda*`, `cudaStream_t`, `<cuda_runtime.h>`).
-    Runtime,
-    /// CUDA driver API (`cu*`, `CUdeviceptr`, `<cuda.h>`).
-    Driver,
-    /// Kernel-side language: qualifiers, built-in variables, intrinsics, math.
-    Device,
-    Cublas,
-    CublasLt,
-    Cudnn,
-    Cufft,
-    Curand,
-    Cusparse,
-    Cusolver,
-    Nccl,
-    Nvrtc,
-    Nvtx,
-    Nvml,
-    Cub,
-    Thrust,
-    Cutlass,
-    CooperativeGroups,
-    /// Compiler-predefined and header-guard macros (`__CUDACC__`, `CUDART_VERSION`).
-    Preprocessor,
-    /// PyTorch's CUDA surface (`torch.cuda`, device strings, ATen/c10 CUDA C++).
-    Torch,
-    /// Python packages that only run on NVIDIA (cupy, triton, apex, ...).
-    PythonCudaPackage,
-    /// Rust `cudarc` crate.
-    Cudarc,
-    /// Build systems: CMake CUDA language and targets, setup.py extensions.
-    Build,
+id_enum! {
+    /// The CUDA component (or framework) a touchpoint belongs to. Reports group
+    /// by it and rule tables are organised by it.
+    pub enum Library {
+        /// CUDA runtime API (`cuda*`, `cudaStream_t`, `<cuda_runtime.h>`).
+        Runtime = "runtime",
+        /// CUDA driver API (`cu*`, `CUdeviceptr`, `<cuda.h>`).
+        Driver = "driver",
+        /// Kernel-side language: qualifiers, built-in variables, intrinsics, math.
+        Device = "device",
+        Cublas = "cublas",
+        CublasLt = "cublas-lt",
+        Cudnn = "cudnn",
+        Cufft = "cufft",
+        Curand = "curand",
+        Cusparse = "cusparse",
+        Cusolver = "cusolver",
+        Nccl = "nccl",
+        Nvrtc = "nvrtc",
+        Nvtx = "nvtx",
+        Nvml = "nvml",
+        Cub = "cub",
+        Thrust = "thrust",
+        Cutlass = "cutlass",
+        CooperativeGroups = "cooperative-groups",
+        /// Compiler-predefined and header-guard macros (`__CUDACC__`, `CUDART_VERSION`).
+        Preprocessor = "preprocessor",
+        /// PyTorch's CUDA surface (`torch.cuda`, device strings, ATen/c10 CUDA C++).
+        Torch = "torch",
+        /// Python packages that only run on NVIDIA (cupy, triton, apex, ...).
+        PythonCudaPackage = "python-cuda-package",
+        /// Rust `cudarc` crate.
+        Cudarc = "cudarc",
+        /// Build systems: CMake CUDA language and targets, setup.py extensions.
+        Build = "build",
+    }
 }
 
 impl Library {
-    pub const ALL: [Library; 23] = [
-        Library::Runtime,
-        Library::Driver,
-        Library::Device,
-        Library::Cublas,
-        Library::CublasLt,
-        Library::Cudnn,
-        Library::Cufft,
-        Library::Curand,
-        Library::Cusparse,
-        Library::Cusolver,
-        Library::Nccl,
-        Library::Nvrtc,
-        Library::Nvtx,
-        Library::Nvml,
-        Library::Cub,
-        Library::Thrust,
-        Library::Cutlass,
-        Library::CooperativeGroups,
-        Library::Preprocessor,
-        Library::Torch,
-        Library::PythonCudaPackage,
-        Library::Cudarc,
-        Library::Build,
-    ];
-
     /// The name NVIDIA (or the project) uses for it.
     pub fn name(self) -> &'static str {
         match self {
@@ -104,39 +66,6 @@ impl Library {
             Library::Cudarc => "cudarc",
             Library::Build => "build system",
         }
-    }
-
-    /// The stable kebab-case id used in JSON, TOML and on the command line.
-    pub fn id(self) -> &'static str {
-        match self {
-            Library::Runtime => "runtime",
-            Library::Driver => "driver",
-            Library::Device => "device",
-            Library::Cublas => "cublas",
-            Library::CublasLt => "cublas-lt",
-            Library::Cudnn => "cudnn",
-            Library::Cufft => "cufft",
-            Library::Curand => "curand",
-            Library::Cusparse => "cusparse",
-            Library::Cusolver => "cusolver",
-            Library::Nccl => "nccl",
-            Library::Nvrtc => "nvrtc",
-            Library::Nvtx => "nvtx",
-            Library::Nvml => "nvml",
-            Library::Cub => "cub",
-            Library::Thrust => "thrust",
-            Library::Cutlass => "cutlass",
-            Library::CooperativeGroups => "cooperative-groups",
-            Library::Preprocessor => "preprocessor",
-            Library::Torch => "torch",
-            Library::PythonCudaPackage => "python-cuda-package",
-            Library::Cudarc => "cudarc",
-            Library::Build => "build",
-        }
-    }
-
-    pub fn from_id(id: &str) -> Option<Library> {
-        Library::ALL.into_iter().find(|lib| lib.id() == id)
     }
 }
 
