@@ -1,0 +1,62 @@
+//! Finding libraries and version files on disk without loading anything.
+use std::path::{Path, PathBuf};
+
+use crate::Config;
+
+/// Library directories to search: vendor directories first, then
+/// `LD_LIBRARY_PATH` (absolute entries only), then the system ones.
+pub(crate) fn library_dirs(config: &Config, vendor: &[PathBuf]) -> Vec<PathBuf> {
+    let multiarch = format!("{}-linux-gnu", std::env::consts::ARCH);
+    let mut dirs: Vec<PathBuf> = vendor.to_vec();
+    if let Some(paths) = config.env_var("LD_LIBRARY_PATH") {
+        dirs.extend(std::env::split_paths(&paths).filter(|p| p.is_absolute()));
+    }
+    for system in ["/lib", "/usr/lib", "/usr/local/lib"] {
+        dirs.push(Path::new(system).join(&multiarch));
+    }
+    dirs.extend(["/usr/lib64", "/lib64", "/usr/lib"].map(PathBuf::from));
+    dirs
+}
+
+/// The first `stem.so` or `stem.so.N...` file in `dirs`; the unversioned
+/// name wins within one directory.
+pub(crate) fn find_library(stem: &str, dirs: &[PathBuf]) -> Option<PathBuf> {
+    let plain = format!("{stem}.so");
+    let versioned = format!("{stem}.so.");
+    dirs.iter().find_map(|dir| {
+        let exact = dir.join(&plain);
+        if exact.is_file() {
+            return Some(exact);
+        }
+        let mut names: Vec<PathBuf> = std::fs::read_dir(dir)
+            .ok()?
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| {
+                path.file_name()
+                    .and_then(|name| name.to_str())
+                    .is_some_and(|name| name.starts_with(&versioned))
+            })
+            .collect();
+        names.sort();
+        names.into_iter().next()
+    })
+}
+
+/// The value of `key=value` (or `key: value`) in a small vendor version file.
+pub(crate) fn version_from_file(path: &Path, key: &str) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    text.lines().find_map(|line| {
+        let (name, value) = line.split_once(['=', ':'])?;
+        name.trim()
+            .eq_ignore_ascii_case(key)
+            .then(|| value.trim().to_owned())
+    })
+}
+
+/// The first line of a file, trimmed (for `/opt/rocm/.info/version`).
+pub(crate) fn first_line(path: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let line = text.lines().next()?.trim();
+    (!line.is_empty()).then(|| line.to_owned())
+}

@@ -1,0 +1,302 @@
+//! NVIDIA: driver (CUDA driver API and NVML), GPUs, MPS, CUDA toolkit.
+use std::path::PathBuf;
+
+use crate::ffi::{self, CudaDriver, FfiError, Nvml};
+use crate::probe::{under, StackProbe};
+use crate::report::{Device, Level, Mig, Outcome};
+use crate::{tool, Config};
+
+const LIBCUDA: &str = "libcuda.so.1";
+const LIBNVML: &str = "libnvidia-ml.so.1";
+const MPS_PROCESSES: [&str; 2] = ["nvidia-cuda-mps-control", "nvidia-cuda-mps-server"];
+
+pub(crate) fn probe(config: &Config) -> StackProbe {
+    let mut probe = StackProbe::new("cuda", "NVIDIA CUDA");
+    let driver = driver_api(&mut probe, config);
+    let nvml = nvml(&mut probe, config);
+    probe.devices(devices(driver.as_ref(), nvml.as_ref()));
+    mps(&mut probe, config);
+    let toolkit = toolkit(&mut probe, config);
+    let driver_version = driver.as_ref().map(|d| d.version);
+    compare_toolkit(&mut probe, driver_version, &toolkit);
+    probe
+}
+
+/// `12020` -> `12.2`.
+pub(crate) fn cuda_version_text(version: i32) -> String {
+    format!("{}.{}", version / 1000, (version % 1000) / 10)
+}
+
+fn driver_api(probe: &mut StackProbe, config: &Config) -> Option<CudaDriver> {
+    let what = format!("CUDA driver API ({LIBCUDA})");
+    let driver = match tool::bounded(config.timeout, || ffi::cuda_driver(LIBCUDA)) {
+        None => {
+            probe.timed_out(what, config);
+            return None;
+        }
+        Some(Err(err @ FfiError::Load { .. })) => {
+            probe.check(what, Outcome::NotFound, err.to_string());
+            return None;
+        }
+        Some(Err(err)) => {
+            probe.check(what, Outcome::Failed, err.to_string());
+            return None;
+        }
+        Some(Ok(driver)) => driver,
+    };
+    let version = cuda_version_text(driver.version);
+    probe.check(what, Outcome::Found, format!("supports CUDA {version}"));
+    match &driver.devices {
+        Ok(devices) if devices.is_empty() => no_devices(probe, "cuDeviceGetCount"),
+        Ok(devices) => probe.check("CUDA devices", Outcome::Found, devices.len().to_string()),
+        Err(err) => {
+            probe.check("CUDA devices", Outcome::Failed, err.to_string());
+            probe.finding(
+                Level::Warning,
+                "cuda-init-failed",
+                format!("the NVIDIA driver library loads but {err}"),
+                "check that the kernel module is loaded (nvidia-smi), that /dev/nvidia* exist in this container, and CUDA_VISIBLE_DEVICES",
+            );
+        }
+    }
+    Some(driver)
+}
+
+fn no_devices(probe: &mut StackProbe, call: &str) {
+    probe.check("CUDA devices", Outcome::Failed, format!("{call} reports 0"));
+    probe.finding(
+        Level::Warning,
+        "no-devices",
+        "the NVIDIA driver is installed but reports no GPU".to_owned(),
+        "check CUDA_VISIBLE_DEVICES, the container's device mounts (--gpus) and nvidia-smi",
+    );
+}
+
+fn nvml(probe: &mut StackProbe, config: &Config) -> Option<Nvml> {
+    let what = format!("NVML ({LIBNVML})");
+    match tool::bounded(config.timeout, || ffi::nvml(LIBNVML)) {
+        None => {
+            probe.timed_out(what, config);
+            None
+        }
+        Some(Err(err @ FfiError::Load { .. })) => {
+            probe.check(what, Outcome::NotFound, err.to_string());
+            None
+        }
+        Some(Err(err)) => {
+            probe.check(what, Outcome::Failed, err.to_string());
+            None
+        }
+        Some(Ok(nvml)) => {
+            let cuda = nvml
+                .cuda_driver_version
+                .map_or("unknown".to_owned(), cuda_version_text);
+            let detail = format!("driver {}, CUDA {cuda}", nvml.driver_version);
+            probe.check(what, Outcome::Found, detail);
+            nvml_findings(probe, &nvml);
+            Some(nvml)
+        }
+    }
+}
+
+fn nvml_findings(probe: &mut StackProbe, nvml: &Nvml) {
+    let Ok(devices) = &nvml.devices else { return };
+    for (index, device) in devices.iter().enumerate() {
+        if let Some((enabled, pending, instances)) = device.mig {
+            if enabled && instances == 0 {
+                probe.finding(
+                    Level::Warning,
+                    "mig-without-instances",
+                    format!("GPU {index} has MIG enabled but no MIG instance exists"),
+                    "create GPU and compute instances (nvidia-smi mig -cgi ... -C) or disable MIG; CUDA sees no device otherwise",
+                );
+            }
+            if enabled != pending {
+                probe.finding(
+                    Level::Info,
+                    "mig-change-pending",
+                    format!("GPU {index} has a MIG mode change pending"),
+                    "the new MIG mode applies after a GPU reset",
+                );
+            }
+        }
+    }
+}
+
+fn devices(driver: Option<&CudaDriver>, nvml: Option<&Nvml>) -> Vec<Device> {
+    let cuda: &[ffi::GpuDevice] = match driver.map(|d| &d.devices) {
+        Some(Ok(devices)) => devices,
+        _ => &[],
+    };
+    if let Some(Ok(nvml_devices)) = nvml.map(|n| &n.devices) {
+        // NVML sees every GPU; compute capability comes from the driver API
+        // when both list the same device at the same index.
+        return nvml_devices
+            .iter()
+            .enumerate()
+            .map(|(index, d)| Device {
+                index: index as u32,
+                name: d.name.clone(),
+                memory_bytes: d.total_bytes,
+                compute_capability: cuda
+                    .get(index)
+                    .filter(|c| c.name == d.name)
+                    .and_then(|c| c.compute_capability)
+                    .map(|(major, minor)| format!("{major}.{minor}")),
+                persistence_mode: d.persistence,
+                mig: d.mig.map(|(enabled, pending_enabled, instances)| Mig {
+                    enabled,
+                    pending_enabled,
+                    instances,
+                }),
+            })
+            .collect();
+    }
+    cuda.iter()
+        .enumerate()
+        .map(|(index, c)| Device {
+            index: index as u32,
+            name: c.name.clone(),
+            memory_bytes: Some(c.total_bytes),
+            compute_capability: c
+                .compute_capability
+                .map(|(major, minor)| format!("{major}.{minor}")),
+            persistence_mode: None,
+            mig: None,
+        })
+        .collect()
+}
+
+fn mps(probe: &mut StackProbe, config: &Config) {
+    let running = running_processes(config, &MPS_PROCESSES);
+    if running.is_empty() {
+        probe.check(
+            "MPS daemon",
+            Outcome::NotFound,
+            "no nvidia-cuda-mps-control/-server process",
+        );
+    } else {
+        probe.check("MPS daemon", Outcome::Found, running.join(", "));
+        probe.finding(
+            Level::Info,
+            "mps-running",
+            format!("an MPS daemon is running ({})", running.join(", ")),
+            "CUDA processes of this user share GPUs through MPS; timings and memory limits differ from exclusive use",
+        );
+    }
+    if config.env_var("CUDA_MPS_PIPE_DIRECTORY").is_some() {
+        probe.env_dir(config, "CUDA_MPS_PIPE_DIRECTORY");
+    }
+}
+
+/// `name (pid N)` for each process whose `comm` is one of `names`.
+fn running_processes(config: &Config, names: &[&str]) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(&config.proc_dir) else {
+        return Vec::new();
+    };
+    let mut found: Vec<(u32, String)> = entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let comm = std::fs::read_to_string(entry.path().join("comm")).ok()?;
+            let comm = comm.trim();
+            names.contains(&comm).then(|| (pid, comm.to_owned()))
+        })
+        .collect();
+    found.sort();
+    found
+        .into_iter()
+        .map(|(pid, comm)| format!("{comm} (pid {pid})"))
+        .collect()
+}
+
+/// CUDA toolkit versions found: (runtime library, nvcc), as driver-API integers.
+struct Toolkit {
+    runtime: Option<i32>,
+    nvcc: Option<i32>,
+}
+
+fn toolkit(probe: &mut StackProbe, config: &Config) -> Toolkit {
+    let cuda_home = probe.env_dir(config, "CUDA_HOME");
+    let cuda_path = probe.env_dir(config, "CUDA_PATH");
+    let default = Some(PathBuf::from("/usr/local/cuda"));
+    let roots = [&cuda_home, &cuda_path, &default];
+    let runtime = probe
+        .loadable_library(config, "libcudart", &under(&roots, "lib64"))
+        .and_then(|path| runtime_version(probe, config, path));
+    let nvcc = probe
+        .tool(config, "nvcc", &["--version"], &under(&roots, "bin"))
+        .and_then(|stdout| {
+            let release = parse_nvcc_release(&stdout);
+            let detail = release.map_or("release not in the output".to_owned(), |v| {
+                format!("release {}", cuda_version_text(v))
+            });
+            probe.check("nvcc --version", Outcome::Found, detail);
+            release
+        });
+    Toolkit { runtime, nvcc }
+}
+
+fn runtime_version(probe: &mut StackProbe, config: &Config, path: PathBuf) -> Option<i32> {
+    let target = path.display().to_string();
+    match tool::bounded(config.timeout, move || ffi::cuda_runtime_version(&target)) {
+        Some(Ok(version)) => {
+            probe.check(
+                "CUDA runtime version",
+                Outcome::Found,
+                cuda_version_text(version),
+            );
+            Some(version)
+        }
+        Some(Err(err)) => {
+            probe.check("CUDA runtime version", Outcome::Failed, err.to_string());
+            None
+        }
+        None => {
+            probe.timed_out("CUDA runtime version".to_owned(), config);
+            None
+        }
+    }
+}
+
+/// `Cuda compilation tools, release 12.2, V12.2.140` -> 12020.
+pub(crate) fn parse_nvcc_release(stdout: &str) -> Option<i32> {
+    let rest = stdout.split("release ").nth(1)?;
+    let version: String = rest
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == '.')
+        .collect();
+    let mut parts = version.split('.');
+    let major: i32 = parts.next()?.parse().ok()?;
+    let minor: i32 = parts.next().and_then(|m| m.parse().ok()).unwrap_or(0);
+    Some(major * 1000 + minor * 10)
+}
+
+fn compare_toolkit(probe: &mut StackProbe, driver: Option<i32>, toolkit: &Toolkit) {
+    let newest = [("CUDA runtime", toolkit.runtime), ("nvcc", toolkit.nvcc)]
+        .into_iter()
+        .filter_map(|(what, v)| v.map(|v| (what, v)))
+        .max_by_key(|(_, v)| *v);
+    let Some((what, toolkit_version)) = newest else {
+        return;
+    };
+    match driver {
+        Some(driver) if driver < toolkit_version => probe.finding(
+            Level::Warning,
+            "toolkit-newer-than-driver",
+            format!(
+                "{what} is CUDA {} but the driver supports only CUDA {}",
+                cuda_version_text(toolkit_version),
+                cuda_version_text(driver)
+            ),
+            "upgrade the NVIDIA driver, install the cuda-compat package for this toolkit, or build with an older toolkit; otherwise kernels fail with cudaErrorInsufficientDriver",
+        ),
+        Some(_) => {}
+        None => probe.finding(
+            Level::Info,
+            "toolkit-without-driver",
+            format!("{what} CUDA {} is installed but no NVIDIA driver was found", cuda_version_text(toolkit_version)),
+            "fine on a build-only machine; run the CUDA leg of the regression on a node with a GPU",
+        ),
+    }
+}
