@@ -1,0 +1,183 @@
+//! `cuport report` (issue 6): re-render a migration's report.json as
+//! Markdown, SARIF, CSV or JSON without running the migration again; and
+//! the glue that lets `cuport migrate --report DIR` write every format.
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use cuport_report::{
+    changes_csv, render, summary_markdown_within, unsupported_csv, write_rendered, Format,
+    ReportDocument, RulesInfo, RunMeta, SUMMARY_LIMIT,
+};
+use cuport_rewrite::Migration;
+use cuport_rules::RuleSet;
+
+use crate::output::Output;
+use crate::settings::Settings;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum FormatArg {
+    /// summary.md: totals, share per library, effort, top unsupported APIs, diagnostics.
+    Md,
+    /// diagnostics.sarif: SARIF 2.1.0 for code-scanning UIs.
+    Sarif,
+    /// changes.csv and unsupported.csv (one table on stdout or -o; see --table).
+    Csv,
+    /// report.json itself, normalised.
+    Json,
+}
+
+impl FormatArg {
+    fn format(self) -> Format {
+        match self {
+            FormatArg::Md => Format::Markdown,
+            FormatArg::Sarif => Format::Sarif,
+            FormatArg::Csv => Format::Csv,
+            FormatArg::Json => Format::Json,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum CsvTable {
+    /// One row per applied edit.
+    Changes,
+    /// One row per site left for a person.
+    Unsupported,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  \
+cuport migrate --to ascend src/ --report review/\n  \
+cuport report review/report.json --format md > summary.md\n  \
+cuport report review/report.json --format sarif -o cuport.sarif\n  \
+cuport report review/report.json --format csv --table unsupported\n  \
+cuport report review/report.json --format csv --out-dir review/")]
+pub(crate) struct ReportArgs {
+    /// The report.json that `cuport migrate --report DIR` wrote.
+    #[arg(value_name = "REPORT_JSON")]
+    report: PathBuf,
+    /// What to render.
+    #[arg(long, value_enum, default_value_t = FormatArg::Md)]
+    format: FormatArg,
+    /// Write to FILE instead of standard output.
+    #[arg(short, long, value_name = "FILE", conflicts_with = "out_dir")]
+    output: Option<PathBuf>,
+    /// Write the format's usual file names into DIR (both tables for csv).
+    #[arg(long, value_name = "DIR")]
+    out_dir: Option<PathBuf>,
+    /// The CSV table to print or write with -o.
+    #[arg(long, value_enum, default_value_t = CsvTable::Changes)]
+    table: CsvTable,
+    /// Largest Markdown summary in bytes; longer ones are cut with a note
+    /// (GitHub comments take 65536 characters, job summaries 1 MiB).
+    #[arg(long, value_name = "BYTES", default_value_t = SUMMARY_LIMIT)]
+    max_bytes: usize,
+}
+
+pub(crate) fn run(args: &ReportArgs, out: &Output) -> anyhow::Result<ExitCode> {
+    let document = ReportDocument::read(&args.report)?;
+    if let Some(dir) = &args.out_dir {
+        let written = match args.format {
+            FormatArg::Md => write_markdown(&document, dir, args.max_bytes)?,
+            other => write_rendered(&document, dir, &[other.format()])?,
+        };
+        for path in written {
+            out.info(&format!("wrote {}", path.display()));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let text = render_one(&document, args)?;
+    match &args.output {
+        Some(path) => std::fs::write(path, text)
+            .with_context(|| format!("could not write {}", path.display()))?,
+        None => {
+            let mut stdout = std::io::stdout().lock();
+            stdout
+                .write_all(text.as_bytes())
+                .and_then(|()| stdout.flush())
+                .context("could not write to standard output")?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn render_one(document: &ReportDocument, args: &ReportArgs) -> anyhow::Result<String> {
+    Ok(match args.format {
+        FormatArg::Md => summary_markdown_within(document, args.max_bytes),
+        FormatArg::Csv => match args.table {
+            CsvTable::Changes => changes_csv(document)?,
+            CsvTable::Unsupported => unsupported_csv(document)?,
+        },
+        other => render(document, other.format())?
+            .into_iter()
+            .map(|r| r.text)
+            .collect(),
+    })
+}
+
+fn write_markdown(
+    document: &ReportDocument,
+    dir: &Path,
+    max_bytes: usize,
+) -> anyhow::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    let path = dir.join(Format::Markdown.file_names().concat());
+    std::fs::write(&path, summary_markdown_within(document, max_bytes))
+        .with_context(|| format!("could not write {}", path.display()))?;
+    Ok(vec![path])
+}
+
+/// How a migration was run, for report.json's `run` section.
+pub(crate) fn run_meta(settings: &Settings, rules: &RuleSet) -> RunMeta {
+    let list = |paths: &[PathBuf]| {
+        paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let mut meta = RunMeta::new(
+        settings.target.value,
+        RulesInfo::of_sources(rules.sources()),
+    )
+    .with_option("annotate", settings.annotate.value)
+    .with_option(
+        "hip-launch",
+        format!("{:?}", settings.hip_launch.value).to_lowercase(),
+    )
+    .with_option("hip-libs", settings.hip_libs.value.id());
+    if !settings.excludes.value.is_empty() {
+        meta = meta.with_option("exclude", settings.excludes.value.join(","));
+    }
+    if !settings.ignore.value.is_empty() {
+        meta = meta.with_option("ignore", settings.ignore.value.join(","));
+    }
+    if !settings.rules.value.is_empty() {
+        meta = meta.with_option("rules", list(&settings.rules.value));
+    }
+    if let Some(config) = &settings.config {
+        meta = meta.with_option("config", config.display());
+    }
+    meta
+}
+
+/// Writes every report format for `cuport migrate --report DIR`.
+// Called from cmd_migrate once `--report DIR` is wired there.
+#[allow(dead_code)]
+pub(crate) fn write_migration_reports(
+    dir: &Path,
+    migration: &Migration,
+    settings: &Settings,
+    rules: &RuleSet,
+    out: &Output,
+) -> anyhow::Result<()> {
+    let meta = run_meta(settings, rules);
+    let written = cuport_report::write_reports(migration, &meta, dir, &Format::ALL)
+        .with_context(|| format!("could not write the reports to {}", dir.display()))?;
+    for path in written {
+        out.info(&format!("wrote {}", path.display()));
+    }
+    Ok(())
+}
