@@ -10,7 +10,9 @@
 //! OUT/<source path>.ascend/<kernel>_kernel.cpp
 //! ```
 //!
-//! e.g. `OUT/src/vector_add.cu.ascend/vector_add_kernel.cpp`. Each skeleton
+//! e.g. `OUT/src/vector_add.cu.ascend/vector_add_kernel.cpp` (a kernel
+//! already named `*_kernel` is not suffixed twice; the second overload of a
+//! name is `<kernel>_2_kernel.cpp`). Each skeleton
 //! has the `CopyIn`/`Compute`/`CopyOut` pipeline of the public Ascend C
 //! samples, an `extern "C" __global__ __aicore__` entry with one `GM_ADDR`
 //! per pointer parameter (scalars stay by-value parameters: Ascend C kernel
@@ -94,11 +96,7 @@ pub fn file_skeletons(path: &str, src: &[u8], analysis: &FileAnalysis) -> Vec<Ke
         }
         let count = seen.entry(site.name.clone()).or_default();
         *count += 1;
-        // Overloads of one name get numbered files.
-        let file_name = match *count {
-            1 => format!("{}_kernel.cpp", site.name),
-            n => format!("{}_{n}_kernel.cpp", site.name),
-        };
+        let file_name = skeleton_file_name(&site.name, *count);
         let args: Vec<String> = site.args.iter().map(|&r| text(r).into_owned()).collect();
         let body = text(body_range);
         let line = site.line;
@@ -129,4 +127,14 @@ pub fn file_skeletons(path: &str, src: &[u8], analysis: &FileAnalysis) -> Vec<Ke
         });
     }
     skeletons
+}
+
+/// `<kernel>_kernel.cpp` (`scaled_add_kernel` stays `scaled_add_kernel.cpp`);
+/// the `nth` overload of a name gets `_<nth>` before the suffix.
+fn skeleton_file_name(kernel: &str, nth: usize) -> String {
+    let stem = kernel.strip_suffix("_kernel").unwrap_or(kernel);
+    match nth {
+        1 => format!("{stem}_kernel.cpp"),
+        n => format!("{stem}_{n}_kernel.cpp"),
+    }
 }

@@ -155,6 +155,7 @@ __global__ void gather(const float* const* rows, float out[], int cols) {
     out[threadIdx.x] = AT(blockIdx.x, threadIdx.x);
 }
 __global__ void tick(int step) { if (step == 0) { printf("tick\n"); } }
+__global__ void scale_kernel(__half* data, __half factor) { data[threadIdx.x] *= factor; }
 template <typename scalar_t, bool kInplace>
 __global__ void axpy(scalar_t alpha, const scalar_t* __restrict__ x, scalar_t* y, long n) {
     y[threadIdx.x] = alpha * x[threadIdx.x] + y[threadIdx.x];
@@ -176,6 +177,7 @@ fn unusual_signatures_give_valid_cpp() {
             "k.cu.ascend/fill_2_kernel.cpp",
             "k.cu.ascend/gather_kernel.cpp",
             "k.cu.ascend/tick_kernel.cpp",
+            "k.cu.ascend/scale_kernel.cpp",
             "k.cu.ascend/axpy_kernel.cpp"
         ]
     );
@@ -183,7 +185,8 @@ fn unusual_signatures_give_valid_cpp() {
         .text
         .contains("AscendC::GlobalTensor<uint8_t> outGm;"));
     assert!(skeletons[2].text.contains("pointer to pointers"));
-    assert!(skeletons[4]
+    assert!(skeletons[4].text.contains("GM_ADDR data, half factor"));
+    assert!(skeletons[5]
         .text
         .contains("void axpy(float alpha, GM_ADDR x, GM_ADDR y, long n)"));
     if let Some(errors) = syntax_errors(&skeletons) {
