@@ -92,3 +92,16 @@ fn cann_version(probe: &mut StackProbe, roots: &[&Option<PathBuf>]) -> Option<St
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn npu_smi_version_is_the_token_after_version() {
+        let table = "+----+\n| npu-smi 24.1.rc2   Version: 24.1.rc2 |\n+----+\n";
+        assert_eq!(parse_npu_smi_version(table).as_deref(), Some("24.1.rc2"));
+        assert_eq!(parse_npu_smi_version("| Version:|"), None);
+        assert_eq!(parse_npu_smi_version("nothing"), None);
+    }
+}

@@ -60,3 +60,41 @@ pub(crate) fn first_line(path: &Path) -> Option<String> {
     let line = text.lines().next()?.trim();
     (!line.is_empty()).then(|| line.to_owned())
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::expect_used)]
+    use super::*;
+
+    #[test]
+    fn version_files_accept_equals_or_colon_and_any_key_case() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let info = dir.path().join("ascend_toolkit_install.info");
+        std::fs::write(&info, "package_name=Ascend-cann-toolkit\nversion=8.0.RC3\n")
+            .expect("write");
+        assert_eq!(
+            version_from_file(&info, "Version").as_deref(),
+            Some("8.0.RC3")
+        );
+        assert_eq!(version_from_file(&info, "arch"), None);
+        assert_eq!(version_from_file(&dir.path().join("none"), "version"), None);
+    }
+
+    #[test]
+    fn the_unversioned_library_wins_then_the_first_versioned_one() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::write(dir.path().join("libx.so.2"), "").expect("write");
+        std::fs::write(dir.path().join("libx.so.1"), "").expect("write");
+        let dirs = [dir.path().to_path_buf()];
+        assert_eq!(
+            find_library("libx", &dirs),
+            Some(dir.path().join("libx.so.1"))
+        );
+        std::fs::write(dir.path().join("libx.so"), "").expect("write");
+        assert_eq!(
+            find_library("libx", &dirs),
+            Some(dir.path().join("libx.so"))
+        );
+        assert_eq!(find_library("liby", &dirs), None);
+    }
+}

@@ -300,3 +300,17 @@ fn compare_toolkit(probe: &mut StackProbe, driver: Option<i32>, toolkit: &Toolki
         ),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nvcc_release_and_driver_versions_use_the_driver_api_encoding() {
+        let nvcc = "nvcc: NVIDIA (R) Cuda compiler driver\nCuda compilation tools, release 12.4, V12.4.131\n";
+        assert_eq!(parse_nvcc_release(nvcc), Some(12040));
+        assert_eq!(parse_nvcc_release("no version here"), None);
+        assert_eq!(cuda_version_text(12040), "12.4");
+        assert_eq!(cuda_version_text(11080), "11.8");
+    }
+}

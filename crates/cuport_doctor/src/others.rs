@@ -142,3 +142,14 @@ pub(crate) fn mlu(config: &Config) -> StackProbe {
     probe.tool_line(config, "cnmon", &[], &under(&roots, "bin"), "version");
     probe
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hip_version_splits_major_minor_patch() {
+        assert_eq!(hip_version_text(50_221_153), "5.2.21153");
+        assert_eq!(hip_version_text(60_342_134), "6.3.42134");
+    }
+}

@@ -102,3 +102,20 @@ pub(crate) fn bounded<T: Send + 'static>(
     });
     receiver.recv_timeout(timeout).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relative_tool_directories_are_never_searched() {
+        // `sh` exists under /bin on every Unix; a relative spelling of a
+        // directory must not be used even when it would resolve.
+        assert!(find_tool("sh", &[PathBuf::from("/bin")]).is_some());
+        assert_eq!(
+            find_tool("sh", &[PathBuf::from("../../../../../../../../bin")]),
+            None
+        );
+        assert_eq!(find_tool("sh", &[PathBuf::from(".")]), None);
+    }
+}
