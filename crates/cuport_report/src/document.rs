@@ -45,6 +45,8 @@ pub struct Totals {
     /// Estimated hours of manual work: the sum of every diagnostic's weight
     /// (`cuport_rewrite::effort_hours`).
     pub effort_hours: f64,
+    /// `effort_hours` split by diagnostic level.
+    pub effort_by_level: BTreeMap<Level, f64>,
     /// Diagnostics per level.
     pub diagnostics: BTreeMap<Level, usize>,
     pub by_library: BTreeMap<Library, Tally>,
@@ -262,6 +264,7 @@ impl Totals {
             t.effort_hours += s.effort_hours;
             for d in &file.diagnostics {
                 *t.diagnostics.entry(d.level).or_default() += 1;
+                *t.effort_by_level.entry(d.level).or_default() += d.effort_hours;
             }
             add_tallies(&mut t.by_library, &s.by_library);
             add_tallies(&mut t.by_kind, &s.by_kind);

@@ -91,9 +91,21 @@ fn header(out: &mut Budget, doc: &ReportDocument) {
         t.suppressed
     ));
     out.line("");
+    let split: Vec<String> = t
+        .effort_by_level
+        .iter()
+        .rev()
+        .filter(|(_, hours)| **hours > 0.0)
+        .map(|(level, h)| format!("{} h {}", hours(*h), level.id()))
+        .collect();
+    let split = if split.is_empty() {
+        String::new()
+    } else {
+        format!(": {}", split.join(", "))
+    };
     out.line(&format!(
-        "**Estimated manual effort: {:.1} hours** (about {:.1} engineer-days of 8 hours).",
-        t.effort_hours,
+        "**Estimated manual effort: {} hours** (about {:.1} engineer-days of 8 hours){split}.",
+        hours(t.effort_hours),
         t.effort_hours / 8.0
     ));
     let levels: Vec<String> = t
@@ -271,6 +283,11 @@ fn share(part: usize, whole: usize) -> String {
     let mut text = String::new();
     let _ = write!(text, "{:.1}%", 100.0 * part as f64 / whole as f64);
     text
+}
+
+/// Hours to at most two decimals, without trailing zeros (`9.75`, `78`).
+fn hours(h: f64) -> String {
+    format!("{}", (h * 100.0).round() / 100.0)
 }
 
 /// Text for a table cell: one line, no table or HTML syntax, bounded length.
