@@ -21,6 +21,7 @@
 //! a reduction, the aclnn operator that may replace it.
 mod params;
 mod render;
+mod todos;
 
 use cuport_analyze::{FileAnalysis, ScanReport};
 use cuport_model::{SiteKind, Target};
