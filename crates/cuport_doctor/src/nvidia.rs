@@ -17,7 +17,11 @@ pub(crate) fn probe(config: &Config) -> StackProbe {
     probe.devices(devices(driver.as_ref(), nvml.as_ref()));
     mps(&mut probe, config);
     let toolkit = toolkit(&mut probe, config);
-    let driver_version = driver.as_ref().map(|d| d.version);
+    // NVML reports the same number; it is the fallback when libcuda fails.
+    let driver_version = driver
+        .as_ref()
+        .map(|d| d.version)
+        .or_else(|| nvml.as_ref().and_then(|n| n.cuda_driver_version));
     compare_toolkit(&mut probe, driver_version, &toolkit);
     probe
 }
@@ -304,6 +308,12 @@ fn compare_toolkit(probe: &mut StackProbe, driver: Option<i32>, toolkit: &Toolki
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ffi::{GpuDevice, NvmlDeviceInfo};
+
+    fn codes(probe: StackProbe) -> Vec<(Level, String)> {
+        let (_, findings) = probe.finish();
+        findings.into_iter().map(|f| (f.level, f.code)).collect()
+    }
 
     #[test]
     fn nvcc_release_and_driver_versions_use_the_driver_api_encoding() {
@@ -312,5 +322,92 @@ mod tests {
         assert_eq!(parse_nvcc_release("no version here"), None);
         assert_eq!(cuda_version_text(12040), "12.4");
         assert_eq!(cuda_version_text(11080), "11.8");
+    }
+
+    #[test]
+    fn a_toolkit_newer_than_the_driver_is_a_warning_and_an_older_one_is_fine() {
+        let toolkit = Toolkit {
+            runtime: Some(12020),
+            nvcc: Some(12040),
+        };
+        let mut probe = StackProbe::new("cuda", "t");
+        compare_toolkit(&mut probe, Some(12020), &toolkit);
+        assert_eq!(
+            codes(probe),
+            [(Level::Warning, "toolkit-newer-than-driver".to_owned())]
+        );
+        let mut probe = StackProbe::new("cuda", "t");
+        compare_toolkit(&mut probe, Some(12080), &toolkit);
+        assert_eq!(codes(probe), []);
+        let mut probe = StackProbe::new("cuda", "t");
+        compare_toolkit(&mut probe, None, &toolkit);
+        assert_eq!(
+            codes(probe),
+            [(Level::Info, "toolkit-without-driver".to_owned())]
+        );
+    }
+
+    fn nvml_device(name: &str, mig: Option<(bool, bool, u32)>) -> NvmlDeviceInfo {
+        NvmlDeviceInfo {
+            name: name.to_owned(),
+            total_bytes: Some(80 << 30),
+            persistence: Some(true),
+            mig,
+        }
+    }
+
+    #[test]
+    fn mig_enabled_without_instances_is_a_warning_and_a_pending_change_is_info() {
+        let nvml = Nvml {
+            driver_version: "550.54.15".to_owned(),
+            cuda_driver_version: Some(12040),
+            devices: Ok(vec![
+                nvml_device("A100", Some((true, true, 0))),
+                nvml_device("A100", Some((false, true, 0))),
+                nvml_device("H100", Some((true, true, 3))),
+            ]),
+        };
+        let mut probe = StackProbe::new("cuda", "t");
+        nvml_findings(&mut probe, &nvml);
+        let expected = [
+            (Level::Warning, "mig-without-instances".to_owned()),
+            (Level::Info, "mig-change-pending".to_owned()),
+        ];
+        assert_eq!(codes(probe), expected);
+    }
+
+    #[test]
+    fn nvml_devices_take_compute_capability_from_the_driver_api_when_names_agree() {
+        let driver = CudaDriver {
+            version: 12040,
+            devices: Ok(vec![
+                GpuDevice {
+                    name: "H100".to_owned(),
+                    total_bytes: 1,
+                    compute_capability: Some((9, 0)),
+                },
+                GpuDevice {
+                    name: "other".to_owned(),
+                    total_bytes: 1,
+                    compute_capability: Some((8, 0)),
+                },
+            ]),
+        };
+        let nvml = Nvml {
+            driver_version: "550".to_owned(),
+            cuda_driver_version: None,
+            devices: Ok(vec![
+                nvml_device("H100", None),
+                nvml_device("A100", Some((true, true, 2))),
+            ]),
+        };
+        let devices = devices(Some(&driver), Some(&nvml));
+        assert_eq!(devices[0].compute_capability.as_deref(), Some("9.0"));
+        assert_eq!(devices[1].compute_capability, None);
+        assert_eq!(devices[1].mig.as_ref().map(|m| m.instances), Some(2));
+        assert_eq!(devices[0].memory_bytes, Some(80 << 30));
+        let from_driver = super::devices(Some(&driver), None);
+        assert_eq!(from_driver.len(), 2);
+        assert_eq!(from_driver[1].compute_capability.as_deref(), Some("8.0"));
     }
 }

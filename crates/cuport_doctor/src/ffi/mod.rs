@@ -13,6 +13,8 @@ use libloading::{Library, Symbol};
 
 pub(crate) use cuda::{cuda_driver, cuda_runtime_version, CudaDriver};
 pub(crate) use hip::{hip, Hip};
+#[cfg(test)]
+pub(crate) use nvml::NvmlDeviceInfo;
 pub(crate) use nvml::{nvml, Nvml};
 
 /// Large enough for every NVML and CUDA name/version buffer size constant.
