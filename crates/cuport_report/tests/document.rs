@@ -31,9 +31,9 @@ fn committed_schema_matches_the_types() {
 
 #[test]
 fn documents_round_trip_and_re_render_identically() {
-    for fixture in ["vector_add", "pytorch_train", "cudnn_conv", "cmake_project"] {
+    for fixture in common::fixture_names() {
         for target in Target::ALL {
-            let document = common::fixture_document(fixture, target);
+            let document = common::fixture_document(&fixture, target);
             let json = document.to_json().unwrap();
             let back = ReportDocument::parse(&json, Path::new("report.json")).unwrap();
             assert_eq!(back, document, "{fixture}/{target}");
