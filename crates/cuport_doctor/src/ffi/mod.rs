@@ -8,6 +8,7 @@ mod hip;
 mod nvml;
 
 use std::ffi::{c_char, c_int, c_uint, CStr};
+use std::mem::ManuallyDrop;
 
 use libloading::{Library, Symbol};
 
@@ -45,10 +46,12 @@ pub(crate) enum FfiError {
     },
 }
 
-/// One loaded vendor library and its name for messages.
+/// One loaded vendor library and its name for messages. It is never
+/// unloaded: after `cuInit`/`hipInit` the runtimes own threads and atexit
+/// handlers that would run into unmapped code after a `dlclose`.
 pub(super) struct Lib {
     name: String,
-    lib: Library,
+    lib: ManuallyDrop<Library>,
 }
 
 impl Lib {
@@ -63,7 +66,7 @@ impl Lib {
         })?;
         Ok(Self {
             name: name.to_owned(),
-            lib,
+            lib: ManuallyDrop::new(lib),
         })
     }
 
