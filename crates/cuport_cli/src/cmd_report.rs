@@ -67,20 +67,38 @@ pub(crate) struct ReportArgs {
     /// Write the format's usual file names into DIR (both tables for csv).
     #[arg(long, value_name = "DIR")]
     out_dir: Option<PathBuf>,
-    /// The CSV table to print or write with -o.
-    #[arg(long, value_enum, default_value_t = CsvTable::Changes)]
-    table: CsvTable,
-    /// Largest Markdown summary in bytes; longer ones are cut with a note
-    /// (GitHub comments take 65536 characters, job summaries 1 MiB).
-    #[arg(long, value_name = "BYTES", default_value_t = SUMMARY_LIMIT)]
-    max_bytes: usize,
+    /// With --format csv: the table to print or write with -o [default: changes].
+    #[arg(long, value_enum, conflicts_with = "out_dir")]
+    table: Option<CsvTable>,
+    /// With --format md: the largest summary in bytes; longer ones are cut
+    /// with a note (GitHub comments take 65536 characters, job summaries
+    /// 1 MiB) [default: 1000000].
+    #[arg(long, value_name = "BYTES")]
+    max_bytes: Option<usize>,
+}
+
+impl ReportArgs {
+    fn check(&self) -> anyhow::Result<()> {
+        if self.table.is_some() && self.format != FormatArg::Csv {
+            anyhow::bail!("--table chooses a CSV table; use it with --format csv");
+        }
+        if self.max_bytes.is_some() && self.format != FormatArg::Md {
+            anyhow::bail!("--max-bytes limits the Markdown summary; use it with --format md");
+        }
+        Ok(())
+    }
+
+    fn max_bytes(&self) -> usize {
+        self.max_bytes.unwrap_or(SUMMARY_LIMIT)
+    }
 }
 
 pub(crate) fn run(args: &ReportArgs, out: &Output) -> anyhow::Result<ExitCode> {
+    args.check()?;
     let document = ReportDocument::read(&args.report)?;
     if let Some(dir) = &args.out_dir {
         let written = match args.format {
-            FormatArg::Md => write_markdown(&document, dir, args.max_bytes)?,
+            FormatArg::Md => write_markdown(&document, dir, args.max_bytes())?,
             other => write_rendered(&document, dir, &[other.format()])?,
         };
         for path in written {
@@ -105,8 +123,8 @@ pub(crate) fn run(args: &ReportArgs, out: &Output) -> anyhow::Result<ExitCode> {
 
 fn render_one(document: &ReportDocument, args: &ReportArgs) -> anyhow::Result<String> {
     Ok(match args.format {
-        FormatArg::Md => summary_markdown_within(document, args.max_bytes),
-        FormatArg::Csv => match args.table {
+        FormatArg::Md => summary_markdown_within(document, args.max_bytes()),
+        FormatArg::Csv => match args.table.unwrap_or(CsvTable::Changes) {
             CsvTable::Changes => changes_csv(document)?,
             CsvTable::Unsupported => unsupported_csv(document)?,
         },

@@ -122,6 +122,18 @@ fn max_bytes_truncates_the_summary_with_a_note() {
 }
 
 #[test]
+fn options_for_another_format_are_refused() {
+    let (_dir, path, _) = report_json(Target::Hip);
+    let (stdout, stderr, code) = cuport(&["--format", "sarif", "--table", "changes"], &path);
+    assert_eq!(code, Some(2));
+    assert!(stdout.is_empty());
+    assert!(stderr.contains("--format csv"), "{stderr}");
+    let (_, stderr, code) = cuport(&["--format", "csv", "--max-bytes", "10"], &path);
+    assert_eq!(code, Some(2));
+    assert!(stderr.contains("--format md"), "{stderr}");
+}
+
+#[test]
 fn html_is_not_a_format() {
     let (_dir, path, _) = report_json(Target::Hip);
     let (stdout, stderr, code) = cuport(&["--format", "html"], &path);
