@@ -78,6 +78,15 @@ pub fn diagnose(config: &Config) -> Report {
         stacks: Vec::new(),
         findings: Vec::new(),
     };
+    if !locate::loader_path_is_absolute(config) {
+        report.findings.push(Finding {
+            level: Level::Warning,
+            stack: "host".to_owned(),
+            code: "relative-loader-path".to_owned(),
+            message: "LD_LIBRARY_PATH has an empty or relative entry, so libraries load from the current directory".to_owned(),
+            advice: "use absolute directories only; doctor does not follow relative entries".to_owned(),
+        });
+    }
     for run in probes {
         let (stack, findings) = run(config).finish();
         report.stacks.push(stack);

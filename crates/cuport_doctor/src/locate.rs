@@ -18,6 +18,31 @@ pub(crate) fn library_dirs(config: &Config, vendor: &[PathBuf]) -> Vec<PathBuf> 
     dirs
 }
 
+/// Whether every `LD_LIBRARY_PATH` entry is absolute. An empty or relative
+/// entry makes `dlopen` of a bare name search the current directory.
+pub(crate) fn loader_path_is_absolute(config: &Config) -> bool {
+    config.env_var("LD_LIBRARY_PATH").is_none_or(|paths| {
+        paths
+            .to_str()
+            .is_some_and(|text| text.split(':').all(|entry| entry.starts_with('/')))
+    })
+}
+
+/// What to hand `dlopen` for a driver library known by its soname: its
+/// absolute path when it is in a known directory, else the bare name (so the
+/// loader cache is used) unless `LD_LIBRARY_PATH` could make that resolve in
+/// the current directory.
+pub(crate) fn driver_library(config: &Config, soname: &str) -> Option<String> {
+    let found = library_dirs(config, &[])
+        .into_iter()
+        .map(|dir| dir.join(soname))
+        .find(|path| path.is_file());
+    match found {
+        Some(path) => Some(path.display().to_string()),
+        None => loader_path_is_absolute(config).then(|| soname.to_owned()),
+    }
+}
+
 /// The first `stem.so` or `stem.so.N...` file in `dirs`; the unversioned
 /// name wins within one directory.
 pub(crate) fn find_library(stem: &str, dirs: &[PathBuf]) -> Option<PathBuf> {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use crate::ffi::{self, CudaDriver, FfiError, Nvml};
 use crate::probe::{under, StackProbe};
 use crate::report::{Device, Level, Mig, Outcome};
-use crate::{tool, Config};
+use crate::{locate, tool, Config};
 
 const LIBCUDA: &str = "libcuda.so.1";
 const LIBNVML: &str = "libnvidia-ml.so.1";
@@ -33,7 +33,8 @@ pub(crate) fn cuda_version_text(version: i32) -> String {
 
 fn driver_api(probe: &mut StackProbe, config: &Config) -> Option<CudaDriver> {
     let what = format!("CUDA driver API ({LIBCUDA})");
-    let driver = match tool::bounded(config.timeout, || ffi::cuda_driver(LIBCUDA)) {
+    let library = driver_library(probe, config, &what, LIBCUDA)?;
+    let driver = match tool::bounded(config.timeout, move || ffi::cuda_driver(&library)) {
         None => {
             probe.timed_out(what, config);
             return None;
@@ -66,6 +67,23 @@ fn driver_api(probe: &mut StackProbe, config: &Config) -> Option<CudaDriver> {
     Some(driver)
 }
 
+fn driver_library(
+    probe: &mut StackProbe,
+    config: &Config,
+    what: &str,
+    soname: &str,
+) -> Option<String> {
+    let library = locate::driver_library(config, soname);
+    if library.is_none() {
+        probe.check(
+            what,
+            Outcome::NotFound,
+            format!("{soname} is not in an absolute loader directory (relative LD_LIBRARY_PATH entries are not followed)"),
+        );
+    }
+    library
+}
+
 fn no_devices(probe: &mut StackProbe, call: &str) {
     probe.check("CUDA devices", Outcome::Failed, format!("{call} reports 0"));
     probe.finding(
@@ -78,7 +96,8 @@ fn no_devices(probe: &mut StackProbe, call: &str) {
 
 fn nvml(probe: &mut StackProbe, config: &Config) -> Option<Nvml> {
     let what = format!("NVML ({LIBNVML})");
-    match tool::bounded(config.timeout, || ffi::nvml(LIBNVML)) {
+    let library = driver_library(probe, config, &what, LIBNVML)?;
+    match tool::bounded(config.timeout, move || ffi::nvml(&library)) {
         None => {
             probe.timed_out(what, config);
             None

@@ -277,3 +277,33 @@ fn the_json_report_round_trips_and_carries_its_schema_version() {
         "{outcomes:?}"
     );
 }
+
+#[test]
+fn a_relative_loader_path_is_a_warning_and_is_not_followed() {
+    let (dir, tools, proc) = temp();
+    // A fake driver in a relative directory must never be loaded.
+    let report = diagnose(&config(
+        &tools,
+        &proc,
+        &[("LD_LIBRARY_PATH", "lib::/opt/x")],
+    ));
+    assert!(has_finding(&report, "relative-loader-path", Level::Warning));
+    assert!(dir.path().exists());
+    if !exists_any(&[
+        "/usr/lib/x86_64-linux-gnu/libcuda.so.1",
+        "/usr/lib64/libcuda.so.1",
+    ]) {
+        let driver = check(&report, "cuda", "CUDA driver API (libcuda.so.1)");
+        assert_eq!(driver.outcome, Outcome::NotFound);
+        assert!(
+            driver.detail.contains("relative LD_LIBRARY_PATH"),
+            "{driver:?}"
+        );
+    }
+    let clean = diagnose(&config(
+        &tools,
+        &proc,
+        &[("LD_LIBRARY_PATH", "/opt/x:/usr/lib")],
+    ));
+    assert!(!has_finding(&clean, "relative-loader-path", Level::Warning));
+}
