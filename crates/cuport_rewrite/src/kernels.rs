@@ -57,7 +57,11 @@ fn family(body: &str) -> Option<Family> {
     }
     let statements = body.matches(';').count();
     let indexed = body.contains("threadIdx") && body.contains('[');
-    if !indexed || statements > 4 || body.contains("for") || body.contains("while") {
+    // A grid-stride loop (`i += blockDim.x * gridDim.x`) is still one
+    // element per step; any other loop is real work per element.
+    let grid_stride = body.contains("gridDim") && body.matches("for").count() == 1;
+    let loops = (body.contains("for") && !grid_stride) || body.contains("while");
+    if !indexed || statements > 6 || loops {
         return None;
     }
     let op = if body.contains("] + ") || body.contains("]+") {
