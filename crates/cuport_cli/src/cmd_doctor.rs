@@ -34,9 +34,18 @@ pub(crate) struct DoctorArgs {
     /// Time limit for each external tool and each driver-library probe.
     #[arg(long, default_value_t = 10_000, value_name = "MS")]
     timeout_ms: u64,
+    /// Print the JSON schema of `--format json` and exit without probing.
+    #[arg(long)]
+    print_schema: bool,
 }
 
 pub(crate) fn run(args: &DoctorArgs, out: &Output) -> anyhow::Result<ExitCode> {
+    if args.print_schema {
+        let schema = serde_json::to_string_pretty(&cuport_doctor::json_schema())
+            .context("serializing the doctor report schema")?;
+        write_stdout(&(schema + "\n"))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let config = cuport_doctor::Config::from_process(Duration::from_millis(args.timeout_ms));
     let report = cuport_doctor::diagnose(&config);
     let text = match args.format {

@@ -141,3 +141,15 @@ fn a_hanging_tool_is_cut_off_by_timeout_ms() {
         .collect();
     assert!(codes.contains(&"probe-timed-out"), "{codes:?}");
 }
+
+#[test]
+fn print_schema_describes_the_json_report() {
+    let (text, code) = run(cuport().args(["doctor", "--print-schema"]));
+    assert_eq!(code, Some(0));
+    let schema = json(&text);
+    assert_eq!(schema["title"], "Report");
+    assert!(
+        schema["$defs"]["Finding"]["properties"]["advice"].is_object(),
+        "{text}"
+    );
+}

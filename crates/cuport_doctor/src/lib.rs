@@ -18,7 +18,9 @@ use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use report::{Check, Device, Finding, Level, Mig, Outcome, Report, Stack, SCHEMA_VERSION};
+pub use report::{
+    json_schema, Check, Device, Finding, Level, Mig, Outcome, Report, Stack, SCHEMA_VERSION,
+};
 
 /// Where the probes look and how long each may take.
 #[derive(Debug, Clone)]

@@ -2,12 +2,13 @@
 //! Serialized as JSON with a version; rendered as text for terminals.
 use std::fmt::Write as _;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// Bumped when a field is renamed or removed; new optional fields keep it.
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     pub schema_version: u32,
     pub stacks: Vec<Stack>,
@@ -15,7 +16,7 @@ pub struct Report {
 }
 
 /// One vendor software stack (NVIDIA CUDA, Ascend CANN, ROCm/HIP, ...).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Stack {
     /// Stable id: `cuda`, `ascend`, `rocm`, `musa`, `mlu`.
     pub id: String,
@@ -26,7 +27,7 @@ pub struct Stack {
     pub devices: Vec<Device>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Check {
     /// What was looked for, e.g. `driver library libcuda.so.1`.
     pub what: String,
@@ -35,7 +36,7 @@ pub struct Check {
     pub detail: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Found,
@@ -45,7 +46,7 @@ pub enum Outcome {
     TimedOut,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Device {
     pub index: u32,
     pub name: String,
@@ -55,14 +56,14 @@ pub struct Device {
     pub mig: Option<Mig>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Mig {
     pub enabled: bool,
     pub pending_enabled: bool,
     pub instances: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Finding {
     pub level: Level,
     /// The stack id it concerns.
@@ -73,11 +74,18 @@ pub struct Finding {
     pub advice: String,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Level {
     Info,
     Warning,
+}
+
+/// The JSON schema of [`Report`], for consumers of `--format json`.
+pub fn json_schema() -> serde_json::Value {
+    serde_json::to_value(schemars::schema_for!(Report)).unwrap_or_default()
 }
 
 impl Report {
