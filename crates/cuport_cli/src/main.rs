@@ -4,8 +4,10 @@
 //! maps errors to exit codes. Each subcommand lives in its own module.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod cmd_doctor;
 mod cmd_migrate;
 mod cmd_regress;
+mod cmd_report;
 mod cmd_rules;
 mod cmd_scan;
 mod migrate_report_json;
@@ -42,10 +44,14 @@ enum Command {
     Scan(cmd_scan::ScanArgs),
     /// Port a code base to a target: diagnostics, statistics, diffs or rewritten files.
     Migrate(cmd_migrate::MigrateArgs),
+    /// Re-render a migration report (report.json) as Markdown, SARIF, CSV or JSON.
+    Report(cmd_report::ReportArgs),
     /// Inspect and validate the rule tables.
     Rules(cmd_rules::RulesArgs),
     /// Run cases on two backends and compare accuracy and performance.
     Regress(cmd_regress::RegressArgs),
+    /// Report the accelerator environment (drivers, toolkits, devices) with findings and advice.
+    Doctor(cmd_doctor::DoctorArgs),
     /// Print a shell completion script.
     #[command(
         after_help = "Example:\n  cuport completions bash > ~/.local/share/bash-completion/completions/cuport"
@@ -62,8 +68,10 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Scan(args) => cmd_scan::run(&args, &out),
         Command::Migrate(args) => cmd_migrate::run(&args, &out),
+        Command::Report(args) => cmd_report::run(&args, &out),
         Command::Rules(args) => cmd_rules::run(&args, &out),
         Command::Regress(args) => cmd_regress::run(&args, &out),
+        Command::Doctor(args) => cmd_doctor::run(&args, &out),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "cuport", &mut std::io::stdout());
             Ok(ExitCode::SUCCESS)
