@@ -1,7 +1,7 @@
 //! diagnostics.sarif: SARIF 2.1.0 for code-scanning UIs. One rule per code
 //! that occurs, one result per diagnostic, locations relative to the
 //! migrated root.
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{json, Value};
 
@@ -63,36 +63,64 @@ fn sarif_level(level: Level) -> &'static str {
     }
 }
 
+/// The diagnostics of one code in this run.
+struct CodeUse<'a> {
+    first: &'a DiagnosticRecord,
+    names: BTreeSet<&'a str>,
+}
+
+/// Names listed in a rule's description; more are summarised.
+const NAMES_LISTED: usize = 12;
+
 /// `reportingDescriptor`s, one per code, sorted by code.
 fn rules(document: &ReportDocument) -> Vec<(String, Value)> {
-    let mut first: BTreeMap<&str, &DiagnosticRecord> = BTreeMap::new();
+    let mut uses: BTreeMap<&str, CodeUse> = BTreeMap::new();
     for d in document.files.iter().flat_map(|f| &f.diagnostics) {
-        first.entry(&d.code).or_insert(d);
+        uses.entry(&d.code)
+            .or_insert_with(|| CodeUse {
+                first: d,
+                names: BTreeSet::new(),
+            })
+            .names
+            .insert(&d.cuda_name);
     }
-    first
-        .into_iter()
-        .map(|(code, d)| (code.to_owned(), rule(code, d)))
+    uses.into_iter()
+        .map(|(code, u)| (code.to_owned(), rule(code, &u)))
         .collect()
 }
 
-fn rule(code: &str, example: &DiagnosticRecord) -> Value {
+/// A code covers many CUDA names (one table code per library block), so
+/// the rule describes the code and lists the names; each result carries
+/// its own name's message and suggestion.
+fn rule(code: &str, used: &CodeUse) -> Value {
+    let first = used.first;
     let short = own_code_help(code).map_or_else(
-        || format!("Rule table entry {code} ({})", example.library.name()),
+        || format!("Rule table entry {code} ({})", first.library.name()),
         str::to_owned,
     );
-    let help = match &example.suggestion {
-        Some(s) => format!("{short}. {s}"),
-        None => format!("{short}. Example: {}", example.message),
+    let mut names: Vec<String> = used
+        .names
+        .iter()
+        .take(NAMES_LISTED)
+        .map(|n| format!("`{n}`"))
+        .collect();
+    if used.names.len() > NAMES_LISTED {
+        names.push(format!("and {} more", used.names.len() - NAMES_LISTED));
+    }
+    let full = format!("{short}. Reported in this run for {}.", names.join(", "));
+    let help = match (&first.suggestion, used.names.len()) {
+        (Some(suggestion), 1) => format!("{full} {suggestion}"),
+        _ => format!("{full} Each result names the CUDA API and what to do about it."),
     };
     let mut rule = json!({
         "id": code,
         "shortDescription": {"text": short},
-        "fullDescription": {"text": example.message},
+        "fullDescription": {"text": full},
         "help": {"text": help},
-        "defaultConfiguration": {"level": sarif_level(example.level)},
-        "properties": {"tags": [example.library.id(), example.level.id()]},
+        "defaultConfiguration": {"level": sarif_level(first.level)},
+        "properties": {"tags": [first.library.id(), first.level.id()]},
     });
-    if let Some(uri) = example.reference.as_deref().filter(|r| is_uri(r)) {
+    if let Some(uri) = first.reference.as_deref().filter(|r| is_uri(r)) {
         rule["helpUri"] = json!(uri);
     }
     rule
