@@ -17,12 +17,17 @@ pub(crate) enum DoctorFormat {
 
 #[derive(Debug, clap::Args)]
 #[command(
-    long_about = "Reports NVIDIA driver/CUDA, GPUs (memory, persistence, MIG), MPS, the CUDA toolkit, \
-Ascend driver and CANN, ROCm/HIP, MUSA and Cambricon Neuware. Every probe is read-only and bounded \
-by --timeout-ms; a stack that is not installed is reported as \"not found\", not as an error.\n\n\
-Exit status: 0 (also when nothing is installed); 1 with --strict when a finding is a warning; \
-2 on a usage or output error.",
-    after_help = "Examples:\n  cuport doctor\n  cuport doctor --format json > doctor.json\n  cuport doctor --strict   # exit 1 on warnings, for CI"
+    after_help = "Reports NVIDIA driver/CUDA, GPUs (memory, persistence, MIG), MPS, the CUDA \
+toolkit, Ascend driver and CANN, ROCm/HIP, MUSA and Cambricon Neuware. Every probe is read-only and \
+bounded by --timeout-ms; a stack that is not installed is reported as \"not found\", not as an error.
+
+Exit status: 0, also when nothing is installed; 1 with --strict when a finding is a warning; \
+2 on a usage or output error.
+
+Examples:
+  cuport doctor
+  cuport doctor --format json > doctor.json
+  cuport doctor --strict   # exit 1 on warnings, for CI"
 )]
 pub(crate) struct DoctorArgs {
     /// Output format.
