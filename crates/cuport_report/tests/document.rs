@@ -30,6 +30,29 @@ fn committed_schema_matches_the_types() {
 }
 
 #[test]
+fn documents_validate_against_the_committed_schema() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("report.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    for fixture in ["vector_add", "pytorch_train", "cmake_project"] {
+        let document = common::fixture_document(fixture, Target::Ascend);
+        let value: serde_json::Value = serde_json::from_str(&document.to_json().unwrap()).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&value)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{fixture}: {errors:#?}");
+        let mut broken = value.clone();
+        broken["files"][0]["diagnostics"] = serde_json::json!([{"level": "fatal"}]);
+        assert!(
+            !validator.is_valid(&broken),
+            "a broken document is rejected"
+        );
+    }
+}
+
+#[test]
 fn documents_round_trip_and_re_render_identically() {
     for fixture in common::fixture_names() {
         for target in Target::ALL {
