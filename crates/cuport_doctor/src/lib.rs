@@ -3,7 +3,14 @@
 //! timeout; a missing stack is reported as "not found", never as an error.
 //!
 //! All foreign calls live in the `ffi` module; external tools run through
-//! `tool::run_tool` (no shell, killed on timeout).
+//! `tool::run_tool` (no shell, started in `/`, found only in absolute
+//! directories, killed with their process group on timeout).
+//!
+//! Finding codes (stable; `Finding::code`): `env-dir-missing`,
+//! `library-not-loadable`, `probe-timed-out`, `no-devices`, `cuda-init-failed`,
+//! `toolkit-newer-than-driver`, `toolkit-without-driver`,
+//! `mig-without-instances`, `mig-change-pending`, `mps-running`,
+//! `cann-without-driver`, `relative-loader-path` (stack `host`).
 mod ascend;
 mod ffi;
 mod locate;
