@@ -128,6 +128,10 @@ pub(crate) struct MigrateArgs {
     /// Print the resolved settings and where each came from, then exit.
     #[arg(long)]
     pub(crate) show_settings: bool,
+    /// Also write review reports into DIR: report.json, summary.md,
+    /// diagnostics.sarif, changes.csv and unsupported.csv.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) report: Option<PathBuf>,
 }
 
 pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> {
@@ -144,6 +148,9 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
     let extras = Extras::plan(args, settings.target.value, &scan, &migration, out)?;
     write_mode(args, &migration, &extras, out)?;
     report(args, &migration, &settings, &extras, out)?;
+    if let Some(dir) = &args.report {
+        crate::cmd_report::write_migration_reports(dir, &migration, &settings, &rules, out)?;
+    }
     Ok(exit_code(&migration, args.fail_on))
 }
 

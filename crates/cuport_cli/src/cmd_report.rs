@@ -182,8 +182,6 @@ pub(crate) fn run_meta(settings: &Settings, rules: &RuleSet) -> RunMeta {
 }
 
 /// Writes every report format for `cuport migrate --report DIR`.
-// Called from cmd_migrate once `--report DIR` is wired there.
-#[allow(dead_code)]
 pub(crate) fn write_migration_reports(
     dir: &Path,
     migration: &Migration,

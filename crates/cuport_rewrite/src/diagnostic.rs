@@ -59,7 +59,8 @@ pub mod codes {
 pub struct Diagnostic {
     pub code: String,
     pub level: Level,
-    /// `low`, `medium` or `high` for manual work; absent otherwise.
+    /// `low`, `medium` or `high` for manual work; `included` when the work is
+    /// part of an enclosing kernel's port (counted once, with the kernel).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effort: Option<String>,
     pub message: String,
@@ -79,7 +80,7 @@ pub struct Diagnostic {
 /// time: a rough, documented scale so that estimates are comparable.
 pub fn effort_hours(diagnostic: &Diagnostic) -> f64 {
     match (diagnostic.level, diagnostic.effort.as_deref()) {
-        (Level::Note, _) => 0.0,
+        (Level::Note, _) | (_, Some("included")) => 0.0,
         (_, Some("high")) => 16.0,
         (_, Some("medium")) => 2.0,
         (_, Some("low")) => 0.25,

@@ -91,6 +91,7 @@ pub fn migrate_source(
     }
     planner.compose_rewrites();
     let mut planned = planner.out;
+    fold_effort_into_kernels(&mut planned.diagnostics, analysis);
     planned.edits.extend(header_edits(
         src,
         language,
@@ -103,6 +104,31 @@ pub fn migrate_source(
         planned.edits.extend(notes);
     }
     finish(src, &lines, planned, stats)
+}
+
+/// Inside a kernel that must be rewritten by hand (Ascend C, BANG C), the
+/// kernel's own diagnostic carries the effort; what is inside it is listed
+/// for the engineer but not counted again.
+fn fold_effort_into_kernels(diagnostics: &mut [Diagnostic], analysis: &FileAnalysis) {
+    let manual_kernels: Vec<TextRange> = analysis
+        .sites
+        .iter()
+        .filter(|s| s.kind == SiteKind::KernelDefinition)
+        .filter(|s| {
+            diagnostics
+                .iter()
+                .any(|d| d.code == codes::KERNEL_MANUAL && d.range == s.range)
+        })
+        .filter_map(|s| s.body)
+        .collect();
+    for diagnostic in diagnostics.iter_mut() {
+        let inside = manual_kernels
+            .iter()
+            .any(|body| body.start <= diagnostic.range.start && diagnostic.range.end <= body.end);
+        if inside && diagnostic.level >= Level::Approximate {
+            diagnostic.effort = Some("included".into());
+        }
+    }
 }
 
 fn count_site(stats: &mut FileStats, library: Library, kind: SiteKind, new: &[Diagnostic]) {
