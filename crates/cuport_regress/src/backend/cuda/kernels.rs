@@ -227,7 +227,7 @@ pub(super) fn kernel_for(op: &OpSpec, dtype: DType) -> Result<&'static str, Stri
     );
     if dtype == DType::I32 && !integer_ok {
         return Err(format!(
-            "`{}` on i32 is not implemented by the cuda backend (integer kernels: add, mul, reduce_sum, reduce_max)",
+            "`{}` on i32 is not supported by the cuda backend (integer kernels: add, mul, reduce_sum, reduce_max)",
             op.kind()
         ));
     }
