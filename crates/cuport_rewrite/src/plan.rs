@@ -154,6 +154,10 @@ impl<'a> Planner<'a> {
         let target = self.target();
         let to = resolved.target_name.as_deref().map(str::to_owned);
         let message = match (level, &to) {
+            (Level::Approximate, Some(to)) if *to == site.name => format!(
+                "`{}` is kept on {target} but does not behave exactly the same",
+                site.name
+            ),
             (Level::Approximate, Some(to)) => format!(
                 "`{}` became `{to}` on {target}, which is not exactly equivalent",
                 site.name
@@ -236,6 +240,10 @@ impl<'a> Planner<'a> {
         let Some(to) = resolved.target_name.as_deref() else {
             return false;
         };
+        if to == site.name {
+            // Same name on the target (an approximate mapping that keeps it).
+            return true;
+        }
         let written = self.text(site.range);
         // A CMake command's CUDA argument (`project(CUDA)` is reported on the
         // word `CUDA`): the word itself is replaced.

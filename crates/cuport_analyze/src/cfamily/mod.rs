@@ -95,7 +95,8 @@ pub(crate) struct Scanner<'a> {
     sites: Vec<Site>,
     conditions: ConditionTracker,
     defined_names: Vec<String>,
-    namespace_aliases: FxHashMap<&'a str, Library>,
+    /// `namespace cg = cooperative_groups;`: alias → (namespace, library).
+    namespace_aliases: FxHashMap<&'a str, (&'a str, Library)>,
     directive: Option<Directive>,
 }
 
@@ -293,7 +294,11 @@ impl<'a> Scanner<'a> {
         let first = self.text(i);
         let second = if last > i { self.text(i + 2) } else { "" };
         let library = namespace_library(first)
-            .or_else(|| self.namespace_aliases.get(first).copied())
+            .or_else(|| {
+                self.namespace_aliases
+                    .get(first)
+                    .map(|(_, library)| *library)
+            })
             .or_else(|| {
                 (matches!(first, "at" | "c10" | "torch") && second == "cuda")
                     .then_some(Library::Torch)
@@ -305,9 +310,15 @@ impl<'a> Scanner<'a> {
         let Some(library) = library else {
             return last + 1;
         };
+        // Sites are named with the real namespace (`cg::reduce` is
+        // `cooperative_groups::reduce`) so the rule tables see one name.
+        let canonical = |k: usize| match self.namespace_aliases.get(self.text(k)) {
+            Some((namespace, _)) if k == i => *namespace,
+            _ => self.text(k),
+        };
         let name: String = (i..=last)
             .step_by(2)
-            .map(|k| self.text(k))
+            .map(canonical)
             .collect::<Vec<_>>()
             .join("::");
         let kind = match self.kind_at(last + 1) {
@@ -330,7 +341,8 @@ impl<'a> Scanner<'a> {
             && self.kind_at(i + 3) == Some(TokKind::Ident)
         {
             if let Some(library) = namespace_library(self.text(i + 3)) {
-                self.namespace_aliases.insert(self.text(i + 1), library);
+                self.namespace_aliases
+                    .insert(self.text(i + 1), (self.text(i + 3), library));
             }
         }
     }

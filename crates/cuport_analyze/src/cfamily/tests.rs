@@ -159,7 +159,7 @@ fn namespaces_aliases_and_torch_cpp() {
         .map(|s| (s.name.as_str(), s.library, s.kind))
         .collect();
     assert!(found.contains(&(
-        "cg::this_thread_block",
+        "cooperative_groups::this_thread_block",
         Library::CooperativeGroups,
         SiteKind::LibraryCall
     )));
