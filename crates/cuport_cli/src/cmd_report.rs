@@ -1,5 +1,5 @@
 //! `cuport report` (issue 6): re-render a migration's report.json as
-//! Markdown, SARIF, CSV or JSON without running the migration again; and
+//! Markdown, SARIF, CSV, JSON or HTML without running the migration again; and
 //! the glue that lets `cuport migrate --report DIR` write every format.
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -26,6 +26,8 @@ pub(crate) enum FormatArg {
     Csv,
     /// report.json itself, normalised.
     Json,
+    /// report.html: the self-contained review page (dashboard and diffs).
+    Html,
 }
 
 impl FormatArg {
@@ -35,6 +37,7 @@ impl FormatArg {
             FormatArg::Sarif => Format::Sarif,
             FormatArg::Csv => Format::Csv,
             FormatArg::Json => Format::Json,
+            FormatArg::Html => Format::Html,
         }
     }
 }
@@ -52,6 +55,7 @@ pub(crate) enum CsvTable {
 cuport migrate --to ascend src/ --report review/\n  \
 cuport report review/report.json --format md > summary.md\n  \
 cuport report review/report.json --format sarif -o cuport.sarif\n  \
+cuport report review/report.json --format html -o report.html\n  \
 cuport report review/report.json --format csv --table unsupported\n  \
 cuport report review/report.json --format csv --out-dir review/")]
 pub(crate) struct ReportArgs {
@@ -181,6 +185,15 @@ pub(crate) fn run_meta(settings: &Settings, rules: &RuleSet) -> RunMeta {
     meta
 }
 
+/// What `cuport migrate --report DIR` writes: every format.
+const MIGRATE_FORMATS: [Format; 5] = [
+    Format::Json,
+    Format::Markdown,
+    Format::Sarif,
+    Format::Csv,
+    Format::Html,
+];
+
 /// Writes every report format for `cuport migrate --report DIR`.
 pub(crate) fn write_migration_reports(
     dir: &Path,
@@ -190,7 +203,7 @@ pub(crate) fn write_migration_reports(
     out: &Output,
 ) -> anyhow::Result<()> {
     let meta = run_meta(settings, rules);
-    let written = cuport_report::write_reports(migration, &meta, dir, &Format::ALL)
+    let written = cuport_report::write_reports(migration, &meta, dir, &MIGRATE_FORMATS)
         .with_context(|| format!("could not write the reports to {}", dir.display()))?;
     for path in written {
         out.info(&format!("wrote {}", path.display()));

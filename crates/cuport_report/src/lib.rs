@@ -7,6 +7,7 @@
 mod csv_out;
 mod document;
 mod error;
+mod html;
 mod markdown;
 mod meta;
 mod record;
@@ -20,6 +21,7 @@ pub use document::{
     REPORT_FORMAT_VERSION,
 };
 pub use error::ReportError;
+pub use html::{embedded_json, escape as html_escape, report_html};
 pub use markdown::{summary_markdown, summary_markdown_within, SUMMARY_LIMIT};
 pub use meta::{rfc3339, RulesInfo, RunMeta};
 pub use record::{DiagnosticRecord, EditRecord, EditStatus, Level, Tally};
@@ -38,9 +40,13 @@ pub enum Format {
     Sarif,
     /// `changes.csv` and `unsupported.csv`.
     Csv,
+    /// `report.html`: the self-contained review page.
+    Html,
 }
 
 impl Format {
+    /// The machine and summary formats; `Html` is separate because it is
+    /// much larger and only a person reads it.
     pub const ALL: [Format; 4] = [Format::Json, Format::Markdown, Format::Sarif, Format::Csv];
 
     /// The files `write_reports` writes for this format.
@@ -50,6 +56,7 @@ impl Format {
             Format::Markdown => &["summary.md"],
             Format::Sarif => &["diagnostics.sarif"],
             Format::Csv => &["changes.csv", "unsupported.csv"],
+            Format::Html => &["report.html"],
         }
     }
 }
@@ -76,6 +83,7 @@ pub fn render(document: &ReportDocument, format: Format) -> Result<Vec<Rendered>
         Format::Json => one(document.to_json()?),
         Format::Markdown => one(summary_markdown(document)),
         Format::Sarif => one(sarif(document)?),
+        Format::Html => one(report_html(document)?),
         Format::Csv => vec![
             Rendered {
                 file_name: "changes.csv",
