@@ -134,15 +134,6 @@ fn options_for_another_format_are_refused() {
 }
 
 #[test]
-fn html_is_not_a_format() {
-    let (_dir, path, _) = report_json(Target::Hip);
-    let (stdout, stderr, code) = cuport(&["--format", "html"], &path);
-    assert_eq!(code, Some(2));
-    assert!(stdout.is_empty());
-    assert!(stderr.contains("invalid value 'html'"), "{stderr}");
-}
-
-#[test]
 fn other_documents_are_refused_with_the_file_named() {
     let dir = tempfile::tempdir().unwrap();
     let scan = dir.path().join("scan.json");

@@ -6,6 +6,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
+mod data;
+
 use crate::document::ReportDocument;
 use crate::error::ReportError;
 use crate::record::Level;
@@ -39,14 +41,16 @@ pub fn report_html(document: &ReportDocument) -> Result<String, ReportError> {
     Ok(page)
 }
 
-/// The document as JSON that is safe inside a `<script>` element: every
+/// The page's data (see `html/data.rs`) as JSON that is safe inside a
+/// `<script>` element: every
 /// `<`, `>` and `&` (which JSON only has inside strings) becomes a `\u`
 /// escape, so no `</script>` or `<!--` in migrated code can end the element.
 pub fn embedded_json(document: &ReportDocument) -> Result<String, ReportError> {
-    let json = serde_json::to_string(document).map_err(|error| ReportError::Encode {
-        what: "report page data",
-        error: error.to_string(),
-    })?;
+    let json =
+        serde_json::to_string(&data::page_data(document)).map_err(|error| ReportError::Encode {
+            what: "report page data",
+            error: error.to_string(),
+        })?;
     Ok(json
         .replace('<', "\\u003c")
         .replace('>', "\\u003e")

@@ -34,6 +34,13 @@ var filters = { level: "", library: "", code: "", file: "", q: "" };
 // whose (original) line falls inside each; the rest go to a trailing
 // pseudo-hunk so no diagnostic is lost.
 function prepareFile(file) {
+  var str = data.strings;
+  file.edits = file.edits.map(function (e) {
+    return { line: e[0], code: e[1], status: e[2], cuda_name: str[e[3]], replacement: str[e[4]] };
+  });
+  file.diagnostics = file.diags.map(function (d) {
+    return { line: d[0], level: d[1], code: d[2], library: d[3], cuda_name: str[d[4]], message: str[d[5]], suggestion: d[6] < 0 ? "" : str[d[6]] };
+  });
   var hunks = [];
   var lines = (file.diff || "").split("\n");
   var hunk = null;
@@ -59,9 +66,9 @@ function prepareFile(file) {
   if (rest.edits.length || rest.diags.length) hunks.push(rest);
   hunks.forEach(function (h) { describeHunk(h, file); });
   var libs = Object.create(null);
-  Object.keys(file.stats.by_library || {}).forEach(function (l) { libs[l] = true; });
-  file.diagnostics.forEach(function (d) { libs[d.library] = true; });
-  return { path: file.path, language: file.language, stats: file.stats, hunks: hunks, libraries: libs, section: null, rendered: false };
+  file.libraries.forEach(function (l) { libs[l] = true; });
+  var stats = { converted: file.converted, not_converted: file.left, effort_hours: file.hours };
+  return { path: file.path, language: file.language, stats: stats, hunks: hunks, libraries: libs, section: null, rendered: false };
 }
 
 function describeHunk(h, file) {
@@ -217,10 +224,12 @@ function collectOptions() {
 }
 
 var CONTROLS = { level: "f-level", library: "f-library", code: "f-code", file: "f-file", q: "search" };
+// Free-text filters ignore case; the others are exact ids.
+function normalise(key, value) { return key === "q" || key === "file" ? value.toLowerCase() : value; }
 function readHash() {
   var params = new URLSearchParams(location.hash.replace(/^#/, ""));
   Object.keys(CONTROLS).forEach(function (key) {
-    filters[key] = (params.get(key) || "").toLowerCase();
+    filters[key] = normalise(key, params.get(key) || "");
     document.getElementById(CONTROLS[key]).value = params.get(key) || "";
   });
   applyFilters();
@@ -229,7 +238,7 @@ function writeHash() {
   var params = new URLSearchParams();
   Object.keys(CONTROLS).forEach(function (key) {
     var value = document.getElementById(CONTROLS[key]).value;
-    filters[key] = value.toLowerCase();
+    filters[key] = normalise(key, value);
     if (value) params.set(key, value);
   });
   history.replaceState(null, "", "#" + params.toString());
