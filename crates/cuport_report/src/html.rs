@@ -173,7 +173,7 @@ fn library_chart(doc: &ReportDocument) -> String {
     let height = 28 * rows.len().max(1) + 10;
     let mut svg = format!(
         "<div class=\"panel\"><h2>Converted per library</h2>\
-         <svg id=\"library-chart\" role=\"img\" viewBox=\"0 0 560 {height}\" width=\"100%\">"
+         <svg id=\"library-chart\" role=\"img\" viewBox=\"0 0 420 {height}\" width=\"100%\">"
     );
     for (i, (library, tally)) in rows.iter().enumerate() {
         let y = 5 + 28 * i;
@@ -181,14 +181,14 @@ fn library_chart(doc: &ReportDocument) -> String {
         let width = if total == 0 {
             0.0
         } else {
-            260.0 * tally.converted as f64 / total as f64
+            200.0 * tally.converted as f64 / total as f64
         };
         let _ = write!(
             svg,
             "<g class=\"bar\"><text x=\"0\" y=\"{}\">{}</text>\
-             <rect class=\"left\" x=\"170\" y=\"{y}\" width=\"260\" height=\"20\"/>\
-             <rect class=\"done\" x=\"170\" y=\"{y}\" width=\"{width:.1}\" height=\"20\"/>\
-             <text x=\"438\" y=\"{}\">{}/{} ({})</text></g>",
+             <rect class=\"left\" x=\"130\" y=\"{y}\" width=\"200\" height=\"20\"/>\
+             <rect class=\"done\" x=\"130\" y=\"{y}\" width=\"{width:.1}\" height=\"20\"/>\
+             <text x=\"336\" y=\"{}\">{}/{} ({})</text></g>",
             y + 15,
             escape(library.name()),
             y + 15,
