@@ -296,5 +296,7 @@ function start() {
   window.addEventListener("hashchange", readHash);
   readHash();
   document.body.dataset.ready = "true";
+  // Time from navigation to a usable page; lets a test or a reviewer check speed.
+  document.body.dataset.readyMs = String(Math.round(performance.now()));
 }
 start();
