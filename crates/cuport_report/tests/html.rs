@@ -6,6 +6,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use cuport_model::Target;
 use cuport_report::{render, report_html, Format, ReportDocument};
@@ -168,8 +169,11 @@ fn chromium() -> Option<PathBuf> {
     None
 }
 
+/// Runs Chromium headless and returns its standard output; kills it after
+/// a minute so a hung browser fails the test instead of stalling CI.
 fn run_chromium(chromium: &Path, profile: &Path, extra: &[&str], url: &str) -> String {
-    let output = Command::new(chromium)
+    let stdout_path = profile.join("stdout.txt");
+    let mut child = Command::new(chromium)
         .args([
             "--headless",
             "--no-sandbox",
@@ -181,17 +185,29 @@ fn run_chromium(chromium: &Path, profile: &Path, extra: &[&str], url: &str) -> S
             "--window-size=1400,1000",
             "--virtual-time-budget=3000",
         ])
-        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!(
+            "--user-data-dir={}",
+            profile.join("profile").display()
+        ))
         .args(extra)
         .arg(url)
-        .output()
+        .stdout(std::fs::File::create(&stdout_path).unwrap())
+        .stderr(std::process::Stdio::null())
+        .spawn()
         .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).unwrap()
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+            panic!("chromium did not finish within 60 s: {url}");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status.success(), "chromium failed ({status}) on {url}");
+    std::fs::read_to_string(&stdout_path).unwrap()
 }
 
 /// Hunks in the dumped DOM: (hidden, text of the hunk element's opening).
