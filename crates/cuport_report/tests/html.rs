@@ -271,4 +271,13 @@ fn page_renders_and_filters_in_headless_chromium() {
     for (hidden, label) in &after {
         assert_eq!(!hidden, label.contains(badge), "{label}");
     }
+
+    // Two filters at once: a rule code and the free-text search.
+    let filtered = format!("{url}#code=CP0001&q=cuda_fp16");
+    let dom = run_chromium(&chromium, profile.path(), &["--dump-dom"], &filtered);
+    let after = hunks(&dom);
+    let shown: Vec<_> = after.iter().filter(|(hidden, _)| !hidden).collect();
+    assert_eq!(shown.len(), 1, "{shown:?}");
+    assert!(shown[0].1.contains("<span class=\"code\">CP0001</span>"));
+    assert!(dom.contains("1 of 1 files"));
 }
