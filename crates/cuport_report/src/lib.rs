@@ -1,6 +1,7 @@
 //! Review reports of a migration. `report.json` ([`ReportDocument`]) is the
 //! canonical, versioned record; `summary.md`, `diagnostics.sarif`,
-//! `changes.csv` and `unsupported.csv` are rendered from it alone, so
+//! `changes.csv`, `unsupported.csv` and the review page `report.html` are
+//! rendered from it alone, so
 //! `cuport report report.json --format ...` re-renders any of them without
 //! running the migration again.
 
