@@ -44,7 +44,7 @@ enum Command {
     Scan(cmd_scan::ScanArgs),
     /// Port a code base to a target: diagnostics, statistics, diffs or rewritten files.
     Migrate(cmd_migrate::MigrateArgs),
-    /// Re-render a migration report (report.json) as Markdown, SARIF, CSV or JSON.
+    /// Re-render a migration report (report.json) as HTML, Markdown, SARIF, CSV or JSON.
     Report(cmd_report::ReportArgs),
     /// Inspect and validate the rule tables.
     Rules(cmd_rules::RulesArgs),

@@ -114,12 +114,32 @@ fn levels_map_from_cuport_levels() {
     }
 }
 
+/// The 2.1.0-rtm.5 schema's `language` patterns have a stray `]` that Rust
+/// regex engines reject; their intent (`en` or `en-US`) is kept.
+fn fix_language_patterns(value: &mut Value) {
+    const BROKEN: &str = "^[a-zA-Z]{2}|^[a-zA-Z]{2}-[a-zA-Z]{2}]?$";
+    match value {
+        Value::Object(map) => {
+            for (key, child) in map.iter_mut() {
+                if key == "pattern" && child.as_str() == Some(BROKEN) {
+                    *child = Value::from("^[a-zA-Z]{2}(-[a-zA-Z]{2})?$");
+                } else {
+                    fix_language_patterns(child);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(fix_language_patterns),
+        _ => {}
+    }
+}
+
 #[test]
 fn sarif_validates_against_the_official_schema_when_given() {
     let Some(path) = std::env::var_os("CUPORT_SARIF_SCHEMA") else {
         return;
     };
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    let mut schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    fix_language_patterns(&mut schema);
     let validator = jsonschema::validator_for(&schema).unwrap();
     let logs = logs();
     // The validator must see a broken log as broken, or this test proves nothing.

@@ -135,6 +135,7 @@ impl<'a> Planner<'a> {
         if applied {
             self.out.headers.extend(resolved.headers().iter().cloned());
             self.out.imports.extend(resolved.imports().iter().cloned());
+            self.helpers_needed(site, &resolved);
         }
         let level = match status {
             Status::Exact | Status::Renamed | Status::Rewrite => None,
@@ -148,6 +149,24 @@ impl<'a> Planner<'a> {
         if is_version_macro(&site.name) && site.kind == SiteKind::PreprocessorCondition {
             self.version_condition(site);
         }
+    }
+
+    /// A rewrite into a cuport helper (`cuport_blas_sgemm` over aclnn's
+    /// two-phase API): the helper is declared in `cuport_shim.h`, but its
+    /// implementation is not generated yet, so the call needs a person.
+    fn helpers_needed(&mut self, site: &Site, resolved: &Resolved<'_>) {
+        let helpers = resolved.helpers();
+        if helpers.is_empty() {
+            return;
+        }
+        let message = format!(
+            "`{}` now calls cuport helper `{}`, declared in cuport_shim.h; cuport does not generate the helper's implementation yet",
+            site.name,
+            helpers.join("`, `")
+        );
+        let diagnostic = self.diagnose(site, codes::HELPER_REQUIRED, Level::Manual, message);
+        diagnostic.effort = Some("medium".into());
+        diagnostic.suggestion = Some("implement the helper (its contract is in the rule's note: `cuport rules show NAME`) or port the call by hand".into());
     }
 
     fn table_diagnostic(&mut self, site: &Site, resolved: &Resolved<'_>, code: &str, level: Level) {

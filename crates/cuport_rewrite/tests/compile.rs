@@ -165,24 +165,56 @@ fn hip_output_compiles_with_hipcc_or_the_failure_was_flagged() {
     assert!(compiled >= 1, "no migrated file compiled with hipcc");
 }
 
+/// Every `error:` the compiler reports for `path` must sit on or next to a
+/// line where cuport flagged a name needing a person; returns the unexplained ones.
+fn unexplained_errors(
+    stderr: &str,
+    path: &Path,
+    file: &cuport_rewrite::MigratedFile,
+) -> Vec<String> {
+    let text = String::from_utf8_lossy(&file.result.output).into_owned();
+    let lines: Vec<&str> = text.lines().collect();
+    let flagged: Vec<&str> = file
+        .result
+        .diagnostics
+        .iter()
+        .filter(|d| d.level >= Level::Manual)
+        .map(|d| d.cuda_name.as_str())
+        .collect();
+    errors_in(stderr, path)
+        .into_iter()
+        .filter(|(line, _)| {
+            let nearby = lines
+                [line.saturating_sub(3).min(lines.len())..(line + 2).min(lines.len())]
+                .join("\n");
+            !flagged
+                .iter()
+                .any(|name| nearby.contains(name.rsplit("::").next().unwrap_or(name)))
+        })
+        .map(|(_, message)| message)
+        .collect()
+}
+
 #[test]
 fn ascend_host_code_compiles_against_the_generated_declarations() {
     if !require("g++") {
         return;
     }
+    // The vendor headers and cuport's helper header all resolve to the
+    // declarations generated from the rule tables' signatures.
     let header = tempfile::tempdir().unwrap();
     let declarations = rules().declarations_header(Target::Ascend);
-    std::fs::create_dir_all(header.path().join("acl")).unwrap();
-    std::fs::create_dir_all(header.path().join("aclnn")).unwrap();
-    std::fs::create_dir_all(header.path().join("hccl")).unwrap();
+    for dir in ["acl", "aclnn", "hccl"] {
+        std::fs::create_dir_all(header.path().join(dir)).unwrap();
+    }
     std::fs::write(header.path().join("cuport_ascend_decls.h"), &declarations).unwrap();
     for name in [
         "acl/acl.h",
         "acl/acl_rt.h",
         "aclnn/acl_meta.h",
-        "aclnn/opdev.h",
         "hccl/hccl.h",
         "hccl/hccl_types.h",
+        "cuport_shim.h",
     ] {
         std::fs::write(
             header.path().join(name),
@@ -190,7 +222,7 @@ fn ascend_host_code_compiles_against_the_generated_declarations() {
         )
         .unwrap();
     }
-    let mut checked = 0;
+    let mut compiled = Vec::new();
     for fixture in ["cudnn_conv", "cmake_project"] {
         let migration = migrate_dir(
             &fixtures_root().join(fixture),
@@ -199,39 +231,32 @@ fn ascend_host_code_compiles_against_the_generated_declarations() {
         let out = write_tree(&migration);
         let root = out.path().join("tree");
         for file in migration.files.iter().filter(|f| f.path.ends_with(".cpp")) {
+            let path = root.join(&file.path);
             let output = Command::new("g++")
-                .args(["-std=c++17", "-fsyntax-only", "-include", "cstdint"])
+                .args(["-std=c++17", "-fsyntax-only"])
                 .arg(format!("-I{}", header.path().display()))
                 .args(include_dirs(&root))
-                .arg(root.join(&file.path))
+                .arg(&path)
                 .output()
                 .unwrap();
             let stderr = String::from_utf8_lossy(&output.stderr);
-            let flagged = file
-                .result
-                .diagnostics
-                .iter()
-                .any(|d| d.level >= Level::Manual);
+            if output.status.success() {
+                compiled.push(format!("{fixture}/{}", file.path));
+                continue;
+            }
+            // Not yet clean: the Ascend tables do not map every cuDNN type and
+            // runtime API these programs use. Each failing file must carry
+            // manual diagnostics, and g++'s first error must be at one of them
+            // (later errors may cascade from it).
+            let unexplained = unexplained_errors(&stderr, &path, file);
+            let first_error = errors_in(&stderr, &path).into_iter().next().map(|(_, m)| m);
             assert!(
-                output.status.success() || flagged,
-                "{fixture}/{}: g++ failed without a flagged site:\n{stderr}",
+                first_error.is_some_and(|first| !unexplained.contains(&first)),
+                "{fixture}/{}: g++'s first error is not at a site cuport flagged:\n{stderr}",
                 file.path
             );
-            if output.status.success() {
-                checked += 1;
-            } else {
-                eprintln!(
-                    "{fixture}/{}: g++ errors at flagged sites (expected):\n{}",
-                    file.path,
-                    stderr
-                        .lines()
-                        .filter(|l| l.contains("error"))
-                        .take(5)
-                        .collect::<Vec<_>>()
-                        .join("\n")
-                );
-            }
+            eprintln!("!!! {fixture}/{}: does not compile yet for Ascend; g++ errors start at flagged sites ({} errors)", file.path, errors_in(&stderr, &path).len());
         }
     }
-    eprintln!("g++: {checked} Ascend host files compiled against the generated declarations");
+    eprintln!("g++: compiled cleanly against the generated declarations: {compiled:?}");
 }
