@@ -136,6 +136,11 @@ pub struct ScannedFile {
     pub lines: u64,
     #[serde(flatten)]
     pub analysis: FileAnalysis,
+    /// The bytes that were analysed, kept when `ScanOptions::keep_sources`
+    /// asks for them (so a migration does not read every file twice).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub source: Option<Vec<u8>>,
 }
 
 /// A file that was not analysed, and why.

@@ -44,6 +44,8 @@ pub struct ScanOptions {
     pub threads: usize,
     /// Real CUDA names, never mistaken for the project's own definitions.
     pub known_names: Option<KnownNames>,
+    /// Keep each analysed file's bytes in `ScannedFile::source`.
+    pub keep_sources: bool,
 }
 
 impl Default for ScanOptions {
@@ -56,6 +58,7 @@ impl Default for ScanOptions {
             analyze: AnalyzeOptions::default(),
             threads: 0,
             known_names: None,
+            keep_sources: false,
         }
     }
 }
@@ -345,6 +348,7 @@ fn read_and_analyze(
         bytes: metadata.len(),
         lines,
         analysis,
+        source: options.keep_sources.then_some(bytes),
     })
 }
 

@@ -231,6 +231,7 @@ fn migrate(
             syntax_check: SyntaxCheck::Off,
         },
         known_names: crate::cmd_scan::known_names_of(rules),
+        keep_sources: true,
         ..ScanOptions::default()
     };
     let bar = crate::cmd_scan::BarProgress(out.progress(0, "analysing"));

@@ -88,7 +88,10 @@ fn migrate_one(
     rules: &RuleSet,
     options: &MigrateOptions,
 ) -> Result<MigratedFile, RewriteError> {
-    let original = std::fs::read(path).map_err(io(path))?;
+    let original = match &file.source {
+        Some(bytes) => bytes.clone(),
+        None => std::fs::read(path).map_err(io(path))?,
+    };
     if original.len() as u64 != file.bytes {
         return Err(RewriteError::ChangedDuringRun {
             path: path.to_path_buf(),
