@@ -1,6 +1,10 @@
 //! The gemm family on hipBLAS: what runs, and the call itself.
 #![allow(unsafe_code)]
-use super::api::{BlasHandle, BlasStatus, HipBlasApi, BACKEND, HIPBLAS_OP_N, HIPBLAS_OP_T};
+use std::ffi::c_int;
+
+use super::api::{
+    BlasHandle, BlasStatus, Gemm, HipBlasApi, StridedGemm, BACKEND, HIPBLAS_OP_N, HIPBLAS_OP_T,
+};
 use super::DeviceBuffer;
 use crate::backend::blas::{blas_gemm, BlasGemm};
 use crate::dtype::DType;
@@ -49,86 +53,92 @@ pub(crate) fn plan(op: &OpSpec, dtype: DType) -> Result<BlasGemm> {
 /// host values that outlive the call (default host pointer mode).
 pub(super) unsafe fn call_blas(api: &HipBlasApi, handle: BlasHandle, p: &Prepared) -> BlasStatus {
     let c = &p.call;
-    let op = |t: bool| if t { HIPBLAS_OP_T } else { HIPBLAS_OP_N };
-    let (ta, tb) = (op(c.trans_first), op(c.trans_second));
-    // Safety: sizes, leading dimensions and strides come from
-    // `blas_gemm` (checked against the CPU reference); buffers were
-    // sized from the op's shapes; scales are host values that outlive
-    // the call (default host pointer mode).
+    // Safety: as the function's contract above.
     unsafe {
         match (p.dtype, p.single) {
-            (DType::F64, true) => (api.dgemm)(
+            (DType::F64, true) => single(api.dgemm, handle, p, c.alpha, c.beta),
+            (DType::F64, false) => strided(api.dgemm_strided_batched, handle, p, c.alpha, c.beta),
+            (_, true) => single(api.sgemm, handle, p, c.alpha as f32, c.beta as f32),
+            (_, false) => strided(
+                api.sgemm_strided_batched,
                 handle,
-                ta,
-                tb,
-                c.m,
-                c.n,
-                c.k,
-                &c.alpha,
-                p.b.ptr.cast(),
-                c.ld_first,
-                p.a.ptr.cast(),
-                c.ld_second,
-                &c.beta,
-                p.output.ptr.cast(),
-                c.ldc,
-            ),
-            (DType::F64, false) => (api.dgemm_strided_batched)(
-                handle,
-                ta,
-                tb,
-                c.m,
-                c.n,
-                c.k,
-                &c.alpha,
-                p.b.ptr.cast(),
-                c.ld_first,
-                c.stride_first,
-                p.a.ptr.cast(),
-                c.ld_second,
-                c.stride_second,
-                &c.beta,
-                p.output.ptr.cast(),
-                c.ldc,
-                c.stride_c,
-                c.batch,
-            ),
-            (_, true) => (api.sgemm)(
-                handle,
-                ta,
-                tb,
-                c.m,
-                c.n,
-                c.k,
-                &(c.alpha as f32),
-                p.b.ptr.cast(),
-                c.ld_first,
-                p.a.ptr.cast(),
-                c.ld_second,
-                &(c.beta as f32),
-                p.output.ptr.cast(),
-                c.ldc,
-            ),
-            (_, false) => (api.sgemm_strided_batched)(
-                handle,
-                ta,
-                tb,
-                c.m,
-                c.n,
-                c.k,
-                &(c.alpha as f32),
-                p.b.ptr.cast(),
-                c.ld_first,
-                c.stride_first,
-                p.a.ptr.cast(),
-                c.ld_second,
-                c.stride_second,
-                &(c.beta as f32),
-                p.output.ptr.cast(),
-                c.ldc,
-                c.stride_c,
-                c.batch,
+                p,
+                c.alpha as f32,
+                c.beta as f32,
             ),
         }
+    }
+}
+
+fn operations(p: &Prepared) -> (c_int, c_int) {
+    let op = |t: bool| if t { HIPBLAS_OP_T } else { HIPBLAS_OP_N };
+    (op(p.call.trans_first), op(p.call.trans_second))
+}
+
+/// # Safety
+/// As [`call_blas`]; `T` matches the element type of `p`'s buffers.
+unsafe fn single<T>(
+    gemm: Gemm<T>,
+    handle: BlasHandle,
+    p: &Prepared,
+    alpha: T,
+    beta: T,
+) -> BlasStatus {
+    let c = &p.call;
+    let (ta, tb) = operations(p);
+    // Safety: the caller's contract; the scales live on this stack frame.
+    unsafe {
+        gemm(
+            handle,
+            ta,
+            tb,
+            c.m,
+            c.n,
+            c.k,
+            &alpha,
+            p.b.ptr.cast(),
+            c.ld_first,
+            p.a.ptr.cast(),
+            c.ld_second,
+            &beta,
+            p.output.ptr.cast(),
+            c.ldc,
+        )
+    }
+}
+
+/// # Safety
+/// As [`call_blas`]; `T` matches the element type of `p`'s buffers.
+unsafe fn strided<T>(
+    gemm: StridedGemm<T>,
+    handle: BlasHandle,
+    p: &Prepared,
+    alpha: T,
+    beta: T,
+) -> BlasStatus {
+    let c = &p.call;
+    let (ta, tb) = operations(p);
+    // Safety: the caller's contract; the scales live on this stack frame.
+    unsafe {
+        gemm(
+            handle,
+            ta,
+            tb,
+            c.m,
+            c.n,
+            c.k,
+            &alpha,
+            p.b.ptr.cast(),
+            c.ld_first,
+            c.stride_first,
+            p.a.ptr.cast(),
+            c.ld_second,
+            c.stride_second,
+            &beta,
+            p.output.ptr.cast(),
+            c.ldc,
+            c.stride_c,
+            c.batch,
+        )
     }
 }
