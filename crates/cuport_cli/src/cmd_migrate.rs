@@ -141,7 +141,7 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
         return Ok(ExitCode::SUCCESS);
     }
     check_extra_flags(args, settings.target.value)?;
-    let rules = settings.load_rules()?;
+    let rules = std::sync::Arc::new(settings.load_rules()?);
     let started = std::time::Instant::now();
     let (scan, migration) = migrate(args, &settings, &rules, out)?;
     out.info(&format!("migrated in {:.2?}", started.elapsed()));
@@ -220,7 +220,7 @@ impl Extras {
 fn migrate(
     args: &MigrateArgs,
     settings: &Settings,
-    rules: &cuport_rules::RuleSet,
+    rules: &std::sync::Arc<cuport_rules::RuleSet>,
     out: &Output,
 ) -> anyhow::Result<(ScanReport, Migration)> {
     let scan_options = ScanOptions {
@@ -230,7 +230,9 @@ fn migrate(
         analyze: AnalyzeOptions {
             syntax_check: SyntaxCheck::Off,
         },
-        known_names: crate::cmd_scan::known_names_of(rules),
+        known_names: Some(crate::cmd_scan::known_names_of(std::sync::Arc::clone(
+            rules,
+        ))),
         keep_sources: true,
         ..ScanOptions::default()
     };

@@ -2,6 +2,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anstyle::AnsiColor;
 use anyhow::Context;
@@ -118,12 +119,7 @@ pub(crate) fn run(args: &ScanArgs, out: &Output) -> anyhow::Result<ExitCode> {
 /// `cuInit` shim is not mistaken for a project-only name.
 pub(crate) fn known_cuda_names(out: &Output) -> Option<KnownNames> {
     match cuport_rules::RuleSet::builtin() {
-        Ok(rules) => {
-            let rules = std::sync::Arc::new(rules);
-            Some(KnownNames(std::sync::Arc::new(move |name: &str| {
-                rules.is_known(name)
-            })))
-        }
+        Ok(rules) => Some(known_names_of(Arc::new(rules))),
         Err(error) => {
             out.warn(&format!("built-in rule tables failed to load ({error}); CUDA-looking names the project defines are all treated as its own"));
             None
@@ -131,12 +127,9 @@ pub(crate) fn known_cuda_names(out: &Output) -> Option<KnownNames> {
     }
 }
 
-/// [`KnownNames`] backed by a loaded rule set.
-pub(crate) fn known_names_of(rules: &cuport_rules::RuleSet) -> Option<KnownNames> {
-    let rules = std::sync::Arc::new(rules.clone());
-    Some(KnownNames(std::sync::Arc::new(move |name: &str| {
-        rules.is_known(name)
-    })))
+/// [`KnownNames`] backed by a loaded rule set (shared, not copied).
+pub(crate) fn known_names_of(rules: Arc<cuport_rules::RuleSet>) -> KnownNames {
+    KnownNames(Arc::new(move |name: &str| rules.is_known(name)))
 }
 
 pub(crate) struct BarProgress(pub(crate) ProgressBar);
