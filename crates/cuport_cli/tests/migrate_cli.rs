@@ -2,11 +2,15 @@
 //! checked the way a porting engineer would check it (exit codes, stdout,
 //! and the bytes, modes and mtimes of every file in the scratch directory).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use assert_cmd::Command;
+use common::{copy_dir, Run};
 use tempfile::TempDir;
 
 /// A scratch directory holding the tree to migrate at `<scratch>/tree`;
@@ -15,26 +19,6 @@ use tempfile::TempDir;
 struct Scratch {
     dir: TempDir,
     root: PathBuf,
-}
-
-/// What one run printed and how it exited.
-struct Run {
-    stdout: String,
-    stderr: String,
-    code: Option<i32>,
-}
-
-impl Run {
-    fn expect_code(self, code: i32) -> Self {
-        assert_eq!(
-            self.code,
-            Some(code),
-            "stdout:\n{}\nstderr:\n{}",
-            self.stdout,
-            self.stderr
-        );
-        self
-    }
 }
 
 /// Bytes, mtime and mode of a file.
@@ -108,19 +92,6 @@ impl Scratch {
 
     fn state(&self) -> BTreeMap<PathBuf, FileState> {
         self.state_except(None)
-    }
-}
-
-fn copy_dir(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).expect("mkdir");
-    for entry in std::fs::read_dir(src).expect("fixture dir") {
-        let entry = entry.expect("entry");
-        let to = dst.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_dir(&entry.path(), &to);
-        } else {
-            std::fs::copy(entry.path(), to).expect("copy");
-        }
     }
 }
 

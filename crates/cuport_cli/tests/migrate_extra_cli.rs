@@ -1,30 +1,15 @@
 //! `cuport migrate --ascend-kernel-skeletons` and `--rename-sources` end to
 //! end: the real binary on scratch copies of the fixtures.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
+use common::{copy_dir, Run};
 use tempfile::TempDir;
-
-struct Run {
-    stdout: String,
-    stderr: String,
-    code: Option<i32>,
-}
-
-impl Run {
-    fn expect_code(self, code: i32) -> Self {
-        assert_eq!(
-            self.code,
-            Some(code),
-            "stdout:\n{}\nstderr:\n{}",
-            self.stdout,
-            self.stderr
-        );
-        self
-    }
-}
 
 /// A scratch directory with a copy of one fixture at `<scratch>/tree`.
 fn scratch(fixture: &str) -> (TempDir, PathBuf) {
@@ -35,19 +20,6 @@ fn scratch(fixture: &str) -> (TempDir, PathBuf) {
         .join(fixture);
     copy_dir(&src, &root);
     (dir, root)
-}
-
-fn copy_dir(src: &Path, dst: &Path) {
-    std::fs::create_dir_all(dst).expect("mkdir");
-    for entry in std::fs::read_dir(src).expect("fixture dir") {
-        let entry = entry.expect("entry");
-        let to = dst.join(entry.file_name());
-        if entry.file_type().expect("type").is_dir() {
-            copy_dir(&entry.path(), &to);
-        } else {
-            std::fs::copy(entry.path(), to).expect("copy");
-        }
-    }
 }
 
 fn migrate(path: &Path, args: &[&str]) -> Run {
