@@ -226,6 +226,7 @@ impl Settings {
             flavour: self.hip_libs.value,
             hip_launch: self.hip_launch.value,
             annotate: self.annotate.value,
+            dual: Vec::new(),
         }
     }
 

@@ -4,6 +4,7 @@
 //! a coded diagnostic.
 
 mod diagnostic;
+mod dual;
 mod edit;
 mod file;
 mod kernels;

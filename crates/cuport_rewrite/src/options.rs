@@ -19,6 +19,9 @@ pub struct MigrateOptions {
     pub hip_launch: HipLaunch,
     /// Write each diagnostic into the output as a comment above its line.
     pub annotate: bool,
+    /// Dual-stack mode: the targets the portable source must build for
+    /// (besides CUDA). Empty for a one-way migration to `target`.
+    pub dual: Vec<Target>,
 }
 
 impl MigrateOptions {
@@ -28,6 +31,12 @@ impl MigrateOptions {
             flavour: Flavour::Default,
             hip_launch: HipLaunch::Chevron,
             annotate: false,
+            dual: Vec::new(),
         }
+    }
+
+    /// Whether the run writes one portable source (CUDA plus `dual` targets).
+    pub fn is_dual(&self) -> bool {
+        !self.dual.is_empty()
     }
 }

@@ -42,7 +42,7 @@ pub(crate) struct Planner<'a> {
 }
 
 impl<'a> Planner<'a> {
-    fn text(&self, range: TextRange) -> &'a str {
+    pub(crate) fn text(&self, range: TextRange) -> &'a str {
         self.src
             .get(range.start..range.end)
             .and_then(|b| std::str::from_utf8(b).ok())
@@ -54,6 +54,10 @@ impl<'a> Planner<'a> {
     }
 
     pub(crate) fn site(&mut self, site: &Site) {
+        if self.options.is_dual() && self.language == Language::Python {
+            crate::dual::python::plan_site(self, site);
+            return;
+        }
         match site.kind {
             SiteKind::KernelDefinition => self.kernel_definition(site),
             SiteKind::KernelLaunch => self.kernel_launch(site),
@@ -72,7 +76,7 @@ impl<'a> Planner<'a> {
         }
     }
 
-    fn lookup(&self, name: &str) -> Option<Resolved<'a>> {
+    pub(crate) fn lookup(&self, name: &str) -> Option<Resolved<'a>> {
         self.rules
             .lookup_flavour(self.target(), self.options.flavour, name)
     }
@@ -103,7 +107,13 @@ impl<'a> Planner<'a> {
         &mut self.out.diagnostics[last]
     }
 
-    fn edit(&mut self, range: TextRange, replacement: String, code: String, cuda_name: &str) {
+    pub(crate) fn edit(
+        &mut self,
+        range: TextRange,
+        replacement: String,
+        code: String,
+        cuda_name: &str,
+    ) {
         self.out.edits.push(Edit {
             range,
             replacement,
