@@ -56,6 +56,13 @@ pub mod codes {
     pub const BUILD_MANUAL: &str = "CP0020";
     /// A package that only runs on NVIDIA GPUs.
     pub const CUDA_ONLY_PACKAGE: &str = "CP0021";
+    /// Dual-stack: the source keeps a CUDA spelling that a target spells
+    /// differently and the shim cannot provide (a preprocessor test, C++
+    /// framework API, build rule).
+    pub const DUAL_KEPT: &str = "CP0040";
+    /// Dual-stack: a kernel launch or definition that cannot be put behind
+    /// the backend switch automatically.
+    pub const DUAL_NOT_WRAPPED: &str = "CP0041";
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
