@@ -4,3 +4,4 @@
 //! targets, chosen at build time. Everything the shim says comes from the same
 //! rule tables as the one-way migration.
 pub(crate) mod python;
+pub(crate) mod python_module;
