@@ -25,6 +25,8 @@ pub struct CaseFile {
     pub cases: Vec<OpCase>,
     #[serde(default, rename = "app")]
     pub apps: Vec<AppCase>,
+    /// Where legs run under `regress run --slurm`.
+    pub slurm: Option<crate::slurm::SlurmConfig>,
 }
 
 /// Settings every case in the file inherits.
@@ -77,6 +79,10 @@ pub struct AppCase {
     /// Gate on candidate-vs-reference speed (default true: both legs run
     /// on this machine, so the comparison is fair).
     pub gate_cross: Option<bool>,
+    /// `[slurm.placement.NAME]` of each leg under `--slurm` (default:
+    /// the `default` placement).
+    pub reference_placement: Option<String>,
+    pub candidate_placement: Option<String>,
     #[serde(default)]
     pub accuracy: AccuracyConfig,
     #[serde(default)]
@@ -173,6 +179,9 @@ fn validate(loaded: &LoadedFile) -> Result<()> {
                 KNOWN_BACKENDS.join(", ")
             )));
         }
+    }
+    if let Some(slurm) = &loaded.file.slurm {
+        slurm.validate(&loaded.path)?;
     }
     for app in &loaded.file.apps {
         if app.reference.trim().is_empty() || app.candidate.trim().is_empty() {

@@ -34,6 +34,9 @@ pub enum RegressError {
     /// A baseline file is malformed or has the wrong version.
     #[error("baseline {path}: {message}")]
     Baseline { path: PathBuf, message: String },
+    /// A Slurm command failed or printed something unexpected.
+    #[error("`{command}`: {message}")]
+    Slurm { command: String, message: String },
     /// Spawning or waiting for a leg's process failed.
     #[error("leg `{command}`: {message}")]
     Spawn { command: String, message: String },

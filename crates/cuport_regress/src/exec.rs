@@ -184,7 +184,7 @@ fn kill_group(pid: u32) {
 }
 
 /// The last lines of the log, lossily decoded.
-fn excerpt(log: &mut std::fs::File) -> String {
+pub(crate) fn excerpt(log: &mut std::fs::File) -> String {
     let len = log.seek(SeekFrom::End(0)).unwrap_or(0);
     let start = len.saturating_sub(8192);
     let mut buf = Vec::new();

@@ -27,3 +27,4 @@ pub mod placement;
 pub mod render;
 pub mod report;
 pub mod run;
+pub mod slurm;

@@ -95,6 +95,27 @@ pub struct LegReport {
     pub wall_s: f64,
     pub log_excerpt: String,
     pub regions: BTreeMap<String, RegionStats>,
+    /// Set when the leg ran as a Slurm job (`regress run --slurm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub slurm: Option<SlurmLeg>,
+}
+
+/// Where and how Slurm ran a leg.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SlurmLeg {
+    /// `ARRAYJOB_TASK`, as `squeue`, `sacct` and `scancel` accept it.
+    pub job_id: String,
+    /// Name of the `[slurm.placement.NAME]` the leg used.
+    pub placement: String,
+    pub partition: Option<String>,
+    pub node: Option<String>,
+    /// Slurm's final job state (`COMPLETED`, `FAILED`, `TIMEOUT`, ...).
+    pub state: String,
+    /// Slurm's `EXIT:SIGNAL` pair.
+    pub exit_code: Option<String>,
+    pub reason: Option<String>,
+    /// The generated batch script, kept in the run directory.
+    pub script: String,
 }
 
 impl LegReport {

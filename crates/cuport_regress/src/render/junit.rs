@@ -33,6 +33,15 @@ pub fn render(report: &RunReport) -> Result<String, quick_junit::SerializeError>
             tc.set_classname(case.name.as_str());
             tc.set_time(Duration::from_secs_f64(wall.max(0.0)));
             tc.set_system_out(check.message.as_str());
+            for leg in &case.legs {
+                if let Some(s) = &leg.slurm {
+                    let key = format!("slurm.{}.{}", leg.backend, leg.role);
+                    let node = s.node.as_deref().unwrap_or("-");
+                    let exit = s.exit_code.as_deref().unwrap_or("-");
+                    let value = format!("job {} on {node}: {} (exit {exit})", s.job_id, s.state);
+                    tc.add_property((key.as_str(), value.as_str()));
+                }
+            }
             for leg in case.legs.iter().filter(|l| l.state == LegState::Ok) {
                 if let Some(d) = &leg.device {
                     tc.add_property((

@@ -31,6 +31,7 @@ pub fn render(report: &RunReport) -> String {
     checks_table(report, &mut md);
     cross_table(report, &mut md);
     placement_table(report, &mut md);
+    slurm_table(report, &mut md);
     failure_details(report, &mut md);
     if md.len() > LIMIT {
         let mut cut = LIMIT;
@@ -108,6 +109,37 @@ fn placement_table(report: &RunReport, md: &mut String) {
             p.fastest,
             seconds(p.median_s),
             p.accuracy.label()
+        );
+    }
+}
+
+fn slurm_table(report: &RunReport, md: &mut String) {
+    let legs: Vec<_> = report
+        .cases
+        .iter()
+        .flat_map(|c| c.legs.iter().map(move |l| (c, l)))
+        .filter_map(|(c, l)| l.slurm.as_ref().map(|s| (c, l, s)))
+        .collect();
+    if legs.is_empty() {
+        return;
+    }
+    md.push_str("\n## Slurm jobs\n\n");
+    md.push_str("| case | leg | job | placement | partition | node | state | exit code | reason |\n|---|---|---|---|---|---|---|---|---|\n");
+    let or_dash = |v: &Option<String>| v.as_deref().map(cell).unwrap_or_else(|| "-".into());
+    for (case, leg, s) in legs {
+        let _ = writeln!(
+            md,
+            "| {} | {} {} | {} | {} | {} | {} | {} | {} | {} |",
+            cell(&case.name),
+            cell(&leg.backend),
+            leg.role,
+            s.job_id,
+            cell(&s.placement),
+            or_dash(&s.partition),
+            or_dash(&s.node),
+            s.state,
+            or_dash(&s.exit_code),
+            or_dash(&s.reason)
         );
     }
 }

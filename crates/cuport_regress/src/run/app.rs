@@ -31,13 +31,14 @@ pub struct ExecCase {
     pub gate_cross: bool,
 }
 
-pub(super) fn run_app_case(file: &LoadedFile, app: &AppCase) -> (CaseReport, Vec<CrossRatio>) {
+/// The [`ExecCase`] an `[[app]]` entry describes.
+pub(super) fn app_exec_case(file: &LoadedFile, app: &AppCase) -> ExecCase {
     let defaults = &file.file.defaults;
     let cwd = match &app.cwd {
         Some(dir) => file.dir().join(dir),
         None => file.dir().to_owned(),
     };
-    let case = ExecCase {
+    ExecCase {
         name: app.name.clone(),
         file: file.path.display().to_string(),
         reference: CommandSpec::Shell(app.reference.clone()),
@@ -52,20 +53,38 @@ pub(super) fn run_app_case(file: &LoadedFile, app: &AppCase) -> (CaseReport, Vec
         accuracy: app.accuracy.or(&defaults.accuracy),
         perf: app.perf.or(&defaults.perf),
         gate_cross: app.gate_cross.unwrap_or(true),
-    };
-    exec_case(&case)
+    }
+}
+
+pub(super) fn run_app_case(file: &LoadedFile, app: &AppCase) -> (CaseReport, Vec<CrossRatio>) {
+    exec_case(&app_exec_case(file, app))
+}
+
+impl ExecCase {
+    /// The request for the leg that runs `command`.
+    pub(super) fn request(&self, command: &CommandSpec) -> LegRequest {
+        LegRequest {
+            command: command.clone(),
+            cwd: self.cwd.clone(),
+            timeout: self.timeout,
+            env: Vec::new(),
+        }
+    }
 }
 
 /// Run both legs of an application case and compare them.
 pub fn exec_case(case: &ExecCase) -> (CaseReport, Vec<CrossRatio>) {
-    let request = |command: &CommandSpec| LegRequest {
-        command: command.clone(),
-        cwd: case.cwd.clone(),
-        timeout: case.timeout,
-        env: Vec::new(),
-    };
-    let reference = launch("exec", "reference", &request(&case.reference));
-    let candidate = launch("exec", "candidate", &request(&case.candidate));
+    let reference = launch("exec", "reference", &case.request(&case.reference));
+    let candidate = launch("exec", "candidate", &case.request(&case.candidate));
+    judge_exec_case(case, reference, candidate)
+}
+
+/// Compare the two finished legs of an application case.
+pub(super) fn judge_exec_case(
+    case: &ExecCase,
+    reference: Finished,
+    candidate: Finished,
+) -> (CaseReport, Vec<CrossRatio>) {
     let mut report = CaseReport {
         name: case.name.clone(),
         kind: CaseKind::App,

@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::device::DeviceIdentity;
-use crate::exec::{run_leg, LegRequest};
+use crate::exec::{run_leg, ExitState, LegRequest};
 use crate::io::{read_leg_dir, LegFiles};
 use crate::leg::{DEVICE_FILE, UNAVAILABLE_FILE};
 use crate::report::{Check, CheckKind, LegReport, LegState, Outcome, RegionStats};
@@ -14,36 +14,58 @@ pub(super) struct Finished {
     pub(super) files: Option<LegFiles>,
 }
 
-/// Run a leg; never fails: launch errors, crashes, timeouts and unreadable
-/// files become a failed [`LegReport`] with the reason and log excerpt.
-pub(super) fn launch(backend: &str, role: &str, req: &LegRequest) -> Finished {
-    let mut report = LegReport {
+/// A leg's report before it ran.
+pub(super) fn blank_report(backend: &str, role: &str, command: String) -> LegReport {
+    LegReport {
         backend: backend.to_owned(),
         role: role.to_owned(),
-        command: req.command.display(),
+        command,
         device: None,
         exit: None,
         state: LegState::Ok,
         wall_s: 0.0,
         log_excerpt: String::new(),
         regions: BTreeMap::new(),
-    };
-    let run = match run_leg(req) {
-        Ok(run) => run,
-        Err(e) => {
-            report.state = LegState::Failed {
-                reason: e.to_string(),
-            };
-            return Finished {
-                report,
-                files: None,
-            };
-        }
-    };
-    report.exit = Some(run.state.clone());
-    report.wall_s = run.wall_s;
-    report.log_excerpt = run.log_excerpt.clone();
-    let dir = run.out_dir.path();
+        slurm: None,
+    }
+}
+
+/// Run a leg; never fails: launch errors, crashes, timeouts and unreadable
+/// files become a failed [`LegReport`] with the reason and log excerpt.
+pub(super) fn launch(backend: &str, role: &str, req: &LegRequest) -> Finished {
+    let report = blank_report(backend, role, req.command.display());
+    match run_leg(req) {
+        Ok(run) => settle(
+            report,
+            run.state,
+            run.wall_s,
+            run.log_excerpt,
+            run.out_dir.path(),
+        ),
+        Err(e) => failed(report, e.to_string()),
+    }
+}
+
+/// A leg that did not run to the end, for `reason`.
+pub(super) fn failed(mut report: LegReport, reason: String) -> Finished {
+    report.state = LegState::Failed { reason };
+    Finished {
+        report,
+        files: None,
+    }
+}
+
+/// Judge a leg that ended with `state`, having written into `dir`.
+pub(super) fn settle(
+    mut report: LegReport,
+    state: ExitState,
+    wall_s: f64,
+    log_excerpt: String,
+    dir: &Path,
+) -> Finished {
+    report.exit = Some(state.clone());
+    report.wall_s = wall_s;
+    report.log_excerpt = log_excerpt;
     if let Ok(reason) = std::fs::read_to_string(dir.join(UNAVAILABLE_FILE)) {
         report.state = LegState::Skipped {
             reason: reason.trim().to_owned(),
@@ -53,18 +75,12 @@ pub(super) fn launch(backend: &str, role: &str, req: &LegRequest) -> Finished {
             files: None,
         };
     }
-    if !run.state.succeeded() {
-        report.state = LegState::Failed {
-            reason: run.state.describe(),
-        };
-        return Finished {
-            report,
-            files: None,
-        };
+    if !state.succeeded() {
+        return failed(report, state.describe());
     }
     match read_leg_dir(dir) {
         Ok(files) => {
-            report.device = Some(device_of(dir, backend, &files));
+            report.device = Some(device_of(dir, &report.backend, &files));
             if let Some(t) = &files.timings {
                 report.regions = t
                     .regions
@@ -77,15 +93,7 @@ pub(super) fn launch(backend: &str, role: &str, req: &LegRequest) -> Finished {
                 files: Some(files),
             }
         }
-        Err(e) => {
-            report.state = LegState::Failed {
-                reason: format!("unreadable output: {e}"),
-            };
-            Finished {
-                report,
-                files: None,
-            }
-        }
+        Err(e) => failed(report, format!("unreadable output: {e}")),
     }
 }
 
@@ -110,9 +118,21 @@ fn device_of(dir: &Path, backend: &str, files: &LegFiles) -> DeviceIdentity {
 /// The `leg:<label>` check for a finished leg.
 pub(super) fn leg_check(label: &str, leg: &LegReport) -> Check {
     let (outcome, message) = match &leg.state {
-        LegState::Ok => (Outcome::Pass, format!("ran in {:.2} s", leg.wall_s)),
+        LegState::Ok => (
+            Outcome::Pass,
+            format!("ran in {:.2} s{}", leg.wall_s, slurm_note(leg)),
+        ),
         LegState::Skipped { reason } => (Outcome::Skipped, reason.clone()),
         LegState::Failed { reason } => {
+            let named = leg
+                .slurm
+                .as_ref()
+                .is_some_and(|s| reason.contains(&s.job_id));
+            let reason = if named {
+                reason.clone()
+            } else {
+                format!("{reason}{}", slurm_note(leg))
+            };
             let log = if leg.log_excerpt.is_empty() {
                 "(no output)".to_owned()
             } else {
@@ -132,4 +152,21 @@ pub(super) fn leg_check(label: &str, leg: &LegReport) -> Check {
         accuracy: None,
         perf: None,
     }
+}
+
+/// ` (Slurm job 12_0 on node01, COMPLETED)` for legs that ran under Slurm.
+fn slurm_note(leg: &LegReport) -> String {
+    let Some(s) = leg
+        .slurm
+        .as_ref()
+        .filter(|s| s.job_id != crate::slurm::batch::NOT_SUBMITTED)
+    else {
+        return String::new();
+    };
+    let node = s
+        .node
+        .as_deref()
+        .map(|n| format!(" on {n}"))
+        .unwrap_or_default();
+    format!(" (Slurm job {}{node}, {})", s.job_id, s.state)
 }

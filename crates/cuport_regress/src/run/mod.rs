@@ -3,6 +3,7 @@
 mod app;
 mod legs;
 mod op;
+mod slurm;
 
 use std::path::Path;
 use std::time::Duration;
@@ -13,6 +14,7 @@ use crate::exec::CommandSpec;
 use crate::report::{CaseReport, CrossRatio, RunReport};
 
 pub use app::{exec_case, ExecCase, DEFAULT_TIMEOUT_S};
+pub use slurm::{run_files_slurm, SlurmRunOptions, DEFAULT_POLL_S, DEFAULT_WAIT_TIMEOUT_S};
 
 /// Builds the command for an op-case leg: (case file, case name, backend,
 /// leg index) → command. The CLI re-executes itself (`cuport regress leg`).

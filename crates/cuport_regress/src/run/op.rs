@@ -29,14 +29,71 @@ fn labels(backends: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// One leg to run: its label, role and request.
+pub(super) struct PlannedLeg {
+    pub(super) label: String,
+    pub(super) role: &'static str,
+    pub(super) request: LegRequest,
+}
+
+/// The legs of an op case, in backend order (the first is the reference).
+/// `case_path` is the case file as the leg should name it (the Slurm
+/// runner passes an absolute path).
+pub(super) fn plan_op_legs(
+    file: &LoadedFile,
+    case_path: &std::path::Path,
+    case: &OpCase,
+    opts: &RunOptions<'_>,
+) -> Vec<PlannedLeg> {
+    let backends = file.backends_of(case);
+    labels(&backends)
+        .into_iter()
+        .zip(&backends)
+        .enumerate()
+        .map(|(index, (label, backend))| PlannedLeg {
+            label,
+            role: if index == 0 { "reference" } else { "candidate" },
+            request: LegRequest {
+                command: (opts.launcher)(case_path, &case.name, backend, index),
+                cwd: None,
+                timeout: opts.op_timeout,
+                env: Vec::new(),
+            },
+        })
+        .collect()
+}
+
 pub(super) fn run_op_case(
     file: &LoadedFile,
     case: &OpCase,
     opts: &RunOptions<'_>,
 ) -> (CaseReport, Vec<CrossRatio>) {
-    let backends = file.backends_of(case);
-    let labels = labels(&backends);
-    let mut report = CaseReport {
+    // The oracle first: a case it cannot evaluate is not worth launching.
+    let oracle = match oracle(file, case) {
+        Ok(t) => t,
+        Err(e) => return (oracle_failure(file, case, Vec::new(), &e), Vec::new()),
+    };
+    let finished = plan_op_legs(file, &file.path, case, opts)
+        .iter()
+        .map(|leg| launch(&leg.label, leg.role, &leg.request))
+        .collect();
+    judge_op_case(file, case, &oracle, finished)
+}
+
+/// Compute the oracle, then judge the finished legs against it.
+pub(super) fn judge_op_legs(
+    file: &LoadedFile,
+    case: &OpCase,
+    finished: Vec<Finished>,
+) -> (CaseReport, Vec<CrossRatio>) {
+    match oracle(file, case) {
+        Ok(t) => judge_op_case(file, case, &t, finished),
+        Err(e) => (oracle_failure(file, case, finished, &e), Vec::new()),
+    }
+}
+
+fn empty_report(file: &LoadedFile, case: &OpCase) -> CaseReport {
+    CaseReport {
         name: case.name.clone(),
         kind: CaseKind::Op,
         file: file.path.display().to_string(),
@@ -50,28 +107,33 @@ pub(super) fn run_op_case(
         legs: Vec::new(),
         checks: Vec::new(),
         outcome: Outcome::Skipped,
-    };
-    let oracle = match oracle(file, case) {
-        Ok(t) => t,
-        Err(e) => {
-            report.checks.push(error_check("oracle", e.to_string()));
-            report.settle();
-            return (report, Vec::new());
-        }
-    };
-    let mut finished = Vec::new();
-    for (index, (backend, label)) in backends.iter().zip(&labels).enumerate() {
-        let role = if index == 0 { "reference" } else { "candidate" };
-        let req = LegRequest {
-            command: (opts.launcher)(&file.path, &case.name, backend, index),
-            cwd: None,
-            timeout: opts.op_timeout,
-            env: Vec::new(),
-        };
-        let mut leg = launch(label, role, &req);
-        leg.report.backend = label.clone();
+    }
+}
+
+fn oracle_failure(
+    file: &LoadedFile,
+    case: &OpCase,
+    finished: Vec<Finished>,
+    e: &crate::error::RegressError,
+) -> CaseReport {
+    let mut report = empty_report(file, case);
+    report.checks.push(error_check("oracle", e.to_string()));
+    report.legs = finished.into_iter().map(|f| f.report).collect();
+    report.settle();
+    report
+}
+
+/// Compare finished legs (in [`plan_op_legs`] order) with the f64 oracle.
+fn judge_op_case(
+    file: &LoadedFile,
+    case: &OpCase,
+    oracle: &Tensor,
+    finished: Vec<Finished>,
+) -> (CaseReport, Vec<CrossRatio>) {
+    let labels = labels(&file.backends_of(case));
+    let mut report = empty_report(file, case);
+    for (leg, label) in finished.iter().zip(&labels) {
         report.checks.push(leg_check(label, &leg.report));
-        finished.push(leg);
     }
     let policy = case
         .accuracy
@@ -79,7 +141,7 @@ pub(super) fn run_op_case(
         .resolve(case.dtype, PolicyKind::Ratio);
     report
         .checks
-        .extend(accuracy_checks(&finished, &labels, &oracle, &policy));
+        .extend(accuracy_checks(&finished, &labels, oracle, &policy));
     let cross = cross_ratios(&case.name, &finished, &labels);
     report.legs = finished.into_iter().map(|f| f.report).collect();
     report.settle();
