@@ -17,6 +17,7 @@ mod site;
 mod tree;
 mod ts_errors;
 
+pub use cfamily::library_of;
 pub use document::{scan_schema, ScanDocument, ScanSummary, SCAN_FORMAT_NAME, SCAN_FORMAT_VERSION};
 pub use error::AnalyzeError;
 pub use file::{analyze_source, AnalyzeOptions, SyntaxCheck};

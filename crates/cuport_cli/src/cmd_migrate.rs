@@ -71,9 +71,15 @@ Exit status: 0 done; 1 when --fail-on finds a diagnostic at that level or above;
 pub(crate) struct MigrateArgs {
     /// Directory or file to migrate.
     pub(crate) path: PathBuf,
-    /// Target accelerator stack (or `target` in cuport.toml).
-    #[arg(long, value_enum)]
-    pub(crate) to: Option<TargetArg>,
+    /// Target accelerator stack (or `target` in cuport.toml); with --dual, a
+    /// comma-separated list (`--to ascend,hip`).
+    #[arg(long, value_enum, value_delimiter = ',')]
+    pub(crate) to: Vec<TargetArg>,
+    /// Dual-stack: rewrite to portable names and generate the cuport/ shim,
+    /// so one source builds for CUDA (default) and each --to target, chosen
+    /// at build time with -DCUPORT_BACKEND_<TARGET>.
+    #[arg(long)]
+    pub(crate) dual: bool,
     /// Write a ported copy of the tree into DIR (outside the tree).
     #[arg(long, value_name = "DIR", group = "mode")]
     pub(crate) out: Option<PathBuf>,
@@ -140,7 +146,7 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
         print!("{}", settings.describe());
         return Ok(ExitCode::SUCCESS);
     }
-    check_extra_flags(args, settings.target.value)?;
+    check_extra_flags(args, &settings)?;
     let rules = std::sync::Arc::new(settings.load_rules()?);
     let started = std::time::Instant::now();
     let (scan, migration) = migrate(args, &settings, &rules, out)?;
@@ -156,8 +162,19 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
 
 /// Usage rules for --ascend-kernel-skeletons and --rename-sources that
 /// depend on the resolved target (which may come from cuport.toml).
-fn check_extra_flags(args: &MigrateArgs, target: Target) -> anyhow::Result<()> {
-    if args.ascend_kernel_skeletons && target != Target::Ascend {
+fn check_extra_flags(args: &MigrateArgs, settings: &Settings) -> anyhow::Result<()> {
+    let target = settings.target.value;
+    let targets = &settings.targets.value;
+    if settings.dual.value && args.rename_sources {
+        bail!("--rename-sources cannot be used with --dual: the dual-stack source keeps its file names so the CUDA build keeps working");
+    }
+    if !settings.dual.value && targets.len() > 1 {
+        bail!(
+            "several targets ({}) need --dual; a one-way migration has one target",
+            settings.targets_text()
+        );
+    }
+    if args.ascend_kernel_skeletons && !targets.contains(&Target::Ascend) {
         bail!(
             "--ascend-kernel-skeletons needs --to ascend (the target is {target}); Ascend C \
              skeletons replace CUDA kernels only on Ascend"

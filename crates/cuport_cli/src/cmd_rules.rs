@@ -65,6 +65,10 @@ enum RulesCommand {
     Declarations {
         #[arg(long, value_parser = parse_target)]
         to: Target,
+        /// Leave out cuport's own types and helpers (declared by the
+        /// generated cuport/cuport_shim.h of a dual-stack build).
+        #[arg(long)]
+        vendor_only: bool,
     },
 }
 
@@ -123,7 +127,14 @@ pub(crate) fn run(args: &RulesArgs, out: &Output) -> anyhow::Result<ExitCode> {
                 MatrixFormat::Csv => stats.matrix_csv(),
             })?;
         }
-        RulesCommand::Declarations { to } => emit(&set.declarations_header(*to))?,
+        RulesCommand::Declarations { to, vendor_only } => {
+            let header = if *vendor_only {
+                set.vendor_declarations_header(*to)
+            } else {
+                set.declarations_header(*to)
+            };
+            emit(&header)?;
+        }
         RulesCommand::Check { .. } => {}
     }
     Ok(ExitCode::SUCCESS)

@@ -32,7 +32,11 @@ impl<T> Setting<T> {
 #[derive(Debug)]
 pub(crate) struct Settings {
     pub(crate) config: Option<PathBuf>,
+    /// The first target (the one-way target).
     pub(crate) target: Setting<Target>,
+    /// Every target (several only with --dual).
+    pub(crate) targets: Setting<Vec<Target>>,
+    pub(crate) dual: Setting<bool>,
     pub(crate) excludes: Setting<Vec<String>>,
     pub(crate) ignore: Setting<Vec<String>>,
     pub(crate) rules: Setting<Vec<PathBuf>>,
@@ -53,6 +57,7 @@ struct ConfigFile {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 struct MigrateConfig {
     target: Option<String>,
+    dual: Option<bool>,
     #[serde(default)]
     exclude: Vec<String>,
     /// Files (globs) that are analysed but never rewritten.
@@ -82,8 +87,21 @@ pub(crate) fn resolve(args: &MigrateArgs) -> anyhow::Result<Settings> {
         .and_then(|p| p.parent())
         .map(Path::to_path_buf)
         .unwrap_or_default();
+    let targets = resolve_targets(args, &config, &from_file)?;
     Ok(Settings {
-        target: resolve_target(args, &config, &from_file)?,
+        target: Setting::new(
+            targets.value.first().copied().unwrap_or(Target::Hip),
+            targets.source.clone(),
+        ),
+        targets,
+        dual: if args.dual {
+            Setting::new(true, "--dual")
+        } else {
+            config.dual.map_or_else(
+                || Setting::new(false, "default"),
+                |v| Setting::new(v, from_file("dual")),
+            )
+        },
         excludes: merge_list(
             &args.exclude,
             config.exclude,
@@ -139,30 +157,42 @@ fn read_config(path: &Path) -> anyhow::Result<ConfigFile> {
     })
 }
 
-fn resolve_target(
+fn resolve_targets(
     args: &MigrateArgs,
     config: &MigrateConfig,
     from_file: &dyn Fn(&str) -> String,
-) -> anyhow::Result<Setting<Target>> {
-    if let Some(to) = args.to {
-        let target = match to {
-            TargetArg::Hip => Target::Hip,
-            TargetArg::Ascend => Target::Ascend,
-            TargetArg::Musa => Target::Musa,
-            TargetArg::Mlu => Target::Mlu,
-        };
-        return Ok(Setting::new(target, "--to"));
+) -> anyhow::Result<Setting<Vec<Target>>> {
+    if !args.to.is_empty() {
+        let mut targets: Vec<Target> = Vec::new();
+        for to in &args.to {
+            let target = match to {
+                TargetArg::Hip => Target::Hip,
+                TargetArg::Ascend => Target::Ascend,
+                TargetArg::Musa => Target::Musa,
+                TargetArg::Mlu => Target::Mlu,
+            };
+            if !targets.contains(&target) {
+                targets.push(target);
+            }
+        }
+        return Ok(Setting::new(targets, "--to"));
     }
-    let Some(id) = &config.target else {
+    let Some(ids) = &config.target else {
         bail!("no target: pass --to hip|ascend|musa|mlu or set `target` under [migrate] in {CONFIG_FILE}");
     };
-    let Some(target) = Target::from_id(id) else {
-        bail!(
-            "{}: unknown target {id:?}; use hip, ascend, musa or mlu",
-            from_file("target")
-        );
-    };
-    Ok(Setting::new(target, from_file("target")))
+    let mut targets = Vec::new();
+    for id in ids.split(',').map(str::trim) {
+        let Some(target) = Target::from_id(id) else {
+            bail!(
+                "{}: unknown target {id:?}; use hip, ascend, musa or mlu (comma-separated with dual = true)",
+                from_file("target")
+            );
+        };
+        if !targets.contains(&target) {
+            targets.push(target);
+        }
+    }
+    Ok(Setting::new(targets, from_file("target")))
 }
 
 fn resolve_launch(
@@ -220,13 +250,23 @@ fn merge_list(
 }
 
 impl Settings {
+    /// `ascend, hip`: the targets as written in messages.
+    pub(crate) fn targets_text(&self) -> String {
+        let ids: Vec<&str> = self.targets.value.iter().map(|t| t.id()).collect();
+        ids.join(", ")
+    }
+
     pub(crate) fn migrate_options(&self) -> MigrateOptions {
         MigrateOptions {
             target: self.target.value,
             flavour: self.hip_libs.value,
             hip_launch: self.hip_launch.value,
             annotate: self.annotate.value,
-            dual: Vec::new(),
+            dual: if self.dual.value {
+                self.targets.value.clone()
+            } else {
+                Vec::new()
+            },
         }
     }
 
@@ -280,7 +320,13 @@ impl Settings {
         let _ = writeln!(
             text,
             "target             {:<24} from {}",
-            self.target.value, self.target.source
+            self.targets_text(),
+            self.targets.source
+        );
+        let _ = writeln!(
+            text,
+            "dual               {:<24} from {}",
+            self.dual.value, self.dual.source
         );
         let _ = writeln!(
             text,

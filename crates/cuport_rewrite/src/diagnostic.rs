@@ -63,6 +63,12 @@ pub mod codes {
     /// Dual-stack: a kernel launch or definition that cannot be put behind
     /// the backend switch automatically.
     pub const DUAL_NOT_WRAPPED: &str = "CP0041";
+    /// Dual-stack: an edit to the portable spelling (not a diagnostic; the
+    /// code labels the edit in reports).
+    pub const DUAL_PORTABLE: &str = "CP0042";
+    /// Dual-stack Python: a dtype a selected target does not support (fp64
+    /// on Ascend). The code is kept; nothing converts it silently.
+    pub const DUAL_UNSUPPORTED_DTYPE: &str = "CP0050";
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

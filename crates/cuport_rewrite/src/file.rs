@@ -55,8 +55,22 @@ impl FileMigration {
     }
 }
 
-/// Migrates `src` (analysed as `analysis`) to `options.target`.
+/// Migrates `src` (analysed as `analysis`) to `options.target`, as a file
+/// at the root of the tree.
 pub fn migrate_source(
+    language: Language,
+    src: &[u8],
+    analysis: &FileAnalysis,
+    rules: &RuleSet,
+    options: &MigrateOptions,
+) -> FileMigration {
+    migrate_file("", language, src, analysis, rules, options)
+}
+
+/// Migrates the file at `path` (relative to the root, `/`-separated; dual
+/// stack includes the shim relative to it).
+pub fn migrate_file(
+    path: &str,
     language: Language,
     src: &[u8],
     analysis: &FileAnalysis,
@@ -65,15 +79,18 @@ pub fn migrate_source(
 ) -> FileMigration {
     let lines = LineIndex::new(src);
     let suppressions = Suppressions::find(src, &lines, language);
-    let mut planner = Planner {
-        src,
-        language,
-        rules,
-        options,
-        lines: &lines,
-        out: Planned::default(),
-        pending: Vec::new(),
-    };
+    let per_target: Vec<MigrateOptions> = options
+        .dual
+        .iter()
+        .map(|&target| MigrateOptions {
+            target,
+            dual: Vec::new(),
+            ..options.clone()
+        })
+        .collect();
+    let mut planner = Planner::new(src, language, rules, options, &lines);
+    planner.dual.per_target = &per_target;
+    planner.dual.prefix = "../".repeat(path.matches('/').count());
     let mut stats = FileStats::default();
     for site in &analysis.sites {
         if suppressions.covers(lines.line_of(site.range.start)) {
@@ -90,14 +107,21 @@ pub fn migrate_source(
         );
     }
     planner.compose_rewrites();
+    crate::dual::c::compose_launches(&mut planner);
+    let prefix = std::mem::take(&mut planner.dual.prefix);
     let mut planned = planner.out;
     fold_effort_into_kernels(&mut planned.diagnostics, analysis);
+    let main_header = if options.is_dual() {
+        crate::dual::c::runtime_include(&prefix)
+    } else {
+        main_header(options.target).to_owned()
+    };
     planned.edits.extend(header_edits(
         src,
         language,
         analysis,
         &planned,
-        options.target,
+        &main_header,
     ));
     if options.annotate {
         let notes = annotation_edits(src, &lines, language, &planned.diagnostics);
@@ -215,10 +239,12 @@ fn header_edits(
     language: Language,
     analysis: &FileAnalysis,
     planned: &Planned,
-    target: Target,
+    main_header: &str,
 ) -> Vec<Edit> {
     match language {
-        Language::Cuda | Language::Cpp => c_header_edits(src, language, analysis, planned, target),
+        Language::Cuda | Language::Cpp => {
+            c_header_edits(src, language, analysis, planned, main_header)
+        }
         Language::Python => python_import_edits(src, planned),
         _ => Vec::new(),
     }
@@ -229,7 +255,7 @@ fn c_header_edits(
     language: Language,
     analysis: &FileAnalysis,
     planned: &Planned,
-    target: Target,
+    main_header: &str,
 ) -> Vec<Edit> {
     let mut wanted: Vec<String> = planned.headers.clone();
     let uses_runtime = analysis.sites.iter().any(|s| {
@@ -244,7 +270,7 @@ fn c_header_edits(
     });
     if language == Language::Cuda && uses_runtime && !includes_runtime && !planned.edits.is_empty()
     {
-        wanted.insert(0, main_header(target).to_owned());
+        wanted.insert(0, main_header.to_owned());
     }
     wanted.dedup();
     let at = include_insertion_point(src);
@@ -274,7 +300,11 @@ fn c_header_edits(
         .filter(|h| seen.insert(base(h)) && !present(h))
         .map(|header| Edit {
             range: TextRange::new(at, at),
-            replacement: format!("#include <{header}>{newline}"),
+            replacement: if header.starts_with('"') {
+                format!("#include {header}{newline}")
+            } else {
+                format!("#include <{header}>{newline}")
+            },
             code: "CP0030".into(),
             cuda_name: "(implicit CUDA runtime header)".into(),
         })

@@ -16,8 +16,10 @@ mod suppress;
 mod tree;
 
 pub use diagnostic::{codes, effort_hours, Diagnostic, Level};
+pub use dual::names::{portable_name, shim_header};
+pub use dual::shim::{backend_macro, shim_headers, GeneratedFile, ProjectUse};
 pub use edit::{apply_edits, Conflict, Edit};
-pub use file::{migrate_source, FileMigration, FileStats, Tally};
+pub use file::{migrate_file, migrate_source, FileMigration, FileStats, Tally};
 pub use options::{HipLaunch, MigrateOptions};
 pub use rename::{renamed_path, RenamePlan};
 pub use skeleton::{ascend_skeletons, file_skeletons, KernelSkeleton};

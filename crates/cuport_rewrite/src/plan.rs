@@ -33,6 +33,7 @@ pub(crate) struct PendingRewrite<'a> {
 
 pub(crate) struct Planner<'a> {
     pub(crate) src: &'a [u8],
+    pub(crate) dual: crate::dual::c::DualState<'a>,
     pub(crate) pending: Vec<PendingRewrite<'a>>,
     pub(crate) language: Language,
     pub(crate) rules: &'a RuleSet,
@@ -42,6 +43,25 @@ pub(crate) struct Planner<'a> {
 }
 
 impl<'a> Planner<'a> {
+    pub(crate) fn new(
+        src: &'a [u8],
+        language: Language,
+        rules: &'a RuleSet,
+        options: &'a MigrateOptions,
+        lines: &'a LineIndex,
+    ) -> Self {
+        Planner {
+            src,
+            dual: crate::dual::c::DualState::default(),
+            pending: Vec::new(),
+            language,
+            rules,
+            options,
+            lines,
+            out: Planned::default(),
+        }
+    }
+
     pub(crate) fn text(&self, range: TextRange) -> &'a str {
         self.src
             .get(range.start..range.end)
@@ -54,8 +74,11 @@ impl<'a> Planner<'a> {
     }
 
     pub(crate) fn site(&mut self, site: &Site) {
-        if self.options.is_dual() && self.language == Language::Python {
-            crate::dual::python::plan_site(self, site);
+        if self.options.is_dual() {
+            match self.language {
+                Language::Python => crate::dual::python::plan_site(self, site),
+                _ => crate::dual::c::plan_site(self, site),
+            }
             return;
         }
         match site.kind {
@@ -394,7 +417,7 @@ impl<'a> Planner<'a> {
     }
 
     /// The argument's source text with the edits inside it applied.
-    fn argument_text(&self, range: TextRange) -> String {
+    pub(crate) fn argument_text(&self, range: TextRange) -> String {
         let mut inner: Vec<&Edit> = self
             .out
             .edits

@@ -100,7 +100,21 @@ impl Builder {
     pub(crate) fn declare(&mut self, p: &Parsed) {
         for cuda_enum in &p.file.cuda_enum {
             let name = cuda_enum.name.get_ref().clone();
-            self.set.cuda_enums.insert(name, cuda_enum.values.clone());
+            let mut enumerators = Vec::new();
+            for value in &cuda_enum.values {
+                let (enumerator, number) = match value.split_once('=') {
+                    Some((e, n)) => (e.trim(), Some(n.trim())),
+                    None => (value.trim(), None),
+                };
+                if let Some(number) = number {
+                    let number = number.to_owned();
+                    self.set
+                        .cuda_enum_values
+                        .insert(enumerator.to_owned(), number);
+                }
+                enumerators.push(enumerator.to_owned());
+            }
+            self.set.cuda_enums.insert(name, enumerators);
         }
         let Some(target) = p.target() else {
             self.require_target(p);
@@ -285,6 +299,7 @@ impl Builder {
             unconfirmed: false,
             flavour: p.flavour(),
             template: None,
+            cuda_params: None,
             helpers: Vec::new(),
             origin,
             priority: p.priority,
@@ -352,6 +367,7 @@ impl Builder {
         rule.target_version = e.target_version.clone().or(rule.target_version);
         rule.cuda_version.clone_from(&e.cuda_version);
         rule.unconfirmed = e.unconfirmed;
+        rule.cuda_params.clone_from(&e.cuda_params);
         if let Some(template) = &e.template {
             self.compile_template(p, target, e, template, &mut rule);
         }

@@ -32,6 +32,8 @@ pub struct Rule {
     /// `roc` for rules that apply only with `--hip-libs=roc`.
     pub flavour: Flavour,
     pub template: Option<Template>,
+    /// The CUDA function's parameter names (`cuda-params`), for templates.
+    pub cuda_params: Option<Vec<String>>,
     /// Helper functions (shim) the template calls.
     pub helpers: Vec<String>,
     pub origin: Location,
@@ -213,6 +215,8 @@ pub struct RuleSet {
     pub(crate) rules: Vec<Rule>,
     pub(crate) tables: BTreeMap<Target, TargetTable>,
     pub(crate) cuda_enums: BTreeMap<String, Vec<String>>,
+    /// CUDA enumerators whose numeric value the tables record (`= 0x02`).
+    pub(crate) cuda_enum_values: BTreeMap<String, String>,
 }
 
 /// What a CUDA name becomes on one target.
@@ -268,6 +272,9 @@ impl<'a> Resolved<'a> {
     }
     pub fn origin(&self) -> &'a Location {
         &self.rule.origin
+    }
+    pub fn cuda_params(&self) -> Option<&'a [String]> {
+        self.rule.cuda_params.as_deref()
     }
 }
 
@@ -405,6 +412,24 @@ impl RuleSet {
             .enum_maps
             .get(name)
             .map(|m| m.as_ref())
+    }
+
+    /// Every enum map of `target`, sorted by name.
+    pub fn enum_maps(&self, target: Target) -> Vec<&EnumMap> {
+        let mut maps: Vec<&EnumMap> = self
+            .tables
+            .get(&target)
+            .into_iter()
+            .flat_map(|t| t.enum_maps.values().map(|m| m.as_ref()))
+            .collect();
+        maps.sort_by(|a, b| a.name.cmp(&b.name));
+        maps
+    }
+
+    /// The numeric value of a CUDA enumerator, where `mappings/cuda/`
+    /// records it (`cudaEventDisableTiming = 0x02`).
+    pub fn cuda_enum_value(&self, enumerator: &str) -> Option<&str> {
+        self.cuda_enum_values.get(enumerator).map(String::as_str)
     }
 
     /// The files the set was built from.

@@ -457,6 +457,13 @@ fn stem_library(stem: &str) -> Option<Library> {
         .map(|(_, lib)| *lib)
 }
 
+/// The CUDA library a host-code identifier belongs to by its spelling
+/// (`cublasSgemm` → cuBLAS), for callers outside a scan (dual-stack shims
+/// group the rule tables' names by library).
+pub fn library_of(name: &str) -> Option<Library> {
+    classify(name, Usage::Other, false).map(|(library, _)| library)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -576,3 +583,4 @@ mod tests {
         assert_eq!(header_library("my_kernels.cuh"), None);
     }
 }
+

@@ -4,6 +4,7 @@
 
 mod brackets;
 mod classify;
+pub use classify::library_of;
 mod constructs;
 mod directives;
 mod lexer;

@@ -3,5 +3,76 @@
 //! generated shim maps them to CUDA (the default, zero-cost) or to one of the
 //! targets, chosen at build time. Everything the shim says comes from the same
 //! rule tables as the one-way migration.
+pub(crate) mod c;
+pub(crate) mod names;
 pub(crate) mod python;
 pub(crate) mod python_module;
+pub(crate) mod shim;
+
+use cuport_analyze::ScanReport;
+use cuport_model::SiteKind;
+use cuport_rules::{NameKind, RuleSet};
+
+use crate::options::MigrateOptions;
+use shim::{shim_headers, shimmed_library, GeneratedFile, ProjectUse};
+
+/// Every file a dual-stack run adds to the tree: the shim headers for the
+/// CUDA libraries the project uses (and what their backends need).
+pub(crate) fn generated_files(
+    report: &ScanReport,
+    rules: &RuleSet,
+    options: &MigrateOptions,
+) -> Vec<GeneratedFile> {
+    let mut project = project_use(report, rules, options);
+    if report.root.is_dir() {
+        shim::uses::read_previous(&report.root, &mut project);
+    }
+    shim_headers(rules, &options.dual, options.flavour, &project)
+}
+
+/// The shimmed libraries the project uses, with the CUDA headers it
+/// includes for each (a .cu file may use the runtime with no include) and
+/// the names it uses.
+fn project_use(report: &ScanReport, rules: &RuleSet, options: &MigrateOptions) -> ProjectUse {
+    let mut project = ProjectUse::default();
+    for site in report.files.iter().flat_map(|f| f.analysis.sites.iter()) {
+        let rule_library = options
+            .dual
+            .iter()
+            .find_map(|&t| rules.lookup(t, &site.name))
+            .and_then(|r| r.library());
+        let Some(library) = shimmed_library(&site.name, rule_library.or(Some(site.library))) else {
+            continue;
+        };
+        let headers = project.includes.entry(library).or_default();
+        match site.kind {
+            SiteKind::Include => {
+                headers.insert(site.name.clone());
+            }
+            SiteKind::RuntimeApi
+            | SiteKind::DriverApi
+            | SiteKind::LibraryCall
+            | SiteKind::Type
+            | SiteKind::EnumConstant
+            | SiteKind::Macro => {
+                let names = project.names.entry(library).or_default();
+                names.insert(site.name.clone(), name_kind(site.kind));
+            }
+            _ => {}
+        }
+    }
+    // Always there: include switches and kernel launches rely on it.
+    project
+        .includes
+        .entry(cuport_model::Library::Runtime)
+        .or_default();
+    project
+}
+
+fn name_kind(kind: SiteKind) -> NameKind {
+    match kind {
+        SiteKind::Type => NameKind::Type,
+        SiteKind::EnumConstant | SiteKind::Macro => NameKind::EnumValue,
+        _ => NameKind::Function,
+    }
+}

@@ -165,6 +165,70 @@ impl Template {
     }
 }
 
+impl Template {
+    /// The body of a C function-like macro with parameters `params` that
+    /// does what the template does: `$n` becomes `(param)`, `${n..}` becomes
+    /// `__VA_ARGS__` (the macro must then be variadic), and `${n:map}` relies
+    /// on the enum's values already being the target's (a cast fallback is
+    /// kept, a helper fallback converts at run time).
+    pub fn macro_body(&self, params: &[&str]) -> String {
+        let param = |i: usize| params.get(i).copied().unwrap_or("__VA_ARGS__");
+        let mut out = String::with_capacity(self.source.len() + 16);
+        for piece in &self.pieces {
+            match piece {
+                Piece::Lit(text) => out.push_str(text),
+                Piece::Arg(i) => out.push_str(&format!("({})", param(*i))),
+                Piece::Mapped(i, map) => {
+                    let fallback = match map {
+                        MapRef::Linked(m) => m.fallback.as_deref(),
+                        MapRef::Name(_) => None,
+                    };
+                    match fallback {
+                        Some(f) => out.push_str(&format!("{f}({})", param(*i))),
+                        None => out.push_str(&format!("({})", param(*i))),
+                    }
+                }
+                Piece::Rest {
+                    leading_comma: true,
+                    ..
+                } => out.push_str(", ##__VA_ARGS__"),
+                Piece::Rest { .. } => out.push_str("__VA_ARGS__"),
+            }
+        }
+        out
+    }
+
+    /// `n` of `${n..}` (0-based: the number of named arguments before it).
+    pub fn rest_from(&self) -> Option<usize> {
+        self.pieces.iter().find_map(|p| match p {
+            Piece::Rest { from, .. } => Some(*from),
+            _ => None,
+        })
+    }
+
+    /// Whether `${n:map}` uses a map whose fallback is a helper function
+    /// (it converts CUDA values at run time, so the values stay CUDA's).
+    pub fn maps_at_run_time(&self) -> Vec<&EnumMap> {
+        self.pieces
+            .iter()
+            .filter_map(|p| match p {
+                Piece::Mapped(_, MapRef::Linked(m)) if m.converts_at_run_time() => Some(m.as_ref()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+impl EnumMap {
+    /// A fallback that is a helper call (`cuport_acl_event_flags`) rather
+    /// than a cast (`(cuport_blas_op_t)`).
+    pub fn converts_at_run_time(&self) -> bool {
+        self.fallback
+            .as_deref()
+            .is_some_and(|f| !f.starts_with('('))
+    }
+}
+
 fn arg<'a>(args: &[&'a str], index: usize) -> Result<&'a str, TemplateError> {
     args.get(index)
         .copied()

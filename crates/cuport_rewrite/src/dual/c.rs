@@ -1,0 +1,394 @@
+//! C/C++/CUDA sites in dual-stack mode. Host-API names become portable
+//! names the shim provides, CUDA includes become the shim's headers, and on
+//! targets whose kernels need a port (Ascend, MLU) kernel definitions go
+//! behind `CUPORT_CUDA_KERNELS` and launches through `CUPORT_KERNEL_LAUNCH`.
+//! Diagnostics are the one-way migration's, for each target.
+use cuport_analyze::Site;
+use cuport_model::{Library, SiteKind, Target, TextRange};
+use cuport_rules::Status;
+
+use super::names::{portable_name, shim_header};
+use super::shim::{backend_macro, shimmed_library};
+use crate::diagnostic::{codes, Level};
+use crate::options::MigrateOptions;
+use crate::plan::{Planned, Planner};
+
+/// What a dual-stack run needs while planning one file.
+#[derive(Debug, Default)]
+pub(crate) struct DualState<'a> {
+    /// One-way options for each dual target (diagnostics come from them).
+    pub(crate) per_target: &'a [MigrateOptions],
+    /// `../` per directory level: the shim headers are included relative to
+    /// the file, so the CUDA build needs no new include path.
+    pub(crate) prefix: String,
+    /// Launches to rewrite once inner edits are known.
+    launches: Vec<Launch>,
+}
+
+#[derive(Debug)]
+struct Launch {
+    call: TextRange,
+    kernel: TextRange,
+    config: Vec<TextRange>,
+    args: Vec<TextRange>,
+    cuda_name: String,
+}
+
+/// The guard that keeps CUDA kernels where they compile (and everywhere when
+/// the shim is absent).
+const KERNELS_GUARD: &str = "#if !defined(CUPORT_CUDA_KERNELS) || CUPORT_CUDA_KERNELS";
+
+/// Plans one C-family site for a dual-stack run.
+pub(crate) fn plan_site(planner: &mut Planner<'_>, site: &Site) {
+    let one_way = one_way_plans(planner, site);
+    for (_, planned) in &one_way {
+        let kept = planned
+            .diagnostics
+            .iter()
+            .filter(|d| d.code != codes::HELPER_REQUIRED && d.code != codes::TEMPLATE_FAILED);
+        planner.out.diagnostics.extend(kept.cloned());
+    }
+    let handled = match site.kind {
+        SiteKind::Include => include(planner, site),
+        SiteKind::KernelDefinition => kernel_definition(planner, site),
+        SiteKind::KernelLaunch => kernel_launch(planner, site),
+        _ => name(planner, site),
+    };
+    if !handled {
+        report_kept(planner, site, &one_way);
+    }
+}
+
+/// The one-way plan of `site` for each dual target.
+fn one_way_plans(planner: &Planner<'_>, site: &Site) -> Vec<(Target, Planned)> {
+    planner
+        .dual
+        .per_target
+        .iter()
+        .map(|options| {
+            let mut sub = Planner::new(
+                planner.src,
+                planner.language,
+                planner.rules,
+                options,
+                planner.lines,
+            );
+            sub.site(site);
+            let rewrote = !sub.pending.is_empty();
+            let mut planned = sub.out;
+            if rewrote {
+                planned.edits.push(crate::edit::Edit {
+                    range: site.range,
+                    replacement: String::new(),
+                    code: String::new(),
+                    cuda_name: site.name.clone(),
+                });
+            }
+            (options.target, planned)
+        })
+        .collect()
+}
+
+fn targets<'p>(planner: &'p Planner<'_>) -> impl Iterator<Item = Target> + 'p {
+    planner.dual.per_target.iter().map(|o| o.target)
+}
+
+fn kernels_need_port(planner: &Planner<'_>) -> bool {
+    targets(planner).any(|t| matches!(t, Target::Ascend | Target::Mlu))
+}
+
+/// A host-API name: renamed to its portable spelling when the shim provides
+/// it on some target. Device names that HIP/MUSA rename are provided by the
+/// shim under their CUDA spelling, so they stay.
+fn name(planner: &mut Planner<'_>, site: &Site) -> bool {
+    let rule_library = targets(planner)
+        .find_map(|t| planner.rules.lookup(t, &site.name))
+        .and_then(|r| r.library());
+    let shimmed = shimmed_library(&site.name, rule_library.or(Some(site.library)));
+    // Names no table knows are renamed too: the shim declares them
+    // unavailable on the targets, so using one fails with a message.
+    match (shimmed, portable_name(&site.name)) {
+        (Some(_), Some(portable)) => {
+            let written = planner.text(site.range);
+            if written != site.name {
+                return false;
+            }
+            planner.edit(
+                site.range,
+                portable,
+                codes::DUAL_PORTABLE.into(),
+                &site.name,
+            );
+            true
+        }
+        _ => site.library == Library::Device && device_name_provided(planner, site),
+    }
+}
+
+/// Whether every target that spells a device name differently gets it
+/// from the shim (`#define cuda_name target_name` in `cuport/runtime.h`).
+fn device_name_provided(planner: &Planner<'_>, site: &Site) -> bool {
+    targets(planner).all(|t| {
+        let Some(resolved) = planner.rules.lookup(t, &site.name) else {
+            return true;
+        };
+        match resolved.status() {
+            Status::Renamed | Status::Approximate => {
+                matches!(t, Target::Hip | Target::Musa) && portable_name(&site.name).is_some()
+            }
+            _ => true,
+        }
+    })
+}
+
+/// `#include <cublas_v2.h>` → `#include "../cuport/blas.h"`; other CUDA
+/// headers (cuda_fp16.h, cooperative_groups.h) get a backend switch.
+fn include(planner: &mut Planner<'_>, site: &Site) -> bool {
+    let written = planner.text(site.range);
+    if let Some(header) = shimmed_library(&site.name, Some(site.library)).and_then(shim_header) {
+        let replacement = format!("\"{}cuport/{header}\"", planner.dual.prefix);
+        if replacement != written {
+            planner.edit(
+                site.range,
+                replacement,
+                codes::DUAL_PORTABLE.into(),
+                &site.name,
+            );
+        }
+        return true;
+    }
+    include_switch(planner, site)
+}
+
+fn include_switch(planner: &mut Planner<'_>, site: &Site) -> bool {
+    let line = planner.lines.line_of(site.range.start);
+    let Some(range) = planner.lines.line_range(line) else {
+        return false;
+    };
+    if previous_line(planner, line) == Some("#else") {
+        // Already the CUDA branch of a switch (a second run).
+        return true;
+    }
+    let newline = if planner.text(range).ends_with("\r\n") {
+        "\r\n"
+    } else {
+        "\n"
+    };
+    let original = planner
+        .text(range)
+        .trim_end_matches(['\r', '\n'])
+        .to_owned();
+    // The runtime header first: target headers such as HIP's cooperative
+    // groups expect the runtime to be included before them.
+    let mut text = format!(
+        "#include {}{newline}",
+        runtime_include(&planner.dual.prefix)
+    );
+    let per_target: Vec<(Target, Option<String>)> = targets(planner)
+        .map(|t| (t, target_header(planner, t, &site.name)))
+        .collect();
+    if per_target
+        .iter()
+        .all(|(_, h)| h.as_deref() == Some(site.name.as_str()))
+    {
+        return true;
+    }
+    for (i, (target, header)) in per_target.iter().enumerate() {
+        let keyword = if i == 0 { "#if" } else { "#elif" };
+        text.push_str(&format!(
+            "{keyword} defined({}){newline}",
+            backend_macro(*target)
+        ));
+        match header {
+            Some(h) => text.push_str(&format!("#include <{h}>{newline}")),
+            None => text.push_str(&format!(
+                "/* {}: no counterpart on {target} (see the cuport diagnostic) */{newline}",
+                site.name
+            )),
+        }
+    }
+    text.push_str(&format!("#else{newline}{original}{newline}#endif{newline}"));
+    planner.edit(range, text, codes::DUAL_PORTABLE.into(), &site.name);
+    true
+}
+
+fn target_header(planner: &Planner<'_>, target: Target, header: &str) -> Option<String> {
+    let resolved = planner.rules.lookup(target, header)?;
+    match resolved.status() {
+        Status::Exact | Status::Renamed | Status::Approximate => {
+            resolved.target_name.map(|n| n.into_owned())
+        }
+        _ => None,
+    }
+}
+
+/// Puts a kernel definition behind [`KERNELS_GUARD`] when a target needs a
+/// kernel port; HIP and MUSA compile it as it is.
+fn kernel_definition(planner: &mut Planner<'_>, site: &Site) -> bool {
+    if !kernels_need_port(planner) {
+        return true;
+    }
+    let Some(body) = site.body else {
+        // A declaration: harmless on the host compiler once `__global__` is
+        // gone with the definition, but say so.
+        return false;
+    };
+    let start = definition_start(planner, site.range.start);
+    let start_line = planner.lines.line_of(start);
+    if previous_line(planner, start_line) == Some(KERNELS_GUARD) {
+        return true;
+    }
+    let line_end = planner
+        .lines
+        .line_range(planner.lines.line_of(body.end.saturating_sub(1)))
+        .map_or(body.end, |r| r.end);
+    let newline = if planner
+        .src
+        .get(..line_end)
+        .is_some_and(|s| s.ends_with(b"\r\n"))
+    {
+        "\r\n"
+    } else {
+        "\n"
+    };
+    if !planner
+        .src
+        .get(..line_end)
+        .is_some_and(|s| s.ends_with(b"\n"))
+    {
+        planner.edit(
+            TextRange::new(line_end, line_end),
+            format!("{newline}#endif /* CUDA kernel {} */{newline}", site.name),
+            codes::DUAL_PORTABLE.into(),
+            &site.name,
+        );
+    } else {
+        planner.edit(
+            TextRange::new(line_end, line_end),
+            format!("#endif /* CUDA kernel {} */{newline}", site.name),
+            codes::DUAL_PORTABLE.into(),
+            &site.name,
+        );
+    }
+    planner.edit(
+        TextRange::new(start, start),
+        format!("{KERNELS_GUARD}{newline}"),
+        codes::DUAL_PORTABLE.into(),
+        &site.name,
+    );
+    true
+}
+
+/// The text of the line above `line`, trimmed.
+fn previous_line<'a>(planner: &Planner<'a>, line: usize) -> Option<&'a str> {
+    let range = planner.lines.line_range(line.checked_sub(1)?)?;
+    Some(planner.text(range).trim())
+}
+
+/// The start of the line where the definition begins: the `__global__`
+/// line, or a `template <...>` line right above it.
+fn definition_start(planner: &Planner<'_>, name_at: usize) -> usize {
+    let src = planner.src;
+    let before = &src[..name_at.min(src.len())];
+    let global_at = memchr::memmem::rfind(before, b"__global__").unwrap_or(name_at);
+    let mut line = planner.lines.line_of(global_at);
+    while line > 0 {
+        let Some(previous) = planner.lines.line_range(line - 1) else {
+            break;
+        };
+        let text = planner.text(previous).trim();
+        if text.starts_with("template") || text.starts_with("extern \"C\"") {
+            line -= 1;
+        } else {
+            break;
+        }
+    }
+    planner
+        .lines
+        .line_range(line)
+        .map_or(global_at, |r| r.start)
+}
+
+fn kernel_launch(planner: &mut Planner<'_>, site: &Site) -> bool {
+    if !kernels_need_port(planner) {
+        return true;
+    }
+    let Some(call) = site.call else {
+        return false;
+    };
+    let text = planner.text(call);
+    let Some(chevrons) = text.find("<<<") else {
+        return false;
+    };
+    planner.dual.launches.push(Launch {
+        call,
+        kernel: TextRange::new(call.start, call.start + chevrons),
+        config: site.launch_config.clone(),
+        args: site.args.clone(),
+        cuda_name: site.name.clone(),
+    });
+    true
+}
+
+/// Writes the pending launches as `CUPORT_KERNEL_LAUNCH((k), (g, b), args)`,
+/// with the edits inside their arguments folded in.
+pub(crate) fn compose_launches(planner: &mut Planner<'_>) {
+    let mut launches = std::mem::take(&mut planner.dual.launches);
+    launches.sort_by_key(|l| l.call.len());
+    for launch in launches {
+        let kernel = planner.text(launch.kernel).trim().to_owned();
+        let config: Vec<String> = launch
+            .config
+            .iter()
+            .map(|&r| planner.argument_text(r).trim().to_owned())
+            .collect();
+        let mut text = format!("CUPORT_KERNEL_LAUNCH(({kernel}), ({})", config.join(", "));
+        for arg in &launch.args {
+            text.push_str(", ");
+            text.push_str(planner.argument_text(*arg).trim());
+        }
+        text.push(')');
+        let call = launch.call;
+        planner
+            .out
+            .edits
+            .retain(|e| !(call.start <= e.range.start && e.range.end <= call.end));
+        planner.edit(call, text, codes::DUAL_PORTABLE.into(), &launch.cuda_name);
+    }
+}
+
+/// A site the dual source keeps as written although a target's one-way
+/// migration would change it: nothing may be dropped silently.
+fn report_kept(planner: &mut Planner<'_>, site: &Site, one_way: &[(Target, Planned)]) {
+    for (target, planned) in one_way {
+        if planned.edits.is_empty() || !planned.diagnostics.is_empty() {
+            continue;
+        }
+        let spelled: Vec<&str> = planned
+            .edits
+            .iter()
+            .map(|e| e.replacement.as_str())
+            .filter(|r| !r.is_empty())
+            .collect();
+        let message = match spelled.first() {
+            Some(to) => format!(
+                "`{}` is kept in the dual-stack source, but {target} spells it `{to}`; make this code work on both (e.g. test both macros, or select with {})",
+                site.name,
+                backend_macro(*target)
+            ),
+            None => format!(
+                "`{}` is kept in the dual-stack source, but {target} needs it rewritten; port it behind {}",
+                site.name,
+                backend_macro(*target)
+            ),
+        };
+        let diagnostic = planner.diagnose(site, codes::DUAL_KEPT, Level::Manual, message);
+        diagnostic.effort = Some("low".into());
+    }
+}
+
+/// `#include` spelling of the shim's runtime header for a file `depth`
+/// directories below the root.
+pub(crate) fn runtime_include(prefix: &str) -> String {
+    format!("\"{prefix}cuport/runtime.h\"")
+}

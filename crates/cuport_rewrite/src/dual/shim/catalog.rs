@@ -1,0 +1,133 @@
+//! Every portable name the rule tables give each backend, grouped by the
+//! shim header (library) that provides it. Built once per run from the
+//! tables: a name a one-way migration knows is never missing here.
+use std::collections::BTreeMap;
+
+use cuport_model::{Library, Target};
+use cuport_rules::{EnumMap, Flavour, NameKind, RuleSet, Status};
+
+use super::entry::{provision, Provision};
+use crate::dual::names::{is_shimmed, portable_name};
+
+/// One backend's provision of every portable name, per library.
+#[derive(Debug, Default)]
+pub(crate) struct Section {
+    /// Library → CUDA name → (portable name, provision).
+    pub(crate) names: BTreeMap<Library, BTreeMap<String, (String, Provision)>>,
+    /// Library → target headers the section includes.
+    pub(crate) headers: BTreeMap<Library, Vec<String>>,
+}
+
+impl Section {
+    /// The section for `target` (HIP with `flavour`).
+    pub(crate) fn build(rules: &RuleSet, target: Target, flavour: Flavour) -> Section {
+        let mut section = Section::default();
+        let flavour = if flavour.applies_to(target) {
+            flavour
+        } else {
+            Flavour::Default
+        };
+        for cuda_name in rules.known_cuda_names_flavour(target, flavour) {
+            let Some(resolved) = rules.lookup_flavour(target, flavour, cuda_name) else {
+                continue;
+            };
+            let kind = resolved.kind();
+            if !matches!(
+                kind,
+                NameKind::Function | NameKind::Type | NameKind::EnumValue | NameKind::Macro
+            ) {
+                continue;
+            }
+            let Some(library) = shimmed_library(cuda_name, resolved.library()) else {
+                continue;
+            };
+            let Some(portable) = portable_name(cuda_name) else {
+                continue;
+            };
+            if resolved.status().is_mechanical() || resolved.status() == Status::Approximate {
+                let headers = section.headers.entry(library).or_default();
+                headers.extend(resolved.headers().iter().cloned());
+            }
+            let provided = provision(cuda_name, &resolved, target);
+            section
+                .names
+                .entry(library)
+                .or_default()
+                .insert(cuda_name.to_owned(), (portable, provided));
+        }
+        for map in rules.enum_maps(target) {
+            section.add_enum_map(rules, map);
+        }
+        for headers in section.headers.values_mut() {
+            headers.sort();
+            headers.dedup();
+        }
+        section
+    }
+
+    /// Names the project uses that no table knows for `target`.
+    pub(crate) fn add_unknown(
+        &mut self,
+        used: &BTreeMap<Library, BTreeMap<String, NameKind>>,
+        target: Target,
+    ) {
+        for (library, names) in used {
+            for (cuda_name, kind) in names {
+                let Some(portable) = portable_name(cuda_name) else {
+                    continue;
+                };
+                if self.names.values().any(|n| n.contains_key(cuda_name)) {
+                    continue;
+                }
+                let known = self.names.entry(*library).or_default();
+                let message = format!("{cuda_name} is not in cuport's rule tables for {target}; port it by hand or add a rule with --rules [CP0001]");
+                let provided = Provision::Unavailable {
+                    kind: *kind,
+                    message,
+                };
+                known.insert(cuda_name.clone(), (portable, provided));
+            }
+        }
+    }
+
+    /// Values of an enum map that has no entries of its own: the target's
+    /// value, or CUDA's number when a helper converts at run time.
+    fn add_enum_map(&mut self, rules: &RuleSet, map: &EnumMap) {
+        for (cuda_value, target_value) in &map.values {
+            let Some(library) = shimmed_library(cuda_value, None) else {
+                continue;
+            };
+            let Some(portable) = portable_name(cuda_value) else {
+                continue;
+            };
+            let names = self.names.entry(library).or_default();
+            if names.contains_key(cuda_value) {
+                continue;
+            }
+            let provided = if map.converts_at_run_time() {
+                match rules.cuda_enum_value(cuda_value) {
+                    Some(number) => Provision::Alias {
+                        to: number.to_owned(),
+                        approximate: false,
+                    },
+                    None => Provision::Unavailable {
+                        kind: NameKind::EnumValue,
+                        message: format!("{cuda_value}: enum map `{}` converts CUDA values at run time but mappings/cuda/ records no number for it", map.name),
+                    },
+                }
+            } else {
+                Provision::Alias {
+                    to: format!("({target_value})"),
+                    approximate: false,
+                }
+            };
+            names.insert(cuda_value.clone(), (portable, provided));
+        }
+    }
+}
+
+/// The shimmed library of a table name: the rule's own, else by spelling.
+pub(crate) fn shimmed_library(cuda_name: &str, rule_library: Option<Library>) -> Option<Library> {
+    let library = rule_library.or_else(|| cuport_analyze::library_of(cuda_name))?;
+    is_shimmed(library).then_some(library)
+}
