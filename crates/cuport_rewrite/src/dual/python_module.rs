@@ -211,7 +211,7 @@ fn build_facts(rules: &RuleSet, target: Target) -> BuildFacts {
 }
 
 /// `cuport_device.py` for `targets` (with CUDA, always).
-#[allow(unreachable_pub)] // re-exported from lib.rs
+#[allow(unreachable_pub, dead_code)] // re-exported from lib.rs
 pub fn device_module(rules: &RuleSet, targets: &[Target]) -> String {
     let backends = torch_backends(rules, targets);
     let mut table =
@@ -224,7 +224,7 @@ pub fn device_module(rules: &RuleSet, targets: &[Target]) -> String {
 }
 
 /// `cuport_build.py` for `targets` (with CUDA, always).
-#[allow(unreachable_pub)] // re-exported from lib.rs
+#[allow(unreachable_pub, dead_code)] // re-exported from lib.rs
 pub fn build_module(rules: &RuleSet, targets: &[Target]) -> String {
     let backends = torch_backends(rules, targets);
     let mut table = String::from(
@@ -351,6 +351,9 @@ fn py_tuple<S: AsRef<str>>(items: &[S]) -> String {
         }
     }
 }
+
+#[cfg(test)]
+mod python_tests;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used)]
