@@ -167,8 +167,7 @@ fn two_partitions_pass(cluster: &Cluster) {
         dir.path(),
         &["--markdown", "summary.md", "--junit", "junit.xml"],
     );
-    eprintln!("{stderr}");
-    assert_eq!(code, Some(0), "{report:#}");
+    assert_eq!(code, Some(0), "{report:#}\n{stderr}");
     let legs = case(&report, "saxpy")["legs"].as_array().unwrap();
     for (leg, partition, line) in [
         (&legs[0], "cuda", "CUDA_VISIBLE_DEVICES = 0"),
@@ -217,6 +216,7 @@ fn two_partitions_pass(cluster: &Cluster) {
     assert_eq!(array(&op_legs[0]), array(&op_legs[1]));
     assert_eq!(case(&report, "add-cpu")["outcome"], "pass");
     let md = std::fs::read_to_string(dir.path().join("summary.md")).unwrap();
+    eprintln!("{}", &md[md.find("## Slurm jobs").unwrap_or(0)..]);
     assert!(
         md.contains("## Slurm jobs") && md.contains("| localhost | COMPLETED | 0:0 |"),
         "{md}"
@@ -318,4 +318,33 @@ fn ctrl_c_cancels_the_jobs(cluster: &Cluster) {
         reason.contains("cuport cancelled it: interrupted (SIGINT, Ctrl-C)"),
         "{reason}"
     );
+}
+
+/// Needs no cluster: placements are checked before anything is submitted.
+#[test]
+fn an_unknown_placement_is_a_usage_error_naming_the_file() {
+    let dir = setup(&app("typo", "python3 leg.py").replace(
+        "candidate_placement = \"ascend\"",
+        "candidate_placement = \"asend\"",
+    ));
+    let out = Command::new(env!("CARGO_BIN_EXE_cuport"))
+        .current_dir(dir.path())
+        .env("SLURM_CONF", "/nonexistent/slurm.conf")
+        .args([
+            "regress",
+            "run",
+            "cases.toml",
+            "--slurm",
+            "--slurm-dir",
+            "run",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cases.toml: app `typo`, field `candidate_placement`: no [slurm.placement.asend] table (known: ascend, cpu, cuda)"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("run/jobs.json").exists());
 }

@@ -6,10 +6,12 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::case::{AppCase, LoadedFile, OpCase};
+use crate::device::DeviceIdentity;
 use crate::error::{RegressError, Result};
+use crate::report::LegReport;
 use crate::report::{CaseReport, CrossRatio, RunReport};
 use crate::slurm::config::DEFAULT_PLACEMENT;
-use crate::slurm::script::OUT_DIR;
+use crate::slurm::script::{CPU_FILE, OUT_DIR};
 use crate::slurm::{batch, BatchLeg, BatchOptions, LegOutcome, SlurmConfig};
 
 use super::app::{app_exec_case, judge_exec_case, ExecCase};
@@ -275,16 +277,48 @@ fn to_finished(outcome: LegOutcome, leg: &BatchLeg, meta: &LegMeta) -> Finished 
     let mut report = blank_report(&meta.backend, meta.role, leg.request.command.display());
     report.slurm = Some(outcome.slurm);
     match outcome.result {
-        Ok((state, wall)) => settle(
-            report,
-            state,
-            wall,
-            outcome.log_excerpt,
-            &outcome.dir.join(OUT_DIR),
-        ),
+        Ok((state, wall)) => {
+            let mut done = settle(
+                report,
+                state,
+                wall,
+                outcome.log_excerpt,
+                &outcome.dir.join(OUT_DIR),
+            );
+            on_node(&mut done.report, &outcome.dir);
+            done
+        }
         Err(reason) => {
             report.log_excerpt = outcome.log_excerpt;
             failed(report, reason)
         }
     }
+}
+
+/// A leg that did not describe its device was measured on the node's CPU,
+/// not on this host's, which is what [`settle`] assumes.
+fn on_node(report: &mut LegReport, leg_dir: &Path) {
+    let node = report.slurm.as_ref().and_then(|s| s.node.clone());
+    let Some(device) = report.device.as_mut() else {
+        return;
+    };
+    let here = DeviceIdentity::this_cpu(&device.backend);
+    if device.model != here.model || device.host != here.host {
+        return;
+    }
+    if let Some(model) = node_cpu(leg_dir) {
+        device.model = model;
+    }
+    if let Some(node) = node {
+        device.host = node;
+    }
+}
+
+/// The node's CPU as [`DeviceIdentity::this_cpu`] words it.
+fn node_cpu(leg_dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(leg_dir.join(CPU_FILE)).ok()?;
+    let mut lines = text.lines();
+    let model = lines.next().map(str::trim).filter(|m| !m.is_empty())?;
+    let threads: usize = lines.next()?.trim().parse().ok()?;
+    Some(format!("{model} ({threads} threads, linux)"))
 }

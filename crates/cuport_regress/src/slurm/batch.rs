@@ -392,3 +392,113 @@ fn slurm_reason(s: &SlurmLeg, stopped: Option<&str>, g: &Group) -> String {
     }
     text
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn leg(placement_name: &str, partition: &str, timeout_s: f64) -> BatchLeg {
+        BatchLeg {
+            placement_name: placement_name.into(),
+            placement: Placement {
+                partition: Some(partition.into()),
+                ..Placement::default()
+            },
+            name: format!("leg-{placement_name}"),
+            request: LegRequest {
+                command: CommandSpec::Shell("true".into()),
+                cwd: None,
+                timeout: Duration::from_secs_f64(timeout_s),
+                env: Vec::new(),
+            },
+        }
+    }
+
+    #[test]
+    fn legs_of_one_placement_share_an_array() {
+        let legs = [
+            leg("cuda", "cuda", 1.0),
+            leg("ascend", "ascend", 1.0),
+            leg("cuda", "cuda", 1.0),
+            // Same name, different table (another case file): its own job.
+            leg("cuda", "gpu-big", 1.0),
+        ];
+        let groups = group(&legs, Path::new("/run"));
+        let names: Vec<(&str, &[usize])> = groups
+            .iter()
+            .map(|g| (g.name.as_str(), g.legs.as_slice()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("cuda", &[0, 2][..]),
+                ("ascend", &[1][..]),
+                ("cuda-2", &[3][..])
+            ]
+        );
+        assert_eq!(groups[2].script, Path::new("/run/jobs/cuda-2.sh"));
+    }
+
+    #[test]
+    fn status_file_and_timeouts() -> std::result::Result<(), std::io::Error> {
+        let dir = tempfile::tempdir()?;
+        assert_eq!(read_status(dir.path()), None);
+        std::fs::write(dir.path().join(STATUS_FILE), "124 100.5 103.0\n")?;
+        assert_eq!(read_status(dir.path()), Some((124, 2.5)));
+        let l = leg("cpu", "cpu", 2.0);
+        assert_eq!(
+            exit_state(124, 2.5, &l),
+            ExitState::TimedOut { after_s: 2.5 }
+        );
+        assert_eq!(
+            exit_state(137, 12.0, &l),
+            ExitState::TimedOut { after_s: 12.0 }
+        );
+        assert_eq!(exit_state(137, 0.5, &l), ExitState::Exited { code: 137 });
+        assert_eq!(exit_state(3, 0.5, &l), ExitState::Exited { code: 3 });
+        Ok(())
+    }
+
+    #[test]
+    fn slurm_failures_are_worded_with_slurms_reason() {
+        let g = Group {
+            name: "cuda".into(),
+            placement_name: "cuda".into(),
+            placement: Placement {
+                time: Some("10".into()),
+                ..Placement::default()
+            },
+            legs: vec![0],
+            script: "/run/jobs/cuda.sh".into(),
+            job: Ok("12".into()),
+        };
+        let s = |state: &str, reason: Option<&str>, exit: &str| SlurmLeg {
+            job_id: "12_0".into(),
+            placement: "cuda".into(),
+            partition: Some("cuda".into()),
+            node: Some("g01".into()),
+            state: state.into(),
+            exit_code: Some(exit.into()),
+            reason: reason.map(Into::into),
+            script: String::new(),
+        };
+        assert_eq!(
+            slurm_reason(&s("TIMEOUT", Some("TimeLimit"), "0:15"), None, &g),
+            "Slurm job 12_0 ended TIMEOUT on g01 (reason: TimeLimit), exit code 0:15; it hit the time limit (10); raise `time` in [slurm.placement.cuda]"
+        );
+        assert_eq!(
+            slurm_reason(&s("NODE_FAIL", None, "0:0"), None, &g),
+            "Slurm job 12_0 ended NODE_FAIL on g01, exit code 0:0; the leg left no status file, so the job script itself did not finish"
+        );
+        assert_eq!(
+            slurm_reason(&s("CANCELLED", None, "0:15"), Some("interrupted (SIGINT, Ctrl-C)"), &g),
+            "Slurm job 12_0 ended CANCELLED on g01, exit code 0:15; cuport cancelled it: interrupted (SIGINT, Ctrl-C)"
+        );
+    }
+
+    #[test]
+    fn argv_commands_become_one_quoted_line() {
+        let argv = CommandSpec::Argv(vec!["/opt/cu port".into(), "it's".into()]);
+        assert_eq!(shell_line(&argv), r"'/opt/cu port' 'it'\''s'");
+    }
+}

@@ -13,6 +13,8 @@ pub const LOG_FILE: &str = "log.txt";
 /// `EXIT_STATUS START_S END_S`, written last (by rename) when the leg ends.
 pub const STATUS_FILE: &str = "status";
 pub const NODE_FILE: &str = "node";
+/// The node's CPU model (first line) and usable CPU count (second).
+pub const CPU_FILE: &str = "cpu";
 /// What `timeout(1)` exits with when it stopped the leg.
 pub const TIMEOUT_STATUS: i32 = 124;
 
@@ -172,6 +174,7 @@ const RUN_LEG: &str = r#"
 mkdir -p "$leg_dir" && rm -rf "$leg_dir/out" && mkdir "$leg_dir/out" || exit 2
 export CUPORT_OUT="$leg_dir/out"
 echo "${SLURMD_NODENAME:-$(hostname)}" >"$leg_dir/node"
+{ sed -n 's/^model name[^:]*: *//p' /proc/cpuinfo | head -n 1; nproc; } >"$leg_dir/cpu" 2>/dev/null
 : >"$leg_dir/log.txt"
 if [ -n "${cuport_note:-}" ]; then echo "$cuport_note" >>"$leg_dir/log.txt"; fi
 if ! cd "$leg_cwd"; then
