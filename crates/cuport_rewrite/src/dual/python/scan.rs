@@ -368,3 +368,75 @@ mod tests {
         assert_eq!(previous_byte(b"'a' ", 4), Some((2, b'\'')));
     }
 }
+
+/// Where a new top-level import can go when the file has no `import
+/// torch` to follow: after a shebang, the leading comments, the module
+/// docstring and `from __future__` imports (which must come first), i.e.
+/// at the start of the first other statement.
+#[allow(dead_code)] // until file.rs calls it
+pub(crate) fn import_point(src: &[u8]) -> usize {
+    let mut at = 0;
+    while at < src.len() {
+        let line_end = memchr::memchr(b'\n', &src[at..]).map_or(src.len(), |n| at + n + 1);
+        let line = &src[at..line_end];
+        let text = &line[line
+            .iter()
+            .take_while(|b| **b == b' ' || **b == b'\t')
+            .count()..];
+        let blank = text.is_empty() || text.starts_with(b"\r") || text == b"\n";
+        let skip = if blank || text.starts_with(b"#") || text.starts_with(b"from __future__ ") {
+            Some(line_end)
+        } else if at == first_statement(src) && starts_string(text) {
+            string_statement_end(src, at + (line.len() - text.len()))
+        } else {
+            None
+        };
+        match skip {
+            Some(next) if next > at => at = next,
+            _ => return at,
+        }
+    }
+    src.len()
+}
+
+/// The offset of the first line that is not blank or a comment.
+fn first_statement(src: &[u8]) -> usize {
+    let mut at = 0;
+    for line in src.split_inclusive(|&b| b == b'\n') {
+        let text = line.trim_ascii_start();
+        if !(text.is_empty() || text.starts_with(b"#")) {
+            return at;
+        }
+        at += line.len();
+    }
+    at
+}
+
+fn starts_string(text: &[u8]) -> bool {
+    let word = text.iter().take_while(|&&b| is_ident(b)).count();
+    matches!(text.get(word), Some(b'"' | b'\'')) && (word == 0 || is_string_prefix(&text[..word]))
+}
+
+/// The start of the line after the string literal (a docstring) at `at`.
+fn string_statement_end(src: &[u8], at: usize) -> Option<usize> {
+    let quote = at + src[at..].iter().take_while(|&&b| is_ident(b)).count();
+    let end = string_end(src, quote)?;
+    Some(memchr::memchr(b'\n', &src[end..]).map_or(src.len(), |n| end + n + 1))
+}
+
+#[cfg(test)]
+mod import_point_tests {
+    use super::import_point;
+
+    fn rest(src: &str) -> &str {
+        &src[import_point(src.as_bytes())..]
+    }
+
+    #[test]
+    fn new_imports_go_after_docstrings_and_future_imports() {
+        assert_eq!(rest("#!/usr/bin/env python\n# c\n\"\"\"Doc\nmore\"\"\"\nfrom __future__ import annotations\nimport os\n"), "import os\n");
+        assert_eq!(rest("x = 1\n"), "x = 1\n");
+        assert_eq!(rest("# only a comment\n"), "");
+        assert_eq!(rest("'''doc'''\n\nimport os\n"), "import os\n");
+    }
+}
