@@ -41,15 +41,29 @@ const KERNELS_GUARD: &str = "#if !defined(CUPORT_CUDA_KERNELS) || CUPORT_CUDA_KE
 /// Plans one C-family site for a dual-stack run.
 pub(crate) fn plan_site(planner: &mut Planner<'_>, site: &Site) {
     let one_way = one_way_plans(planner, site);
+    // A shimmed include is the shim's business on every target: its section
+    // includes what the target's rules need.
+    let shimmed_include =
+        site.kind == SiteKind::Include && shimmed_library(&site.name, Some(site.library)).is_some();
     for (_, planned) in &one_way {
-        let kept = planned
-            .diagnostics
-            .iter()
-            .filter(|d| d.code != codes::HELPER_REQUIRED && d.code != codes::TEMPLATE_FAILED);
-        planner.out.diagnostics.extend(kept.cloned());
+        for diagnostic in &planned.diagnostics {
+            let dual_handles = shimmed_include
+                || diagnostic.code == codes::HELPER_REQUIRED
+                || diagnostic.code == codes::TEMPLATE_FAILED;
+            // Target-independent notes (a CUDA version test) come once.
+            let repeated = planner.out.diagnostics.iter().any(|d| {
+                d.range == diagnostic.range
+                    && d.code == diagnostic.code
+                    && d.message == diagnostic.message
+            });
+            if !dual_handles && !repeated {
+                planner.out.diagnostics.push(diagnostic.clone());
+            }
+        }
     }
     let handled = match site.kind {
         SiteKind::Include => include(planner, site),
+        _ if site.library == Library::Preprocessor => preprocessor_test(planner, site, &one_way),
         SiteKind::KernelDefinition => kernel_definition(planner, site),
         SiteKind::KernelLaunch => kernel_launch(planner, site),
         _ => name(planner, site),
@@ -355,6 +369,102 @@ pub(crate) fn compose_launches(planner: &mut Planner<'_>) {
             .retain(|e| !(call.start <= e.range.start && e.range.end <= call.end));
         planner.edit(call, text, codes::DUAL_PORTABLE.into(), &launch.cuda_name);
     }
+}
+
+/// `#ifdef __CUDACC__` → `#if defined(__CUDACC__) || defined(__HIPCC__)`:
+/// a test of a compiler macro holds for every backend that spells it its
+/// own way (the CUDA result is unchanged). Other uses of the macro are
+/// reported.
+fn preprocessor_test(
+    planner: &mut Planner<'_>,
+    site: &Site,
+    one_way: &[(Target, Planned)],
+) -> bool {
+    let mut spellings: Vec<String> = Vec::new();
+    for (_, planned) in one_way {
+        for edit in &planned.edits {
+            let to = edit.replacement.trim();
+            let identifier = portable_name(to).is_some() && !to.is_empty();
+            if identifier && to != site.name && !spellings.iter().any(|s| s == to) {
+                spellings.push(to.to_owned());
+            }
+        }
+    }
+    if spellings.is_empty() {
+        // No target spells it differently: nothing to change.
+        return one_way.iter().all(|(_, p)| p.edits.is_empty());
+    }
+    let line = planner.lines.line_of(site.range.start);
+    let Some(range) = planner.lines.line_range(line) else {
+        return false;
+    };
+    let text = planner.text(range);
+    let body = text.trim_end_matches(['\r', '\n']);
+    let directive: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
+    let name = site.name.as_str();
+    let any = |negate: bool| -> String {
+        let (not, join) = if negate { ("!", " && ") } else { ("", " || ") };
+        std::iter::once(name.to_owned())
+            .chain(spellings.iter().cloned())
+            .map(|n| format!("{not}defined({n})"))
+            .collect::<Vec<_>>()
+            .join(join)
+    };
+    let replacement = if directive == format!("#ifdef {name}")
+        || directive == format!("# ifdef {name}")
+    {
+        format!("#if {}", any(false))
+    } else if directive == format!("#ifndef {name}") || directive == format!("# ifndef {name}") {
+        format!("#if {}", any(true))
+    } else {
+        return defined_operator(planner, site, &spellings);
+    };
+    let at = TextRange::new(range.start, range.start + body.len());
+    planner.edit(at, replacement, codes::DUAL_PORTABLE.into(), &site.name);
+    true
+}
+
+/// `defined(__CUDACC__)` inside an `#if` → `(defined(__CUDACC__) ||
+/// defined(__HIPCC__))`; already widened ones are left alone.
+fn defined_operator(planner: &mut Planner<'_>, site: &Site, spellings: &[String]) -> bool {
+    let before = &planner.src[..site.range.start];
+    let Ok(before) = std::str::from_utf8(before) else {
+        return false;
+    };
+    let trimmed = before.trim_end_matches([' ', '\t']);
+    let Some(open) = trimmed.strip_suffix('(') else {
+        return false;
+    };
+    let Some(defined_at) = open
+        .trim_end_matches([' ', '\t'])
+        .strip_suffix("defined")
+        .map(str::len)
+    else {
+        return false;
+    };
+    let after = &planner.src[site.range.end..];
+    let Some(close) = after.iter().position(|&b| b == b')') else {
+        return false;
+    };
+    let line_end = after
+        .iter()
+        .position(|&b| b == b'\n')
+        .unwrap_or(after.len());
+    let rest = String::from_utf8_lossy(&after[..line_end]);
+    if spellings
+        .iter()
+        .all(|s| rest.contains(&format!("defined({s})")))
+    {
+        return true;
+    }
+    let mut text = format!("(defined({})", site.name);
+    for spelling in spellings {
+        text.push_str(&format!(" || defined({spelling})"));
+    }
+    text.push(')');
+    let range = TextRange::new(defined_at, site.range.end + close + 1);
+    planner.edit(range, text, codes::DUAL_PORTABLE.into(), &site.name);
+    true
 }
 
 /// A site the dual source keeps as written although a target's one-way
