@@ -267,15 +267,7 @@ fn tensor_cuda(planner: &mut Planner<'_>, site: &Site) {
 fn tensor_is_cuda(planner: &mut Planner<'_>, site: &Site) {
     let src = planner.src;
     let dot = site.range.start.checked_sub(1).filter(|&d| src[d] == b'.');
-    let after = scan::rest_of_line(src, site.range.end);
-    let assigned = after.first() == Some(&b'(')
-        || (after.starts_with(b"=") && !after.starts_with(b"=="))
-        || after.windows(2).next().is_some_and(|w| {
-            w[1] == b'='
-                && b"+-*/%&|^@<>".contains(&w[0])
-                && !after.starts_with(b"<=")
-                && !after.starts_with(b">=")
-        });
+    let assigned = scan::called_or_assigned(scan::rest_of_line(src, site.range.end));
     let object = dot
         .filter(|_| !assigned)
         .and_then(|d| scan::object_start(src, d));

@@ -275,6 +275,22 @@ pub(crate) fn rest_of_line(src: &[u8], at: usize) -> &[u8] {
         .count()..]
 }
 
+/// Whether `after`, the text following a name, makes the name a call or
+/// an assignment target (`=`, `+=`, `//=`, `<<=`; not `==`, `<=`, `>=`),
+/// where an expression cannot replace it.
+pub(crate) fn called_or_assigned(after: &[u8]) -> bool {
+    if after.starts_with(b"(") {
+        return true;
+    }
+    let operator = after
+        .iter()
+        .take_while(|b| b"+-*/%&|^@<>".contains(b))
+        .count();
+    let comparison = operator == 1 && matches!(after[0], b'<' | b'>');
+    let rest = &after[operator..];
+    rest.starts_with(b"=") && !rest.starts_with(b"==") && !comparison
+}
+
 /// Whether a string literal starts at `at` (after spaces and line breaks).
 pub(crate) fn string_follows(src: &[u8], at: usize) -> bool {
     let tail = src.get(at..).unwrap_or(&[]);
@@ -358,6 +374,16 @@ mod tests {
             .map(|r| &src[r.start..r.end])
             .collect();
         assert_eq!(code, "a =  \nb = \nc");
+    }
+
+    #[test]
+    fn assignments_and_calls_are_told_from_comparisons() {
+        for after in ["= 1", "+= 1", "//= 2", "<<= 1", "()"] {
+            assert!(called_or_assigned(after.as_bytes()), "{after}");
+        }
+        for after in ["== 1", "<= 1", ">= 1", "!= 1", "or x", ""] {
+            assert!(!called_or_assigned(after.as_bytes()), "{after}");
+        }
     }
 
     #[test]

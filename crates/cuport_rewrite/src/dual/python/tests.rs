@@ -178,3 +178,29 @@ fn fp64_is_found_in_code_only() {
         .collect();
     assert_eq!(names, ["torch.float64", "torch.Tensor.double"]);
 }
+
+#[test]
+fn fp64_is_reported_for_targets_without_it_only() {
+    let src = b"import torch\nx = torch.ones(2, dtype=torch.float64).double()\n";
+    let lines = cuport_model::LineIndex::new(src);
+    let mut reported = Vec::new();
+    for targets in [
+        vec![Target::Ascend, Target::Hip],
+        vec![Target::Hip, Target::Musa],
+    ] {
+        let mut options = MigrateOptions::new(targets[0]);
+        options.dual = targets;
+        let mut planner =
+            crate::plan::Planner::new(src, Language::Python, rules(), &options, &lines);
+        super::finish_file(&mut planner);
+        reported.push(planner.out.diagnostics);
+    }
+    let messages: Vec<&str> = reported[0].iter().map(|d| d.message.as_str()).collect();
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert!(
+        messages.iter().all(|m| m.starts_with("ascend: fp64")),
+        "{messages:?}"
+    );
+    assert_eq!(reported[0][0].code, crate::codes::DUAL_UNSUPPORTED_DTYPE);
+    assert!(reported[1].is_empty(), "{:?}", reported[1]);
+}
