@@ -154,6 +154,7 @@ fn legs_run_as_slurm_jobs_on_two_partitions() {
         return;
     };
     two_partitions_pass(&cluster);
+    site_config_replaces_case_tables(&cluster);
     slurm_failures_fail_their_case(&cluster);
     wait_timeout_cancels_the_jobs(&cluster);
     ctrl_c_cancels_the_jobs(&cluster);
@@ -224,6 +225,18 @@ fn two_partitions_pass(cluster: &Cluster) {
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
     assert!(junit.contains("slurm.exec.candidate"), "{junit}");
     assert!(dir.path().join("run/jobs.json").is_file());
+}
+
+fn site_config_replaces_case_tables(cluster: &Cluster) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("leg.py"), LEG).unwrap();
+    std::fs::write(dir.path().join("cases.toml"), app("site", "python3 leg.py")).unwrap();
+    std::fs::write(dir.path().join("site.toml"), PLACEMENTS).unwrap();
+    let (code, report, stderr) = cuport(cluster, dir.path(), &["--slurm-config", "site.toml"]);
+    assert_eq!(code, Some(0), "{report:#}\n{stderr}");
+    let leg = &case(&report, "site")["legs"][1];
+    assert_eq!(leg["slurm"]["partition"], "ascend", "{leg:#}");
+    assert_eq!(leg["slurm"]["placement"], "ascend");
 }
 
 fn slurm_failures_fail_their_case(cluster: &Cluster) {

@@ -278,6 +278,23 @@ mod tests {
     }
 
     #[test]
+    fn the_example_site_file_loads() -> Result<()> {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../regress/slurm/site.example.toml");
+        let c = load(&path)?;
+        let ascend = c.resolve("ascend");
+        assert_eq!(ascend.account.as_deref(), Some("proj42"));
+        assert_eq!(ascend.gres.as_deref(), Some("npu:1"));
+        assert_eq!(
+            ascend.devices_env(),
+            Some((ASCEND_DEVICES_ENV.into(), NPU_GRES.into()))
+        );
+        assert_eq!(c.resolve("cpu").time.as_deref(), Some("00:10:00"));
+        assert_eq!(c.max_concurrent, Some(4));
+        Ok(())
+    }
+
+    #[test]
     fn bad_values_are_named() -> std::result::Result<(), String> {
         let path = Path::new("site.toml");
         let c = parse("[slurm.placement.x]\nsbatch_args = [\"qos=ci\"]\n")?;
