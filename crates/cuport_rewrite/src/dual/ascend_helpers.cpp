@@ -407,7 +407,10 @@ struct Gemm {
 bool gemm_arguments_valid(const Gemm &g) {
     bool ops = g.transa >= CUPORT_OP_N && g.transa <= CUPORT_OP_C && g.transb >= CUPORT_OP_N && g.transb <= CUPORT_OP_C;
     bool sizes = g.m >= 0 && g.n >= 0 && g.k >= 0 && g.batch >= 0;
-    bool lds = g.ldc >= (g.m > 1 ? g.m : 1) && g.lda >= 1 && g.ldb >= 1;
+    // cuBLAS's rule: each leading dimension covers the stored rows.
+    int a_rows = g.transa == CUPORT_OP_N ? g.m : g.k;
+    int b_rows = g.transb == CUPORT_OP_N ? g.k : g.n;
+    bool lds = g.ldc >= (g.m > 1 ? g.m : 1) && g.lda >= (a_rows > 1 ? a_rows : 1) && g.ldb >= (b_rows > 1 ? b_rows : 1);
     bool real = !is_complex(g.atype) && !is_complex(g.btype) && !is_complex(g.ctype);
     return ops && sizes && lds && real && element_size(g.ctype) != 0;
 }
@@ -768,7 +771,8 @@ extern "C" aclError cuport_blas_sgemm_strided_batched(
 extern "C" aclError cuport_blas_sgemv(cuport_blas_handle_t handle, cuport_blas_op_t trans, int m, int n,
                                       const float *alpha, const float *A, int lda, const float *x, int incx,
                                       const float *beta, float *y, int incy) {
-    if (handle == nullptr || m < 0 || n < 0 || lda < (m > 1 ? m : 1) || incx <= 0 || incy <= 0) {
+    bool op_valid = trans >= CUPORT_OP_N && trans <= CUPORT_OP_C;
+    if (handle == nullptr || !op_valid || m < 0 || n < 0 || lda < (m > 1 ? m : 1) || incx <= 0 || incy <= 0) {
         return ACL_ERROR_INVALID_PARAM;  // negative increments are not supported
     }
     if (m == 0 || n == 0) {
