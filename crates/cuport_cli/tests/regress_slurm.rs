@@ -361,3 +361,28 @@ fn an_unknown_placement_is_a_usage_error_naming_the_file() {
     );
     assert!(!dir.path().join("run/jobs.json").exists());
 }
+
+/// Slurm's shortest time limit is one minute, and slurmctld checks limits
+/// every 30 s or so: about 90 s, so not in the default run
+/// (`cargo test -p cuport_cli --test regress_slurm -- --ignored`).
+#[test]
+#[ignore = "takes about 90 s: Slurm's shortest --time is one minute"]
+fn a_slurm_time_limit_fails_the_case_with_slurms_reason() {
+    let Some(cluster) = Cluster::start() else {
+        return;
+    };
+    let cases = app("too-slow", "sleep 300").replace("timeout_s = 60", "timeout_s = 600")
+        + "\n[slurm.placement.default]\ntime = \"1\"\n";
+    let dir = setup(&cases.replace("candidate_placement = \"ascend\"\n", ""));
+    let (code, report, _) = cuport(&cluster, dir.path(), &[]);
+    assert_eq!(code, Some(1), "{report:#}");
+    let leg = &case(&report, "too-slow")["legs"][1];
+    assert_eq!(leg["slurm"]["state"], "TIMEOUT", "{leg:#}");
+    let reason = leg["state"]["reason"].as_str().unwrap();
+    eprintln!("{reason}");
+    assert!(reason.contains("ended TIMEOUT on localhost"), "{reason}");
+    assert!(
+        reason.contains("it hit the time limit (1); raise `time` in [slurm.placement.default]"),
+        "{reason}"
+    );
+}

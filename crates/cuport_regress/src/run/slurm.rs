@@ -107,21 +107,21 @@ fn secs(s: f64) -> Duration {
     Duration::from_secs_f64(s.max(0.001))
 }
 
-/// The command-line value, else the site table's, else the first case
-/// file's that sets it.
+/// The command-line value, else the site table's (with `--slurm-config`),
+/// else the first case file's that sets it.
 fn setting<T: Copy>(
     files: &[LoadedFile],
     slurm: &SlurmRunOptions<'_>,
     cli: Option<T>,
     get: impl Fn(&SlurmConfig) -> Option<T>,
 ) -> Option<T> {
-    cli.or_else(|| slurm.site.as_ref().and_then(&get))
-        .or_else(|| {
-            files
-                .iter()
-                .filter_map(|f| f.file.slurm.as_ref())
-                .find_map(&get)
-        })
+    cli.or_else(|| match &slurm.site {
+        Some(site) => get(site),
+        None => files
+            .iter()
+            .filter_map(|f| f.file.slurm.as_ref())
+            .find_map(&get),
+    })
 }
 
 type Plan<'f> = (Vec<Pending<'f>>, Vec<BatchLeg>, Vec<LegMeta>);

@@ -65,7 +65,7 @@ const CANCEL_GRACE: Duration = Duration::from_secs(60);
 /// Run every leg through Slurm; returns one outcome per leg, in order.
 /// Fails only when the run directory cannot be written.
 pub fn run(legs: &[BatchLeg], opts: &BatchOptions<'_>) -> Result<Vec<LegOutcome>> {
-    prepare_run_dir(opts.run_dir)?;
+    prepare_run_dir(opts.run_dir, legs)?;
     let mut groups = group(legs, opts.run_dir);
     for g in &mut groups {
         let text = job_script(g, legs, opts);
@@ -104,7 +104,9 @@ pub fn run(legs: &[BatchLeg], opts: &BatchOptions<'_>) -> Result<Vec<LegOutcome>
     Ok(outcomes.into_iter().flatten().collect())
 }
 
-fn prepare_run_dir(dir: &Path) -> Result<()> {
+/// Create the run directory; empty each leg's folder, so files of an
+/// earlier run in the same directory can never pass for this run's.
+fn prepare_run_dir(dir: &Path, legs: &[BatchLeg]) -> Result<()> {
     if dir.display().to_string().chars().any(char::is_whitespace) {
         return Err(RegressError::Slurm {
             command: "cuport regress run --slurm".into(),
@@ -116,6 +118,16 @@ fn prepare_run_dir(dir: &Path) -> Result<()> {
     }
     for sub in ["jobs", "legs"] {
         let path = dir.join(sub);
+        std::fs::create_dir_all(&path).map_err(|e| RegressError::io(path, e))?;
+    }
+    for leg in legs {
+        let path = dir.join("legs").join(&leg.name);
+        match std::fs::remove_dir_all(&path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(RegressError::io(path, e))
+            }
+            _ => {}
+        }
         std::fs::create_dir_all(&path).map_err(|e| RegressError::io(path, e))?;
     }
     Ok(())
