@@ -106,6 +106,9 @@ pub fn migrate_file(
             &planner.out.diagnostics[diagnostics_before..],
         );
     }
+    if options.is_dual() && language == Language::Python {
+        crate::dual::python::finish_file(&mut planner);
+    }
     planner.compose_rewrites();
     crate::dual::c::compose_launches(&mut planner);
     let prefix = std::mem::take(&mut planner.dual.prefix);
@@ -360,7 +363,9 @@ fn python_import_edits(src: &[u8], planned: &Planned) -> Vec<Edit> {
             break;
         }
     }
-    let at = after_torch.unwrap_or(0);
+    // Without `import torch`: below a shebang, docstring and `from
+    // __future__` imports, which must stay first.
+    let at = after_torch.unwrap_or_else(|| crate::dual::python::import_point(src));
     let newline = if after_torch.is_some() && !text[..at].ends_with('\n') {
         "\n"
     } else {

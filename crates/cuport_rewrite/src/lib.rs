@@ -17,6 +17,7 @@ mod tree;
 
 pub use diagnostic::{codes, effort_hours, Diagnostic, Level};
 pub use dual::names::{portable_name, shim_header};
+pub use dual::python_module::{build_module, device_module, python_generated_files};
 pub use dual::shim::{backend_macro, shim_headers, GeneratedFile, ProjectUse};
 pub use edit::{apply_edits, Conflict, Edit};
 pub use file::{migrate_file, migrate_source, FileMigration, FileStats, Tally};

@@ -85,7 +85,7 @@ pub fn migrate_report(
         })
         .collect::<Result<Vec<_>, _>>()?;
     let generated = if options.is_dual() {
-        crate::dual::generated_files(report, rules, options)
+        crate::dual::generated_files(report, &files, rules, options)
     } else {
         Vec::new()
     };

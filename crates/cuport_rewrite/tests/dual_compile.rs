@@ -225,10 +225,13 @@ fn report(compiler: &str, verdict: &Verdict) {
 
 /// Stub vendor headers: each Ascend header the shim includes declares
 /// everything the tables record (`cuport rules declarations --vendor-only`).
+/// They live under `include/`, as in a toolkit (`ASCEND_TOOLKIT_HOME`).
 fn ascend_stubs(migration: &Migration) -> tempfile::TempDir {
-    let stubs = tempfile::tempdir().unwrap();
+    let toolkit = tempfile::tempdir().unwrap();
+    let stubs = toolkit.path().join("include");
+    std::fs::create_dir_all(&stubs).unwrap();
     let declarations = rules().vendor_declarations_header(Target::Ascend);
-    std::fs::write(stubs.path().join("cuport_ascend_vendor.h"), declarations).unwrap();
+    std::fs::write(stubs.join("cuport_ascend_vendor.h"), declarations).unwrap();
     let mut headers = BTreeSet::new();
     for file in &migration.generated {
         for line in file.text.lines() {
@@ -244,11 +247,11 @@ fn ascend_stubs(migration: &Migration) -> tempfile::TempDir {
         .iter()
         .filter(|h| h.starts_with("acl") || h.starts_with("hccl"))
     {
-        let path = stubs.path().join(header);
+        let path = stubs.join(header);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, "#include <cuport_ascend_vendor.h>\n").unwrap();
     }
-    stubs
+    toolkit
 }
 
 #[test]
@@ -268,7 +271,7 @@ fn the_ascend_path_compiles_against_the_declarations_or_the_failure_was_flagged(
                 "c++",
                 "-DCUPORT_BACKEND_ASCEND",
             ])
-            .arg(format!("-I{}", stubs.path().display()))
+            .arg(format!("-I{}", stubs.path().join("include").display()))
             .args(include_dirs(out.path(), &file.path))
             .arg(out.path().join(&file.path))
             .output()
@@ -400,4 +403,55 @@ fn the_cuda_path_preprocesses_to_the_original_tokens() {
         compared += 1;
     }
     assert!(compared >= 6, "only {compared} changed files compared");
+}
+
+/// `cuport/cuport.cmake` configures and builds the Ascend path of a fixture
+/// (as object files: there is no CANN library to link here), with the
+/// helpers compiled in, `.cu` built as C++ and the toolkit from
+/// `ASCEND_TOOLKIT_HOME`.
+#[test]
+fn the_cmake_module_builds_the_ascend_path() {
+    if !require("cmake") || !require("g++") {
+        return;
+    }
+    let (migration, out) = dual_tree(&[Target::Ascend, Target::Hip]);
+    let toolkit = ascend_stubs(&migration);
+    let project = "cmake_minimum_required(VERSION 3.18)\nproject(check LANGUAGES CXX)\n\
+        include(${CMAKE_SOURCE_DIR}/cuport/cuport.cmake)\n\
+        add_library(check OBJECT vector_add/vector_add.cu nccl_allreduce/allreduce.cu)\n\
+        set_target_properties(check PROPERTIES CXX_STANDARD 17)\ncuport_target(check)\n";
+    std::fs::write(out.path().join("CMakeLists.txt"), project).unwrap();
+    let build = out.path().join("build");
+    let configure = Command::new("cmake")
+        .arg("-S")
+        .arg(out.path())
+        .arg("-B")
+        .arg(&build)
+        .arg("-DCUPORT_BACKEND=ascend")
+        .env("ASCEND_TOOLKIT_HOME", toolkit.path())
+        .output()
+        .unwrap();
+    assert!(
+        configure.status.success(),
+        "cmake configure failed:\n{}{}",
+        String::from_utf8_lossy(&configure.stdout),
+        String::from_utf8_lossy(&configure.stderr)
+    );
+    let compile = Command::new("cmake")
+        .arg("--build")
+        .arg(&build)
+        .output()
+        .unwrap();
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&compile.stdout),
+        String::from_utf8_lossy(&compile.stderr)
+    );
+    assert!(compile.status.success(), "cmake --build failed:\n{log}");
+    for object in ["vector_add.cu.o", "allreduce.cu.o", "ascend_helpers.cpp.o"] {
+        assert!(
+            log.contains(object.trim_end_matches(".o")),
+            "{object} was not built:\n{log}"
+        );
+    }
 }

@@ -20,6 +20,7 @@ use shim::{shim_headers, shimmed_library, GeneratedFile, ProjectUse};
 /// CUDA libraries the project uses (and what their backends need).
 pub(crate) fn generated_files(
     report: &ScanReport,
+    files: &[crate::tree::MigratedFile],
     rules: &RuleSet,
     options: &MigrateOptions,
 ) -> Vec<GeneratedFile> {
@@ -27,7 +28,18 @@ pub(crate) fn generated_files(
     if report.root.is_dir() {
         shim::uses::read_previous(&report.root, &mut project);
     }
-    shim_headers(rules, &options.dual, options.flavour, &project)
+    let mut generated = shim_headers(rules, &options.dual, options.flavour, &project);
+    let is_package = |dir: &str| {
+        let init = format!("{dir}/__init__.py");
+        report.files.iter().any(|f| f.path == init)
+    };
+    generated.extend(python_module::python_generated_files(
+        files,
+        rules,
+        &options.dual,
+        &is_package,
+    ));
+    generated
 }
 
 /// The shimmed libraries the project uses, with the CUDA headers it

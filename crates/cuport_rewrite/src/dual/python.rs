@@ -23,9 +23,7 @@ use findings::{lookup, report, table_finding, targets, unknown, Finding};
 // For file.rs: `finish_file` once per dual-stack Python file, after its
 // sites; `import_point` where `import cuport_device` goes in a file
 // without `import torch` (after docstring and `from __future__`).
-#[allow(unused_imports)]
 pub(crate) use dtype::finish_file;
-#[allow(unused_imports)]
 pub(crate) use scan::import_point;
 
 const IMPORT_DEVICE: &str = "import cuport_device";

@@ -10,7 +10,6 @@ use cuport_model::Target;
 use cuport_rules::{RuleSet, Status};
 
 mod placement;
-#[allow(unused_imports, unreachable_pub)] // re-exported from lib.rs
 pub use placement::python_generated_files;
 
 const DEVICE_TEMPLATE: &str = include_str!("python_module/device.py.in");
@@ -215,7 +214,6 @@ fn build_facts(rules: &RuleSet, target: Target) -> BuildFacts {
 }
 
 /// `cuport_device.py` for `targets` (with CUDA, always).
-#[allow(unreachable_pub, dead_code)] // re-exported from lib.rs
 pub fn device_module(rules: &RuleSet, targets: &[Target]) -> String {
     let backends = torch_backends(rules, targets);
     let mut table =
@@ -228,7 +226,6 @@ pub fn device_module(rules: &RuleSet, targets: &[Target]) -> String {
 }
 
 /// `cuport_build.py` for `targets` (with CUDA, always).
-#[allow(unreachable_pub, dead_code)] // re-exported from lib.rs
 pub fn build_module(rules: &RuleSet, targets: &[Target]) -> String {
     let backends = torch_backends(rules, targets);
     let mut table = String::from(

@@ -47,7 +47,6 @@ fn imports(output: &[u8], module: &str) -> bool {
 /// rewritten Python file imports them (see the module docs).
 /// `is_package(dir)` says whether `dir` (relative to the root) holds an
 /// `__init__.py`.
-#[allow(unreachable_pub, dead_code)] // re-exported from lib.rs
 pub fn python_generated_files(
     files: &[MigratedFile],
     rules: &RuleSet,
@@ -56,7 +55,9 @@ pub fn python_generated_files(
 ) -> Vec<GeneratedFile> {
     let mut wanted: BTreeSet<(String, &str)> = BTreeSet::new();
     let python = files.iter().filter(|f| f.language == Language::Python);
-    for file in python.filter(|f| f.result.changed()) {
+    // Unchanged files count too: on a second run the scripts already import
+    // the modules, which must still be written.
+    for file in python {
         for module in ["cuport_device", "cuport_build"] {
             if imports(&file.result.output, module) {
                 wanted.insert((module_dir(&file.path, is_package), module));

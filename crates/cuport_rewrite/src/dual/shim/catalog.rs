@@ -16,6 +16,8 @@ pub(crate) struct Section {
     pub(crate) names: BTreeMap<Library, BTreeMap<String, (String, Provision)>>,
     /// Library → target headers the section includes.
     pub(crate) headers: BTreeMap<Library, Vec<String>>,
+    /// Library → target libraries to link (from the rules' `libraries`).
+    pub(crate) libraries: BTreeMap<Library, Vec<String>>,
 }
 
 impl Section {
@@ -47,6 +49,8 @@ impl Section {
             if resolved.status().is_mechanical() || resolved.status() == Status::Approximate {
                 let headers = section.headers.entry(library).or_default();
                 headers.extend(resolved.headers().iter().cloned());
+                let libraries = section.libraries.entry(library).or_default();
+                libraries.extend(resolved.libraries().iter().cloned());
             }
             let provided = provision(cuda_name, &resolved, target);
             section
@@ -58,9 +62,13 @@ impl Section {
         for map in rules.enum_maps(target) {
             section.add_enum_map(rules, map);
         }
-        for headers in section.headers.values_mut() {
-            headers.sort();
-            headers.dedup();
+        for list in section
+            .headers
+            .values_mut()
+            .chain(section.libraries.values_mut())
+        {
+            list.sort();
+            list.dedup();
         }
         section
     }
