@@ -583,4 +583,3 @@ mod tests {
         assert_eq!(header_library("my_kernels.cuh"), None);
     }
 }
-
