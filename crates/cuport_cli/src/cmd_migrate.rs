@@ -168,6 +168,9 @@ fn check_extra_flags(args: &MigrateArgs, settings: &Settings) -> anyhow::Result<
     if settings.dual.value && args.rename_sources {
         bail!("--rename-sources cannot be used with --dual: the dual-stack source keeps its file names so the CUDA build keeps working");
     }
+    if settings.dual.value && args.output.is_some() {
+        bail!("--dual writes the cuport/ shim next to the sources, which -o OUTFILE cannot hold; use --out DIR, --in-place or --diff");
+    }
     if !settings.dual.value && targets.len() > 1 {
         bail!(
             "several targets ({}) need --dual; a one-way migration has one target",
@@ -344,6 +347,9 @@ fn report(
         (MigrateFormat::Text, true) => {
             for file in migration.changed_files() {
                 write!(stdout, "{}", unified_diff(file))?;
+            }
+            for diff in migration.generated_diffs() {
+                write!(stdout, "{diff}")?;
             }
             stdout.flush()?;
             write_diagnostics(&mut std::io::stderr().lock(), migration, out)?;

@@ -170,6 +170,9 @@ pub(crate) fn run_meta(settings: &Settings, rules: &RuleSet) -> RunMeta {
         format!("{:?}", settings.hip_launch.value).to_lowercase(),
     )
     .with_option("hip-libs", settings.hip_libs.value.id());
+    if settings.dual.value {
+        meta = meta.with_option("dual", settings.targets_text().replace(' ', ""));
+    }
     if !settings.excludes.value.is_empty() {
         meta = meta.with_option("exclude", settings.excludes.value.join(","));
     }

@@ -18,8 +18,14 @@ pub(crate) struct MigrateDocument<'a> {
     version: u32,
     cuport_version: &'static str,
     target: String,
+    /// Dual-stack runs: every backend besides CUDA the source builds for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    dual: Vec<String>,
     root: String,
     files: Vec<FileEntry<'a>>,
+    /// Files the run generates (the dual-stack shim), relative to the root.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    generated: Vec<&'a str>,
     totals: Totals,
 }
 
@@ -99,7 +105,13 @@ impl<'a> MigrateDocument<'a> {
             version: MIGRATE_FORMAT_VERSION,
             cuport_version: env!("CARGO_PKG_VERSION"),
             target: settings.target.value.id().to_owned(),
+            dual: migration_dual(settings),
             root: migration.root.display().to_string(),
+            generated: migration
+                .generated
+                .iter()
+                .map(|g| g.path.as_str())
+                .collect(),
             files: migration
                 .files
                 .iter()
@@ -119,6 +131,18 @@ impl<'a> MigrateDocument<'a> {
     }
 }
 
+fn migration_dual(settings: &Settings) -> Vec<String> {
+    if !settings.dual.value {
+        return Vec::new();
+    }
+    settings
+        .targets
+        .value
+        .iter()
+        .map(|t| t.id().to_owned())
+        .collect()
+}
+
 pub(crate) fn write_summary(
     w: &mut impl Write,
     migration: &Migration,
@@ -129,10 +153,14 @@ pub(crate) fn write_summary(
     let t = Totals::of(migration);
     let bold = out.bold();
     writeln!(w)?;
+    let heading = if settings.dual.value {
+        format!("Dual-stack migration (CUDA + {})", settings.targets_text())
+    } else {
+        format!("Migration to {}", settings.target.value)
+    };
     writeln!(
         w,
-        "{bold}Migration to {}{bold:#}: {} files analysed, {} {} ({} edits, {} lines)",
-        settings.target.value,
+        "{bold}{heading}{bold:#}: {} files analysed, {} {} ({} edits, {} lines)",
         t.files,
         t.files_changed,
         if wrote { "changed" } else { "would change" },
@@ -158,6 +186,16 @@ pub(crate) fn write_summary(
         writeln!(w, "Diagnostics: {}", levels.join(", "))?;
     }
     writeln!(w, "Estimated manual effort: {:.1} hours", t.effort_hours)?;
+    if !migration.generated.is_empty() {
+        let paths: Vec<&str> = migration
+            .generated
+            .iter()
+            .map(|g| g.path.as_str())
+            .collect();
+        let verb = if wrote { "Generated" } else { "Would generate" };
+        writeln!(w, "{verb} {} shim files: {}", paths.len(), paths.join(", "))?;
+        writeln!(w, "Build with -DCUPORT_BACKEND_<TARGET> (CUDA is the default), or include cuport/cuport.cmake and call cuport_target(<target>)")?;
+    }
     writeln!(w, "\nBy library (converted / left):")?;
     let mut libraries: Vec<_> = t.by_library.iter().collect();
     libraries.sort_by(|a, b| {

@@ -201,6 +201,39 @@ impl Migration {
         Ok(self.generated.len())
     }
 
+    /// Unified diffs of the generated files against what the tree holds
+    /// (new files diff against nothing); unchanged ones are left out.
+    pub fn generated_diffs(&self) -> Vec<String> {
+        let base = if self.root.is_file() {
+            self.root
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default()
+        } else {
+            self.root.clone()
+        };
+        self.generated
+            .iter()
+            .filter_map(|file| {
+                let existing = std::fs::read_to_string(base.join(&file.path)).ok();
+                let old = existing.as_deref().unwrap_or("");
+                if old == file.text {
+                    return None;
+                }
+                let from = match existing {
+                    Some(_) => format!("a/{}", file.path),
+                    None => "/dev/null".to_owned(),
+                };
+                let diff = similar::TextDiff::from_lines(old, file.text.as_str())
+                    .unified_diff()
+                    .context_radius(3)
+                    .header(&from, &format!("b/{}", file.path))
+                    .to_string();
+                Some(diff)
+            })
+            .collect()
+    }
+
     /// Creates `out` after checking it is outside the migrated root.
     fn prepare_out(&self, out: &Path) -> Result<PathBuf, RewriteError> {
         let root = self.root.canonicalize().map_err(io(&self.root))?;

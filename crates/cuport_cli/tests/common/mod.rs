@@ -1,7 +1,11 @@
 //! Helpers the `migrate` CLI test files share.
 #![allow(dead_code, clippy::expect_used)]
 
-use std::path::Path;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use tempfile::TempDir;
 
 /// What one run printed and how it exited.
 pub(crate) struct Run {
@@ -35,4 +39,54 @@ pub(crate) fn copy_dir(src: &Path, dst: &Path) {
             std::fs::copy(entry.path(), to).expect("copy");
         }
     }
+}
+
+/// A scratch directory with a copy of one fixture at `<scratch>/tree`.
+pub(crate) fn scratch(fixture: &str) -> (TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("tree");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(fixture);
+    copy_dir(&src, &root);
+    (dir, root)
+}
+
+pub(crate) fn migrate(path: &Path, args: &[&str]) -> Run {
+    let out = Command::cargo_bin("cuport")
+        .expect("binary builds")
+        .env("NO_COLOR", "1")
+        .arg("migrate")
+        .arg(path)
+        .args(args)
+        .output()
+        .expect("runs");
+    Run {
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        code: out.status.code(),
+    }
+}
+
+/// Every file under `dir`: relative path → bytes.
+pub(crate) fn read_tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(at) = stack.pop() {
+        for entry in std::fs::read_dir(&at).expect("read dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let rel = path.strip_prefix(dir).expect("under dir");
+                let key = rel.to_string_lossy().replace('\\', "/");
+                files.insert(key, std::fs::read(&path).expect("read"));
+            }
+        }
+    }
+    files
+}
+
+pub(crate) fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
 }
