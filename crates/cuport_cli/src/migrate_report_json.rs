@@ -193,8 +193,18 @@ pub(crate) fn write_summary(
             .map(|g| g.path.as_str())
             .collect();
         let verb = if wrote { "Generated" } else { "Would generate" };
-        writeln!(w, "{verb} {} shim files: {}", paths.len(), paths.join(", "))?;
-        writeln!(w, "Build with -DCUPORT_BACKEND_<TARGET> (CUDA is the default), or include cuport/cuport.cmake and call cuport_target(<target>)")?;
+        if settings.dual.value {
+            writeln!(w, "{verb} {} shim files: {}", paths.len(), paths.join(", "))?;
+            writeln!(w, "Build with -DCUPORT_BACKEND_<TARGET> (CUDA is the default), or include cuport/cuport.cmake and call cuport_target(<target>)")?;
+        } else {
+            writeln!(
+                w,
+                "{verb} {} helper files: {}",
+                paths.len(),
+                paths.join(", ")
+            )?;
+            writeln!(w, "Compile cuport_ascend_helpers.cpp into the program and add the output root to the include path")?;
+        }
     }
     writeln!(w, "\nBy library (converted / left):")?;
     let mut libraries: Vec<_> = t.by_library.iter().collect();

@@ -37,8 +37,8 @@ pub mod codes {
     pub const TEMPLATE_FAILED: &str = "CP0002";
     /// A mapped name used in a way the rewrite cannot handle (aliased, not called).
     pub const NOT_REWRITABLE: &str = "CP0003";
-    /// The rewrite calls a cuport helper (declared in `cuport_shim.h`) whose
-    /// implementation cuport does not generate yet.
+    /// The rewrite calls a cuport helper (declared in `cuport_shim.h`,
+    /// implemented in the generated `cuport_ascend_helpers.cpp`).
     pub const HELPER_REQUIRED: &str = "CP0005";
     /// Two edits overlapped; the later one was not applied.
     pub const EDIT_CONFLICT: &str = "CP0004";

@@ -87,7 +87,7 @@ pub fn migrate_report(
     let generated = if options.is_dual() {
         crate::dual::generated_files(report, &files, rules, options)
     } else {
-        Vec::new()
+        one_way_helpers(&files, rules, options)
     };
     Ok(Migration {
         root,
@@ -125,6 +125,25 @@ fn migrate_one(
         original,
         result,
     })
+}
+
+/// A one-way Ascend port whose calls were rewritten into cuport helpers
+/// gets their declarations and implementation at the root of the output.
+fn one_way_helpers(
+    files: &[MigratedFile],
+    rules: &RuleSet,
+    options: &MigrateOptions,
+) -> Vec<GeneratedFile> {
+    let uses_helpers = files.iter().any(|f| {
+        f.result
+            .diagnostics
+            .iter()
+            .any(|d| d.code == crate::diagnostic::codes::HELPER_REQUIRED)
+    });
+    if options.target != cuport_model::Target::Ascend || !uses_helpers {
+        return Vec::new();
+    }
+    crate::dual::shim::ascend_helper_files(rules, "", "cuport_ascend_helpers.cpp")
 }
 
 /// Whether `bytes` is a file cuport generated (its first lines say so).
