@@ -54,6 +54,7 @@ fn large_migration() -> Migration {
     Migration {
         root: PathBuf::from("big"),
         files,
+        generated: Vec::new(),
     }
 }
 
