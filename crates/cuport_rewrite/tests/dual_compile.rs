@@ -455,3 +455,45 @@ fn the_cmake_module_builds_the_ascend_path() {
         );
     }
 }
+
+/// An API a target does not support costs nothing until it is used; used,
+/// the build stops with the API, the target and the tables' guidance.
+#[test]
+fn an_unsupported_api_fails_only_when_used_and_says_why() {
+    if !require("g++") {
+        return;
+    }
+    let (migration, out) = dual_tree(&[Target::Ascend, Target::Hip]);
+    let toolkit = ascend_stubs(&migration);
+    let compile = |name: &str, body: &str| {
+        let path = out.path().join(name);
+        std::fs::write(&path, format!("#include \"cuport/runtime.h\"\n{body}\n")).unwrap();
+        Command::new("g++")
+            .args(["-std=c++17", "-fsyntax-only", "-DCUPORT_BACKEND_ASCEND"])
+            .arg(format!("-I{}", toolkit.path().join("include").display()))
+            .arg(&path)
+            .output()
+            .unwrap()
+    };
+    let unused = compile(
+        "unused.cpp",
+        "int main() { void *p; return cuportMalloc(&p, 16); }",
+    );
+    assert!(
+        unused.status.success(),
+        "{}",
+        String::from_utf8_lossy(&unused.stderr)
+    );
+    let used = compile(
+        "used.cpp",
+        "int main() { void *p; return cuportMallocManaged(&p, 16, 1); }",
+    );
+    let stderr = String::from_utf8_lossy(&used.stderr);
+    assert!(!used.status.success());
+    assert!(stderr.contains("cuportMallocManaged"), "{stderr}");
+    assert!(
+        stderr.contains("cudaMallocManaged needs a manual port on ascend"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("[CP2021]"), "{stderr}");
+}
