@@ -56,6 +56,15 @@ impl Cluster {
     fn conf(&self) -> PathBuf {
         self.dir.path().join("slurm.conf")
     }
+
+    fn scontrol(&self, args: &[&str]) -> String {
+        let out = Command::new("scontrol")
+            .env("SLURM_CONF", self.conf())
+            .args(args)
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
 }
 
 impl Drop for Cluster {
@@ -138,13 +147,13 @@ fn case<'a>(report: &'a Value, name: &str) -> &'a Value {
 }
 
 fn setup(cases: &str) -> tempfile::TempDir {
+    setup_file(&format!("{PLACEMENTS}{cases}"))
+}
+
+fn setup_file(text: &str) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("leg.py"), LEG).unwrap();
-    std::fs::write(
-        dir.path().join("cases.toml"),
-        format!("{PLACEMENTS}{cases}"),
-    )
-    .unwrap();
+    std::fs::write(dir.path().join("cases.toml"), text).unwrap();
     dir
 }
 
@@ -153,11 +162,22 @@ fn legs_run_as_slurm_jobs_on_two_partitions() {
     let Some(cluster) = Cluster::start() else {
         return;
     };
-    two_partitions_pass(&cluster);
-    site_config_replaces_case_tables(&cluster);
-    slurm_failures_fail_their_case(&cluster);
-    wait_timeout_cancels_the_jobs(&cluster);
-    ctrl_c_cancels_the_jobs(&cluster);
+    let scenarios: [(&str, fn(&Cluster)); 6] = [
+        ("two partitions", two_partitions_pass),
+        ("--slurm-config", site_config_replaces_case_tables),
+        ("failed and cancelled legs", slurm_failures_fail_their_case),
+        ("wait timeout", wait_timeout_cancels_the_jobs),
+        ("Ctrl-C", ctrl_c_cancels_the_jobs),
+        ("node failure", node_failure_fails_the_case),
+    ];
+    for (name, scenario) in scenarios {
+        let start = Instant::now();
+        scenario(&cluster);
+        eprintln!(
+            "slurm scenario `{name}`: ok in {:.1} s",
+            start.elapsed().as_secs_f64()
+        );
+    }
 }
 
 fn two_partitions_pass(cluster: &Cluster) {
@@ -287,8 +307,27 @@ fn wait_timeout_cancels_the_jobs(cluster: &Cluster) {
 
 fn ctrl_c_cancels_the_jobs(cluster: &Cluster) {
     let dir = setup(&app("interrupted", "sleep 50"));
+    let child = spawn_until_running(cluster, dir.path(), "001-interrupted-candidate");
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let (code, report) = report_of(child);
+    assert_eq!(code, Some(1), "{report:#}");
+    let leg = &case(&report, "interrupted")["legs"][1];
+    assert_eq!(leg["slurm"]["state"], "CANCELLED", "{leg:#}");
+    let reason = leg["state"]["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("cuport cancelled it: interrupted (SIGINT, Ctrl-C)"),
+        "{reason}"
+    );
+}
+
+/// Start cuport in the background and wait until leg `leg` is running.
+fn spawn_until_running(cluster: &Cluster, dir: &Path, leg: &str) -> std::process::Child {
     let child = Command::new(env!("CARGO_BIN_EXE_cuport"))
-        .current_dir(dir.path())
+        .current_dir(dir)
         .env("SLURM_CONF", cluster.conf())
         .args([
             "regress",
@@ -303,34 +342,61 @@ fn ctrl_c_cancels_the_jobs(cluster: &Cluster) {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Interrupt once the legs are running.
-    let started = dir
-        .path()
-        .join("run/legs/001-interrupted-candidate/log.txt");
+    let started = dir.join("run/legs").join(leg).join("log.txt");
     let deadline = Instant::now() + Duration::from_secs(30);
     while !started.exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(100));
     }
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
+    child
+}
+
+fn report_of(child: std::process::Child) -> (Option<i32>, Value) {
     let out = child.wait_with_output().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(1),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let report = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON report ({e}): {}",
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.code(), report)
+}
+
+/// The node goes down under a running leg whose job may not be requeued.
+fn node_failure_fails_the_case(cluster: &Cluster) {
+    let text = format!("{PLACEMENTS}{}", app("node-dies", "sleep 50")).replace(
+        "[slurm.placement.ascend]\n",
+        "[slurm.placement.ascend]\nsbatch_args = [\"--no-requeue\"]\n",
     );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let leg = &case(&report, "interrupted")["legs"][1];
-    assert_eq!(leg["slurm"]["state"], "CANCELLED", "{leg:#}");
+    let dir = setup_file(&text);
+    let child = spawn_until_running(cluster, dir.path(), "001-node-dies-candidate");
+    // Let the reference leg finish first: a job Slurm may requeue waits
+    // about two minutes before it runs again.
+    let reference = dir.path().join("run/legs/000-node-dies-reference/status");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !reference.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    cluster.scontrol(&[
+        "update",
+        "nodename=localhost",
+        "state=down",
+        "reason=cuport-test",
+    ]);
+    let (code, report) = report_of(child);
+    assert_eq!(code, Some(1), "{report:#}");
+    let leg = &case(&report, "node-dies")["legs"][1];
+    assert_eq!(leg["slurm"]["state"], "NODE_FAIL", "{leg:#}");
     let reason = leg["state"]["reason"].as_str().unwrap();
     assert!(
-        reason.contains("cuport cancelled it: interrupted (SIGINT, Ctrl-C)"),
+        reason.contains("ended NODE_FAIL on localhost (reason: NodeDown)"),
         "{reason}"
     );
+    assert!(
+        reason.contains("its node failed while the leg ran"),
+        "{reason}"
+    );
+    // Bring the node back for whoever comes next.
+    cluster.scontrol(&["update", "nodename=localhost", "state=resume"]);
 }
 
 /// Needs no cluster: placements are checked before anything is submitted.

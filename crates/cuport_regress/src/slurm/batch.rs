@@ -385,24 +385,34 @@ fn slurm_reason(s: &SlurmLeg, stopped: Option<&str>, g: &Group) -> String {
     if let Some(code) = &s.exit_code {
         text.push_str(&format!(", exit code {code}"));
     }
-    match s.state.as_str() {
-        "CANCELLED" if stopped.is_some() => {
-            text.push_str(&format!("; cuport cancelled it: {}", stopped.unwrap_or_default()))
-        }
-        "TIMEOUT" => text.push_str(&format!(
-            "; it hit the time limit ({}); raise `time` in [slurm.placement.{}]",
-            g.placement.time.as_deref().unwrap_or("the default"),
-            g.name
-        )),
-        "UNKNOWN" => text.push_str(
-            "; Slurm no longer knows the job (MinJobAge) and accounting is off, and the leg left no status file",
-        ),
-        _ => {}
-    }
-    if !matches!(s.state.as_str(), "CANCELLED" | "TIMEOUT" | "UNKNOWN") {
-        text.push_str("; the leg left no status file, so the job script itself did not finish");
-    }
+    text.push_str("; ");
+    text.push_str(&hint(&s.state, stopped, g));
     text
+}
+
+/// What a final state means for the leg, and what to do about it.
+fn hint(state: &str, stopped: Option<&str>, g: &Group) -> String {
+    let table = &g.placement_name;
+    match (state, stopped) {
+        ("CANCELLED", Some(why)) => format!("cuport cancelled it: {why}"),
+        ("CANCELLED", None) => "it was cancelled (scancel) outside cuport".into(),
+        ("TIMEOUT", _) => format!(
+            "it hit the time limit ({}); raise `time` in [slurm.placement.{table}]",
+            g.placement
+                .time
+                .as_deref()
+                .unwrap_or("the default: the leg's timeout plus 2 minutes")
+        ),
+        ("NODE_FAIL", _) => "its node failed while the leg ran".into(),
+        ("OUT_OF_MEMORY", _) => format!(
+            "it ran out of memory; ask for more with sbatch_args = [\"--mem=…\"] in [slurm.placement.{table}]"
+        ),
+        ("PREEMPTED", _) => "a higher-priority job preempted it".into(),
+        ("BOOT_FAIL", _) => "its node failed to boot".into(),
+        ("DEADLINE", _) => "it missed its deadline".into(),
+        ("UNKNOWN", _) => "Slurm no longer knows the job (MinJobAge) and accounting is off, and the leg left no status file".into(),
+        _ => "the job script ended before the leg did; see its slurm-*.out in the run directory".into(),
+    }
 }
 
 #[cfg(test)]
@@ -500,7 +510,7 @@ mod tests {
         );
         assert_eq!(
             slurm_reason(&s("NODE_FAIL", None, "0:0"), None, &g),
-            "Slurm job 12_0 ended NODE_FAIL on g01, exit code 0:0; the leg left no status file, so the job script itself did not finish"
+            "Slurm job 12_0 ended NODE_FAIL on g01, exit code 0:0; its node failed while the leg ran"
         );
         assert_eq!(
             slurm_reason(&s("CANCELLED", None, "0:15"), Some("interrupted (SIGINT, Ctrl-C)"), &g),
