@@ -7,6 +7,7 @@
 //! except under CI=true, where it fails.
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::print_stderr)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -45,7 +46,10 @@ impl Cluster {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
             panic!("{why}\nCI=true: Slurm must be installed (see .ci/run)");
         }
-        eprintln!(
+        // Straight to the process's stderr: libtest captures `eprintln!`
+        // of passing tests, and this must be seen.
+        let _ = writeln!(
+            std::io::stderr(),
             "\n==================== SKIPPED: regress --slurm tests ====================\n{why}\n\
              Install Debian's munge and slurm-wlm (as .ci/run does) to run them.\n\
              ========================================================================\n"
