@@ -161,12 +161,15 @@ fn setup_file(text: &str) -> tempfile::TempDir {
     dir
 }
 
+/// A named check that runs against the shared cluster.
+type Scenario = (&'static str, fn(&Cluster));
+
 #[test]
 fn legs_run_as_slurm_jobs_on_two_partitions() {
     let Some(cluster) = Cluster::start() else {
         return;
     };
-    let scenarios: [(&str, fn(&Cluster)); 6] = [
+    let scenarios: [Scenario; 6] = [
         ("two partitions", two_partitions_pass),
         ("--slurm-config", site_config_replaces_case_tables),
         ("failed and cancelled legs", slurm_failures_fail_their_case),

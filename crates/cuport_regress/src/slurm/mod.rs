@@ -12,8 +12,10 @@ pub mod batch;
 pub mod client;
 pub mod config;
 pub mod interrupt;
+mod outcome;
 pub mod parse;
 pub mod script;
+mod wait;
 
 pub use batch::{BatchLeg, BatchOptions, LegOutcome};
 pub use config::{Placement, SlurmConfig};
