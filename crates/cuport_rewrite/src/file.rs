@@ -322,26 +322,55 @@ fn line_ending(src: &[u8]) -> &'static str {
     }
 }
 
-/// Before the first `#include`, or at the top of the file.
+/// Before the first `#include` outside any `#if` block (an include guard
+/// does not count), else right after the guard's `#define`, else at the top.
+/// An include inside `#ifdef _WIN32` would only be seen on Windows.
 fn include_insertion_point(src: &[u8]) -> usize {
     let bom = if src.starts_with(&[0xEF, 0xBB, 0xBF]) {
         3
     } else {
         0
     };
-    let mut offset = bom;
-    for line in src[bom..].split_inclusive(|&b| b == b'\n') {
-        let trimmed = line
-            .iter()
-            .skip_while(|b| b.is_ascii_whitespace())
-            .copied()
-            .collect::<Vec<u8>>();
-        if trimmed.starts_with(b"#include") || trimmed.starts_with(b"# include") {
-            return offset;
+    let lines = directive_lines(src, bom);
+    let guard = include_guard(&lines);
+    let top = usize::from(guard.is_some());
+    let mut depth = 0usize;
+    for (offset, _, directive) in &lines {
+        let word = directive.split_whitespace().next().unwrap_or("");
+        match word {
+            "if" | "ifdef" | "ifndef" => depth += 1,
+            "endif" => depth = depth.saturating_sub(1),
+            "include" if depth == top => return *offset,
+            _ => {}
+        }
+    }
+    guard.unwrap_or(bom)
+}
+
+/// `(line start, line end, directive text after '#')` for each
+/// preprocessor line.
+fn directive_lines(src: &[u8], from: usize) -> Vec<(usize, usize, String)> {
+    let mut out = Vec::new();
+    let mut offset = from;
+    for line in src[from..].split_inclusive(|&b| b == b'\n') {
+        let text = String::from_utf8_lossy(line);
+        if let Some(rest) = text.trim_start().strip_prefix('#') {
+            out.push((offset, offset + line.len(), rest.trim().to_owned()));
         }
         offset += line.len();
     }
-    bom
+    out
+}
+
+/// The end of an include guard's `#define` line (`#ifndef X` followed by
+/// `#define X` as the first two directives), where includes may go.
+fn include_guard(lines: &[(usize, usize, String)]) -> Option<usize> {
+    let [(_, _, first), (_, define_end, second), ..] = lines else {
+        return None;
+    };
+    let name = first.strip_prefix("ifndef")?.trim();
+    let defined = second.strip_prefix("define")?.trim();
+    (!name.is_empty() && defined == name).then_some(*define_end)
 }
 
 /// `import torch_npu` right after the first `import torch` line.

@@ -98,7 +98,13 @@ pub fn file_skeletons(path: &str, src: &[u8], analysis: &FileAnalysis) -> Vec<Ke
         let count = seen.entry(site.name.clone()).or_default();
         *count += 1;
         let file_name = skeleton_file_name(&site.name, *count);
-        let args: Vec<String> = site.args.iter().map(|&r| text(r).into_owned()).collect();
+        // A parameter list with `#if` blocks in it: the skeleton takes the
+        // parameters of every branch (the TODO list asks to check them).
+        let args: Vec<String> = site
+            .args
+            .iter()
+            .map(|&r| without_directives(&text(r)))
+            .collect();
         let body = text(body_range);
         let line = site.line;
         let operator = crate::kernels::recognise(&body, Target::Ascend);
@@ -138,4 +144,12 @@ fn skeleton_file_name(kernel: &str, nth: usize) -> String {
         1 => format!("{stem}_kernel.cpp"),
         n => format!("{stem}_{n}_kernel.cpp"),
     }
+}
+
+/// `text` without its preprocessor lines.
+fn without_directives(text: &str) -> String {
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -119,10 +119,12 @@ fn name(planner: &mut Planner<'_>, site: &Site) -> bool {
         .find_map(|t| planner.rules.lookup(t, &site.name))
         .and_then(|r| r.library());
     let shimmed = shimmed_library(&site.name, rule_library.or(Some(site.library)));
-    // Names no table knows are renamed too: the shim declares them
-    // unavailable on the targets, so using one fails with a message.
+    // Only names some table knows: an unknown `cuStatus` or `cudaModule`
+    // is as likely the project's own variable (its CP0001 stays). A known
+    // name a selected target lacks is declared unavailable there.
+    let known = planner.rules.is_known(&site.name);
     match (shimmed, portable_name(&site.name)) {
-        (Some(_), Some(portable)) => {
+        (Some(library), Some(portable)) if known => {
             let written = planner.text(site.range);
             if written != site.name {
                 return false;
@@ -133,6 +135,12 @@ fn name(planner: &mut Planner<'_>, site: &Site) -> bool {
                 codes::DUAL_PORTABLE.into(),
                 &site.name,
             );
+            // The file must see the portable name even when the CUDA header
+            // reached it through another header.
+            if let Some(header) = shim_header(library) {
+                let spelled = format!("\"{}cuport/{header}\"", planner.dual.prefix);
+                planner.out.headers.push(spelled);
+            }
             true
         }
         _ => site.library == Library::Device && device_name_provided(planner, site),
@@ -334,6 +342,21 @@ fn kernel_launch(planner: &mut Planner<'_>, site: &Site) -> bool {
     let Some(chevrons) = text.find("<<<") else {
         return false;
     };
+    if text
+        .lines()
+        .skip(1)
+        .any(|l| l.trim_start().starts_with('#'))
+    {
+        // Preprocessor lines inside the launch cannot go into a macro call.
+        let message = format!(
+            "launch of `{}` has preprocessor lines inside it, so it cannot become CUPORT_KERNEL_LAUNCH; put it behind `#if !defined(CUPORT_CUDA_KERNELS) || CUPORT_CUDA_KERNELS` by hand",
+            site.name
+        );
+        planner
+            .diagnose(site, codes::DUAL_NOT_WRAPPED, Level::Manual, message)
+            .effort = Some("low".into());
+        return true;
+    }
     planner.dual.launches.push(Launch {
         call,
         kernel: TextRange::new(call.start, call.start + chevrons),

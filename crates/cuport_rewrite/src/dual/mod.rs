@@ -66,7 +66,9 @@ fn project_use(report: &ScanReport, rules: &RuleSet, options: &MigrateOptions) -
             | SiteKind::LibraryCall
             | SiteKind::Type
             | SiteKind::EnumConstant
-            | SiteKind::Macro => {
+            | SiteKind::Macro
+                if rules.is_known(&site.name) =>
+            {
                 let names = project.names.entry(library).or_default();
                 names.insert(site.name.clone(), name_kind(site.kind));
             }
