@@ -257,13 +257,29 @@ fn two_partitions_pass(cluster: &Cluster) {
 fn site_config_replaces_case_tables(cluster: &Cluster) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("leg.py"), LEG).unwrap();
-    std::fs::write(dir.path().join("cases.toml"), app("site", "python3 leg.py")).unwrap();
+    std::fs::write(
+        dir.path().join("cases.toml"),
+        app("site", "python3 leg.py").replace("gate_cross = false\n", ""),
+    )
+    .unwrap();
     std::fs::write(dir.path().join("site.toml"), PLACEMENTS).unwrap();
     let (code, report, stderr) = cuport(cluster, dir.path(), &["--slurm-config", "site.toml"]);
     assert_eq!(code, Some(0), "{report:#}\n{stderr}");
     let leg = &case(&report, "site")["legs"][1];
     assert_eq!(leg["slurm"]["partition"], "ascend", "{leg:#}");
     assert_eq!(leg["slurm"]["placement"], "ascend");
+    // Two placements, so the speed ratio is informational by default.
+    let cross = case(&report, "site")["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["name"] == "perf:cross:main")
+        .unwrap();
+    let message = cross["message"].as_str().unwrap();
+    assert!(
+        message.ends_with("informational (gate_cross = false)"),
+        "{message}"
+    );
 }
 
 fn slurm_failures_fail_their_case(cluster: &Cluster) {

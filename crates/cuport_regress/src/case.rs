@@ -77,7 +77,8 @@ pub struct AppCase {
     /// Working directory, relative to the case file (default: its folder).
     pub cwd: Option<PathBuf>,
     /// Gate on candidate-vs-reference speed (default true: both legs run
-    /// on this machine, so the comparison is fair).
+    /// on this machine, so the comparison is fair; under `--slurm`, false
+    /// when the two legs have different placements).
     pub gate_cross: Option<bool>,
     /// `[slurm.placement.NAME]` of each leg under `--slurm` (default:
     /// the `default` placement).

@@ -189,6 +189,11 @@ fn plan<'f>(
                     request: case.request(command),
                 });
             }
+            // Legs on different placements ran on different hardware: their
+            // speed ratio is information, not a gate, unless asked for.
+            if app.gate_cross.is_none() && legs[start].placement != legs[start + 1].placement {
+                case.gate_cross = false;
+            }
             let range = start..legs.len();
             pending.push(Pending::App {
                 case: Box::new(case),
