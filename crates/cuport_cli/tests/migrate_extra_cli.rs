@@ -218,3 +218,28 @@ fn rename_needs_a_writing_mode_and_a_free_name() {
     );
     assert_eq!(read_tree(&root), before, "a refused rename changed files");
 }
+
+/// A re-run into the same output directory rewrites only what changed: an
+/// unchanged output keeps its inode, an edited source's output is replaced.
+#[cfg(unix)]
+#[test]
+fn rerun_into_the_same_out_rewrites_only_what_changed() {
+    use std::os::unix::fs::MetadataExt;
+    let (dir, root) = scratch("reduction");
+    let out = dir.path().join("out");
+    let args = ["--to", "hip", "--out", out.to_str().unwrap()];
+    migrate(&root, &args).expect_code(0);
+    let inode = |name: &str| std::fs::metadata(out.join(name)).unwrap().ino();
+    let (cu, cuh) = (inode("reduce.cu"), inode("reduce.cuh"));
+    let source = root.join("reduce.cuh");
+    let edited = std::fs::read_to_string(&source).unwrap() + "\n// edited\n";
+    std::fs::write(&source, edited).unwrap();
+    migrate(&root, &args).expect_code(0);
+    assert_eq!(inode("reduce.cu"), cu, "an unchanged output was rewritten");
+    assert_ne!(
+        inode("reduce.cuh"),
+        cuh,
+        "a changed output was not rewritten"
+    );
+    assert!(text(&std::fs::read(out.join("reduce.cuh")).unwrap()).ends_with("// edited\n"));
+}

@@ -195,7 +195,10 @@ impl Migration {
             };
             let bytes = plan.update_references(&key, &bytes).unwrap_or(bytes);
             let target = contained(&out_abs, Path::new(plan.new_path(&key)))?;
-            atomic_write(&target, &bytes, Some(&source))?;
+            // A re-run into the same output rewrites only what changed.
+            if !same_file(&target, &bytes, &source) {
+                atomic_write(&target, &bytes, Some(&source))?;
+            }
             written += 1;
         }
         Ok(written + self.write_generated(&out_abs)?)
@@ -399,6 +402,16 @@ fn contained(out: &Path, rel: &Path) -> Result<PathBuf, RewriteError> {
         });
     }
     Ok(out.join(rel))
+}
+
+/// Whether `path` already holds `bytes` with `like`'s permissions.
+fn same_file(path: &Path, bytes: &[u8], like: &Path) -> bool {
+    let (Ok(existing), Ok(source)) = (std::fs::metadata(path), std::fs::metadata(like)) else {
+        return false;
+    };
+    existing.len() == bytes.len() as u64
+        && existing.permissions() == source.permissions()
+        && std::fs::read(path).is_ok_and(|current| current == bytes)
 }
 
 /// Writes through a temporary file in the same directory and renames it
