@@ -163,3 +163,172 @@ fn filter_controls_hide_exactly_the_expected_hunks() {
     }
     assert_shows(&page, &files, &none, "");
 }
+
+/// Presses `key` and returns the hunk marked current afterwards, checking
+/// that exactly one is and that it has been brought into view.
+fn step(page: &Page, key: &str) -> browser::Current {
+    page.press(key);
+    let current = page.current();
+    assert_eq!(current.marked, 1, "after {key}: {current:?}");
+    current.assert_in_view();
+    current
+}
+
+#[test]
+fn j_and_k_walk_the_hunks_in_order_and_bring_each_into_view() {
+    let Some((page, files, out)) = open_report("keys") else {
+        return;
+    };
+    let order = model::visible(&files, &Filter::default());
+    let first = step(&page, "j");
+    assert_eq!(first.hunk, order[0]);
+    // Forward through every hunk, the lazily rendered last file included.
+    for (i, expected) in order.iter().enumerate().skip(1) {
+        let current = step(&page, "j");
+        assert_eq!(&current.hunk, expected, "j to hunk {i}");
+        assert_eq!(current.index, i as i64);
+    }
+    let last = step(&page, "j");
+    assert_eq!(
+        &last.hunk,
+        order.last().unwrap(),
+        "j stops at the last hunk"
+    );
+    assert!(last.scroll > first.scroll + 1000.0, "{first:?} {last:?}");
+    // And back over the last files (each key press is two protocol round
+    // trips of ~0.1 s, so the way back to the top is walked in a fresh page).
+    let back = order.len() - files.last().unwrap().hunks.len() - 3;
+    for (i, expected) in order
+        .iter()
+        .enumerate()
+        .rev()
+        .skip(1)
+        .take_while(|(i, _)| *i >= back)
+    {
+        assert_eq!(&step(&page, "k").hunk, expected, "k to hunk {i}");
+    }
+    page.reload();
+    for (i, expected) in order.iter().enumerate().take(4) {
+        assert_eq!(
+            &step(&page, "j").hunk,
+            expected,
+            "j to hunk {i} after reloading"
+        );
+    }
+    for (i, expected) in order.iter().enumerate().take(3).rev() {
+        assert_eq!(&step(&page, "k").hunk, expected, "k to hunk {i}");
+    }
+    assert_eq!(step(&page, "k").hunk, order[0], "k stops at the first hunk");
+
+    keys_in_the_search_box_do_not_navigate(&page, &order);
+    collapsed_files_are_skipped(&page, &files, &order);
+    filtered_navigation_continues_from_the_current_hunk(&page, &files, &order);
+    assert_eq!(page.state().errors, "", "script errors");
+    page.screenshot(&out.join("keys.png"));
+}
+
+/// j/k typed into the search box are text; Escape leaves the box and the
+/// keys navigate again; `/` goes back to the box without typing a slash.
+fn keys_in_the_search_box_do_not_navigate(page: &Page, order: &[(String, String)]) {
+    let before = page.current();
+    page.click("#search");
+    for (typed, key) in [("j", "j"), ("jk", "k"), ("jkj", "j")] {
+        page.press(key);
+        let now = page.current();
+        assert_eq!(now.active, "search");
+        assert_eq!(
+            (now.marked, &now.hunk),
+            (1, &before.hunk),
+            "{key} in the search box"
+        );
+        assert_eq!(page.state().hash, format!("#q={typed}"));
+    }
+    for _ in 0.."jkj".len() {
+        page.press("Backspace");
+    }
+    page.press("Escape");
+    assert_eq!(page.current().active, "BODY");
+    assert_eq!(step(page, "j").hunk, order[1], "j after Escape");
+    page.press("/");
+    let now = page.current();
+    assert_eq!(now.active, "search");
+    assert_eq!(page.state().hash, "", "/ typed nothing");
+    assert_eq!(step(page, "k").hunk, order[1], "k typed into the box");
+    page.press("Backspace");
+    page.press("Escape");
+    assert_eq!(step(page, "k").hunk, order[0]);
+}
+
+/// A file folded by a click on its header has no hunk to land on.
+fn collapsed_files_are_skipped(page: &Page, files: &[ModelFile], order: &[(String, String)]) {
+    assert_eq!(page.current().hunk, order[0]);
+    let folded = &files[1].path;
+    page.click("section.file:nth-child(2) > .head");
+    let unfolded: Vec<_> = order.iter().filter(|(path, _)| path != folded).collect();
+    // From the first file over the folded one into the third, and back.
+    let span = &unfolded[..files[0].hunks.len() + 2];
+    for (i, hunk) in span.iter().enumerate().skip(1) {
+        assert_eq!(
+            &&step(page, "j").hunk,
+            hunk,
+            "j to hunk {i} with {folded} folded"
+        );
+    }
+    for hunk in span.iter().rev().skip(1) {
+        assert_eq!(&&step(page, "k").hunk, hunk, "k with {folded} folded");
+    }
+    page.click("section.file:nth-child(2) > .head");
+}
+
+/// When a filter hides the current hunk, j goes on to the next hunk the
+/// filter shows after it, not back to the top.
+fn filtered_navigation_continues_from_the_current_hunk(
+    page: &Page,
+    files: &[ModelFile],
+    order: &[(String, String)],
+) {
+    let (status, shown, at) = hidden_spot(files, order);
+    while page.current().hunk != order[at] {
+        step(page, "j");
+    }
+    page.choose("f-level", status);
+    page.press("Escape");
+    let next = order[at..].iter().find(|h| shown.contains(h)).unwrap();
+    assert_eq!(&step(page, "j").hunk, next, "j from a hunk the filter hid");
+    let position = shown.iter().position(|h| h == next).unwrap();
+    for expected in &shown[position + 1..] {
+        assert_eq!(&step(page, "j").hunk, expected, "j among {status} hunks");
+    }
+    for expected in shown.iter().rev().skip(1) {
+        assert_eq!(&step(page, "k").hunk, expected, "k among {status} hunks");
+    }
+}
+
+/// The status with the fewest hunks (to keep the walk short) that has a
+/// hunk without it between two with it; returns the status, its hunks and
+/// the index in `order` of the hunk between.
+fn hidden_spot<'a>(
+    files: &'a [ModelFile],
+    order: &[(String, String)],
+) -> (&'a str, Vec<(String, String)>, usize) {
+    let statuses: std::collections::BTreeSet<&str> = files
+        .iter()
+        .flat_map(|f| &f.hunks)
+        .flat_map(|h| h.statuses.iter().copied())
+        .collect();
+    let spots = statuses.into_iter().filter_map(|status| {
+        let filter = Filter {
+            status: Some(status.to_owned()),
+            ..Filter::default()
+        };
+        let shown = model::visible(files, &filter);
+        let first = order.iter().position(|h| Some(h) == shown.first())?;
+        let at = (first + 1..order.len()).find(|&i| {
+            !shown.contains(&order[i]) && order[i..].iter().any(|h| shown.contains(h))
+        })?;
+        Some((status, shown, at))
+    });
+    spots
+        .min_by_key(|(_, shown, at)| shown.len() + at)
+        .expect("a status whose hunks have others between them")
+}

@@ -245,13 +245,35 @@ function writeHash() {
   applyFilters();
 }
 
+// Brings a hunk into view below the sticky filter bar: centred when it fits,
+// else with its label (status, rule codes) just under the bar, which
+// scrollIntoView({ block: "center" }) would push off the top of a tall hunk.
+function reveal(node) {
+  // The bar's height, where it sticks; above the fold it is still lower.
+  var bar = document.getElementById("filters").offsetHeight;
+  var box = node.getBoundingClientRect();
+  var room = window.innerHeight - bar;
+  var gap = box.height < room ? (room - box.height) / 2 : 8;
+  window.scrollBy(0, box.top - bar - gap);
+}
 function visibleHunks() {
-  return Array.prototype.slice.call(document.querySelectorAll("section.file:not(.hidden) .hunk:not(.hidden)"));
+  // A folded file's hunks are not on screen either.
+  return Array.prototype.slice.call(document.querySelectorAll("section.file:not(.hidden):not(.collapsed) .hunk:not(.hidden)"));
+}
+// The index `step` away from `current` among `hunks`. A current hunk that a
+// filter or a fold has since hidden still marks the place: the next step
+// goes to the visible hunk just after (or before) it, not back to the top.
+function stepFrom(hunks, current, step) {
+  var at = hunks.indexOf(current);
+  if (at >= 0 || !current) return at + step;
+  var after = 0;
+  while (after < hunks.length && current.compareDocumentPosition(hunks[after]) & Node.DOCUMENT_POSITION_PRECEDING) after++;
+  return step > 0 ? after : after - 1;
 }
 function moveHunk(step) {
   var hunks = visibleHunks();
   var current = document.querySelector(".hunk.current");
-  var index = hunks.indexOf(current) + step;
+  var index = stepFrom(hunks, current, step);
   if (index >= hunks.length) {
     var next = files.filter(function (f) { return !f.rendered && fileMatches(f); })[0];
     if (next) { renderBody(next); hunks = visibleHunks(); }
@@ -260,7 +282,7 @@ function moveHunk(step) {
   if (!target) return;
   if (current) current.classList.remove("current");
   target.classList.add("current");
-  target.scrollIntoView({ block: "center" });
+  reveal(target);
 }
 document.addEventListener("keydown", function (e) {
   if (e.target.tagName === "INPUT" || e.target.tagName === "SELECT") { if (e.key === "Escape") e.target.blur(); return; }

@@ -83,10 +83,21 @@ impl Page {
 
     pub(crate) fn goto(&self, url: &str) {
         self.tab.navigate_to(url).unwrap();
+        self.wait_ready();
+    }
+
+    /// Loads the page again, without the hash, scrolled to the top.
+    pub(crate) fn reload(&self) {
+        let url = self.tab.get_url();
+        let url = url.split('#').next().unwrap_or_default().to_owned();
+        self.tab.navigate_to("about:blank").unwrap();
         self.tab.wait_until_navigated().unwrap();
-        self.tab
-            .wait_for_element("body[data-ready=\"true\"]")
-            .unwrap();
+        self.goto(&url);
+    }
+
+    fn wait_ready(&self) {
+        self.tab.wait_until_navigated().unwrap();
+        self.wait_for("document.body && document.body.dataset.ready === 'true'");
     }
 
     /// Evaluates `expression` (which must produce a JSON string) and parses it.
