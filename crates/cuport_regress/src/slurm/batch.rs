@@ -9,7 +9,7 @@ use super::client;
 use super::config::Placement;
 use super::outcome::outcome;
 use super::script::{self, JobSpec, ScriptLeg};
-use super::wait::{final_records, wait};
+use super::wait::{await_status_files, final_records, wait};
 use crate::error::{RegressError, Result};
 use crate::exec::{CommandSpec, ExitState, LegRequest};
 use crate::report::SlurmLeg;
@@ -84,9 +84,10 @@ pub fn run(legs: &[BatchLeg], opts: &BatchOptions<'_>) -> Result<Vec<LegOutcome>
         }
     }
     let stopped = wait(&groups, opts);
+    let records: Vec<_> = groups.iter().map(final_records).collect();
+    await_status_files(&groups, &records, legs, opts.run_dir);
     let mut outcomes: Vec<Option<LegOutcome>> = legs.iter().map(|_| None).collect();
-    for g in &groups {
-        let records = final_records(g);
+    for (g, records) in groups.iter().zip(&records) {
         for (task, &leg) in g.legs.iter().enumerate() {
             let record = records.get(&(task as u32));
             outcomes[leg] = Some(outcome(

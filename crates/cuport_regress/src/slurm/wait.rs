@@ -2,14 +2,19 @@
 //! `scancel` everything on a stop reason or the wait timeout, then read
 //! the final records (from `sacct` for jobs Slurm has forgotten).
 use std::collections::BTreeMap;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::batch::{BatchOptions, Group};
+use super::batch::{BatchLeg, BatchOptions, Group};
 use super::client;
 use super::parse::{JobRecord, TaskIds};
+use super::script::STATUS_FILE;
 
 /// Grace period for cancelled jobs to reach a final state.
 const CANCEL_GRACE: Duration = Duration::from_secs(60);
+/// How long a status file written on a node may take to show up here
+/// (NFS caches directory entries for up to 30-60 s by default).
+const STATUS_GRACE: Duration = Duration::from_secs(60);
 
 /// Poll until every submitted job is final; on a stop reason or the wait
 /// timeout, `scancel` them and wait a little longer. Returns why the jobs
@@ -89,4 +94,36 @@ pub(super) fn final_records(g: &Group) -> BTreeMap<u32, JobRecord> {
             _ => None,
         })
         .collect()
+}
+
+/// Wait (up to [`STATUS_GRACE`]) until every leg Slurm says ended on its
+/// own (`COMPLETED`, `FAILED`) has its status file visible here, so a slow
+/// shared filesystem is not mistaken for a leg that never finished.
+pub(super) fn await_status_files(
+    groups: &[Group],
+    records: &[BTreeMap<u32, JobRecord>],
+    legs: &[BatchLeg],
+    run_dir: &Path,
+) {
+    let expected: Vec<_> = groups
+        .iter()
+        .zip(records)
+        .flat_map(|(g, recs)| {
+            g.legs.iter().enumerate().filter_map(move |(task, &leg)| {
+                let state = recs.get(&(task as u32)).map(|r| r.state.as_str());
+                matches!(state, Some("COMPLETED" | "FAILED")).then_some(leg)
+            })
+        })
+        .map(|leg| run_dir.join("legs").join(&legs[leg].name))
+        .collect();
+    let deadline = Instant::now() + STATUS_GRACE;
+    // Listing the folder (not just stat-ing the file) makes NFS revalidate it.
+    let visible = |dir: &Path| {
+        std::fs::read_dir(dir)
+            .map(|entries| entries.flatten().any(|e| e.file_name() == STATUS_FILE))
+            .unwrap_or(false)
+    };
+    while !expected.iter().all(|d| visible(d)) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(500));
+    }
 }
