@@ -8,6 +8,7 @@ use super::script::{LOG_FILE, NODE_FILE, STATUS_FILE, TIMEOUT_STATUS};
 use crate::exec::ExitState;
 use crate::report::SlurmLeg;
 
+/// What became of leg `task` of group `g`, from its files and Slurm's record.
 pub(super) fn outcome(
     g: &Group,
     task: usize,
