@@ -257,6 +257,9 @@ fn keys_in_the_search_box_do_not_navigate(page: &Page, order: &[(String, String)
     page.press("Backspace");
     page.press("Escape");
     assert_eq!(step(page, "k").hunk, order[0]);
+    // Chords belong to the browser (Ctrl+P prints), not to the page.
+    page.press_with_ctrl("j");
+    assert_eq!(page.current().hunk, order[0], "Ctrl+j moved the hunk");
 }
 
 /// A file folded by a click on its header has no hunk to land on.

@@ -286,6 +286,8 @@ function moveHunk(step) {
 }
 document.addEventListener("keydown", function (e) {
   if (e.target.tagName === "INPUT" || e.target.tagName === "SELECT") { if (e.key === "Escape") e.target.blur(); return; }
+  // Ctrl+P prints, Ctrl+K searches the web: chords are the browser's.
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
   if (e.key === "j" || e.key === "n") moveHunk(1);
   else if (e.key === "k" || e.key === "p") moveHunk(-1);
   else if (e.key === "/") { e.preventDefault(); document.getElementById("search").focus(); }

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 
 pub(crate) mod model;
 
+use headless_chrome::browser::tab::ModifierKey;
 use headless_chrome::{Browser, LaunchOptions, Tab};
 use serde::de::DeserializeOwned;
 
@@ -134,6 +135,12 @@ impl Page {
 
     pub(crate) fn press(&self, key: &str) {
         self.tab.press_key(key).unwrap();
+    }
+
+    pub(crate) fn press_with_ctrl(&self, key: &str) {
+        self.tab
+            .press_key_with_modifiers(key, Some(&[ModifierKey::Ctrl]))
+            .unwrap();
     }
 
     /// Types `text` key by key into whatever has the focus.
