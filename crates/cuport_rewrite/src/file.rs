@@ -119,13 +119,20 @@ pub fn migrate_file(
     } else {
         main_header(options.target).to_owned()
     };
-    planned.edits.extend(header_edits(
-        src,
-        language,
-        analysis,
-        &planned,
-        &main_header,
-    ));
+    // Where this source's kernels compile as they are (HIP, MUSA, and every
+    // dual-stack backend that builds them), a kernel-only .cu file needs
+    // the runtime header too: only nvcc includes it implicitly.
+    let kernels_compile_here =
+        options.is_dual() || matches!(options.target, Target::Hip | Target::Musa);
+    let main = MainHeader {
+        spelled: &main_header,
+        even_without_edits: kernels_compile_here,
+    };
+    // First in the list: an include inserted where a kernel guard is also
+    // inserted must come before the guard (edits at one offset keep their
+    // order).
+    let headers = header_edits(src, language, analysis, &planned, &main);
+    planned.edits.splice(0..0, headers);
     if options.annotate {
         let notes = annotation_edits(src, &lines, language, &planned.diagnostics);
         planned.edits.extend(notes);
@@ -237,12 +244,19 @@ fn main_header(target: Target) -> &'static str {
     }
 }
 
+/// The runtime header added to `.cu` files that rely on nvcc's implicit one.
+struct MainHeader<'a> {
+    spelled: &'a str,
+    /// Added even to a file the migration does not otherwise change.
+    even_without_edits: bool,
+}
+
 fn header_edits(
     src: &[u8],
     language: Language,
     analysis: &FileAnalysis,
     planned: &Planned,
-    main_header: &str,
+    main_header: &MainHeader<'_>,
 ) -> Vec<Edit> {
     match language {
         Language::Cuda | Language::Cpp => {
@@ -258,7 +272,7 @@ fn c_header_edits(
     language: Language,
     analysis: &FileAnalysis,
     planned: &Planned,
-    main_header: &str,
+    main_header: &MainHeader<'_>,
 ) -> Vec<Edit> {
     let mut wanted: Vec<String> = planned.headers.clone();
     let uses_runtime = analysis.sites.iter().any(|s| {
@@ -271,9 +285,9 @@ fn c_header_edits(
                 Library::Runtime | Library::Driver | Library::Device
             )
     });
-    if language == Language::Cuda && uses_runtime && !includes_runtime && !planned.edits.is_empty()
-    {
-        wanted.insert(0, main_header.to_owned());
+    let edited = !planned.edits.is_empty() || main_header.even_without_edits;
+    if language == Language::Cuda && uses_runtime && !includes_runtime && edited {
+        wanted.insert(0, main_header.spelled.to_owned());
     }
     wanted.dedup();
     let at = include_insertion_point(src);
@@ -293,8 +307,16 @@ fn c_header_edits(
             .unwrap_or("")
             .to_owned()
     };
+    // Only `#include` lines count: a comment naming the header does not.
+    let text = String::from_utf8_lossy(src);
+    let include_lines: Vec<&str> = text
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with('#') && l[1..].trim_start().starts_with("include"))
+        .collect();
     let present = |header: &str| {
-        memchr::memmem::find(src, header.as_bytes()).is_some()
+        let bare = header.trim_matches('"');
+        include_lines.iter().any(|l| l.contains(bare))
             || renamed.iter().any(|r| base(r) == base(header))
     };
     let mut seen = std::collections::HashSet::new();
@@ -344,7 +366,32 @@ fn include_insertion_point(src: &[u8]) -> usize {
             _ => {}
         }
     }
-    guard.unwrap_or(bom)
+    guard.unwrap_or_else(|| after_leading_comments(src, bom))
+}
+
+/// The start of the first line after the file's opening comment block
+/// (licence headers, file descriptions).
+fn after_leading_comments(src: &[u8], from: usize) -> usize {
+    let mut offset = from;
+    let mut in_block = false;
+    for line in src[from..].split_inclusive(|&b| b == b'\n') {
+        let text = String::from_utf8_lossy(line);
+        let trimmed = text.trim();
+        let comment = if in_block {
+            in_block = !trimmed.contains("*/");
+            true
+        } else if trimmed.starts_with("/*") {
+            in_block = !trimmed.contains("*/");
+            true
+        } else {
+            trimmed.starts_with("//")
+        };
+        if !comment {
+            return offset;
+        }
+        offset += line.len();
+    }
+    offset
 }
 
 /// `(line start, line end, directive text after '#')` for each
