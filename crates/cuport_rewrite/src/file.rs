@@ -377,10 +377,7 @@ fn after_leading_comments(src: &[u8], from: usize) -> usize {
     for line in src[from..].split_inclusive(|&b| b == b'\n') {
         let text = String::from_utf8_lossy(line);
         let trimmed = text.trim();
-        let comment = if in_block {
-            in_block = !trimmed.contains("*/");
-            true
-        } else if trimmed.starts_with("/*") {
+        let comment = if in_block || trimmed.starts_with("/*") {
             in_block = !trimmed.contains("*/");
             true
         } else {
