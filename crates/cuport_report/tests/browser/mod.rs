@@ -87,15 +87,6 @@ impl Page {
         self.wait_ready();
     }
 
-    /// Loads the page again, without the hash, scrolled to the top.
-    pub(crate) fn reload(&self) {
-        let url = self.tab.get_url();
-        let url = url.split('#').next().unwrap_or_default().to_owned();
-        self.tab.navigate_to("about:blank").unwrap();
-        self.tab.wait_until_navigated().unwrap();
-        self.goto(&url);
-    }
-
     fn wait_ready(&self) {
         self.tab.wait_until_navigated().unwrap();
         self.wait_for("document.body && document.body.dataset.ready === 'true'");
