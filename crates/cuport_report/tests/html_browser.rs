@@ -25,15 +25,32 @@ fn fixtures_document() -> ReportDocument {
     document
 }
 
-/// Writes the page under the test's target directory (kept as an artifact,
-/// next to the screenshots) and opens it; `None` when the browser is absent.
+/// Names a directory written by `cuport migrate ... --report DIR` whose
+/// report.html the tests drive instead (checked against its report.json).
+const REPORT_DIR_VAR: &str = "CUPORT_REPORT_DIR";
+
+/// Opens the page under test; `None` when the browser is absent. It is
+/// `$CUPORT_REPORT_DIR/report.html` when that is set, else `fixtures/`
+/// migrated here, written under the test's target directory (kept as an
+/// artifact, next to the screenshots).
 fn open_report(test: &str) -> Option<(Page, Vec<ModelFile>, PathBuf)> {
     let chromium = browser::chromium(test)?;
-    let document = fixtures_document();
     let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-browser");
     std::fs::create_dir_all(&out).unwrap();
-    let page_path = out.join(format!("{test}.html"));
-    std::fs::write(&page_path, report_html(&document).unwrap()).unwrap();
+    let (document, page_path) = match std::env::var_os(REPORT_DIR_VAR) {
+        Some(dir) => {
+            let dir = std::path::absolute(dir).unwrap();
+            let document = ReportDocument::read(&dir.join("report.json"))
+                .unwrap_or_else(|e| panic!("{REPORT_DIR_VAR}: {e}"));
+            (document, dir.join("report.html"))
+        }
+        None => {
+            let document = fixtures_document();
+            let page_path = out.join(format!("{test}.html"));
+            std::fs::write(&page_path, report_html(&document).unwrap()).unwrap();
+            (document, page_path)
+        }
+    };
     let page = Page::open(chromium, &format!("file://{}", page_path.display()));
     Some((page, model::model(&document), out))
 }
