@@ -194,7 +194,13 @@ pub(crate) fn write_summary(
             .collect();
         let verb = if wrote { "Generated" } else { "Would generate" };
         if settings.dual.value {
-            writeln!(w, "{verb} {} shim files: {}", paths.len(), paths.join(", "))?;
+            let files = if paths.len() == 1 { "file" } else { "files" };
+            writeln!(
+                w,
+                "{verb} {} shim {files}: {}",
+                paths.len(),
+                paths.join(", ")
+            )?;
             writeln!(w, "Build with -DCUPORT_BACKEND_<TARGET> (CUDA is the default), or include cuport/cuport.cmake and call cuport_target(<target>)")?;
         } else {
             writeln!(

@@ -184,3 +184,34 @@ fn flags_that_do_not_fit_dual_mode_are_refused() {
         settings.stdout
     );
 }
+
+/// A Python-only project gets the device module and no C headers.
+#[test]
+fn a_python_only_project_gets_no_c_shim() {
+    let (dir, root) = scratch("pytorch_train");
+    let out = dir.path().join("out");
+    let run = migrate(
+        &root,
+        &[
+            "--dual",
+            "--to",
+            "ascend,hip",
+            "--out",
+            out.to_str().unwrap(),
+        ],
+    )
+    .expect_code(0);
+    assert!(
+        run.stdout
+            .contains("Generated 1 shim file: cuport_device.py"),
+        "{}",
+        run.stdout
+    );
+    let tree = read_tree(&out);
+    assert!(
+        tree.keys().all(|k| !k.starts_with("cuport/")),
+        "{:?}",
+        tree.keys()
+    );
+    assert!(text(&tree["train.py"]).contains("import cuport_device"));
+}

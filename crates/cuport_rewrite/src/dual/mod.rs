@@ -10,7 +10,7 @@ pub(crate) mod python_module;
 pub(crate) mod shim;
 
 use cuport_analyze::ScanReport;
-use cuport_model::SiteKind;
+use cuport_model::{Language, SiteKind};
 use cuport_rules::{NameKind, RuleSet};
 
 use crate::options::MigrateOptions;
@@ -28,7 +28,16 @@ pub(crate) fn generated_files(
     if report.root.is_dir() {
         shim::uses::read_previous(&report.root, &mut project);
     }
-    let mut generated = shim_headers(rules, &options.dual, options.flavour, &project);
+    // A Python-only project needs no C headers.
+    let c_family = report.files.iter().any(|f| {
+        matches!(f.language, Language::Cuda | Language::Cpp | Language::Cmake)
+            && !f.analysis.sites.is_empty()
+    });
+    let mut generated = if c_family || !project.names.is_empty() {
+        shim_headers(rules, &options.dual, options.flavour, &project)
+    } else {
+        Vec::new()
+    };
     let is_package = |dir: &str| {
         let init = format!("{dir}/__init__.py");
         report.files.iter().any(|f| f.path == init)
