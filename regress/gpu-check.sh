@@ -3,8 +3,10 @@
 # build cuport (release), run the cuda unit test (gemm + softmax against
 # the f64 oracle), then `cuport regress run` on regress/gpu/cuda-vs-cpu.toml
 # (gemm, softmax, layer norm, elementwise, reductions, conv2d; cpu vs cuda)
-# and print the JSON summary. Exit status: cuport's gate (0 pass, 1
-# regression, 2 harness error), or 3 when a cuda leg did not run.
+# and print the JSON summary; then the dual-stack CUDA path check
+# (tests/gpu/dual-cuda-check.sh). Exit status: cuport's gate (0 pass, 1
+# regression, 2 harness error), 3 when a cuda leg did not run, 4 when the
+# dual-stack CUDA path check failed.
 #
 #   regress/gpu-check.sh [OUT_DIR]     # default OUT_DIR: ${OUT:-/tmp/cuport-gpu-check}
 #   CUPORT_BIN=path/to/cuport regress/gpu-check.sh   # reuse a build
@@ -60,4 +62,12 @@ if missing:
 PY
 py=$?
 [ "$status" -eq 0 ] && [ "$py" -ne 0 ] && status=3
+
+# The dual-stack shim's CUDA path, in the same device session: every fixture
+# program built with nvcc from the original and from the dual source.
+echo "== dual-stack CUDA path (tests/gpu/dual-cuda-check.sh)"
+CUPORT_BIN="$bin" tests/gpu/dual-cuda-check.sh "$out/dual-cuda"
+dual=$?
+echo "dual-stack CUDA path check: exit $dual"
+[ "$status" -eq 0 ] && [ "$dual" -ne 0 ] && status=4
 exit $status
