@@ -18,6 +18,10 @@ pub(crate) struct Section {
     pub(crate) headers: BTreeMap<Library, Vec<String>>,
     /// Library → target libraries to link (from the rules' `libraries`).
     pub(crate) libraries: BTreeMap<Library, Vec<String>>,
+    /// Kernel-language names this backend spells differently (HIP, MUSA:
+    /// `__nv_bfloat16` → `hip_bfloat16`): kernels keep the CUDA spelling and
+    /// the shim defines it, so one kernel source compiles for both.
+    pub(crate) device_renames: BTreeMap<String, String>,
 }
 
 impl Section {
@@ -34,6 +38,9 @@ impl Section {
                 continue;
             };
             let kind = resolved.kind();
+            if matches!(target, Target::Hip | Target::Musa) {
+                section.add_device_rename(cuda_name, &resolved);
+            }
             if !matches!(
                 kind,
                 NameKind::Function | NameKind::Type | NameKind::EnumValue | NameKind::Macro
@@ -71,6 +78,23 @@ impl Section {
             list.dedup();
         }
         section
+    }
+
+    fn add_device_rename(&mut self, cuda_name: &str, resolved: &cuport_rules::Resolved<'_>) {
+        let library = resolved
+            .library()
+            .or_else(|| cuport_analyze::library_of(cuda_name));
+        let renamed = matches!(resolved.status(), Status::Renamed | Status::Approximate);
+        let Some(to) = resolved.target_name.as_deref() else {
+            return;
+        };
+        let identifiers = portable_name(cuda_name).is_some() && portable_name(to).is_some();
+        if library == Some(Library::Device) && renamed && identifiers && to != cuda_name {
+            self.device_renames
+                .insert(cuda_name.to_owned(), to.to_owned());
+            let headers = self.headers.entry(Library::Runtime).or_default();
+            headers.extend(resolved.headers().iter().cloned());
+        }
     }
 
     /// Names the project uses that no table knows for `target`.

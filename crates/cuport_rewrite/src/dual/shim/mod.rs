@@ -193,6 +193,14 @@ impl LibraryHeader<'_> {
         {
             entry::write(out, portable, provision);
         }
+        if self.library == Library::Runtime && !section.device_renames.is_empty() {
+            out.push_str(
+                "/* Kernel-language names spelled differently here; kernels keep CUDA's. */\n",
+            );
+            for (cuda, to) in &section.device_renames {
+                let _ = writeln!(out, "#define {cuda} {to}");
+            }
+        }
     }
 
     fn write_cuda(&self, out: &mut String) {
