@@ -61,9 +61,11 @@ pub(crate) enum HipLibsArg {
                                                     .cu -> .mu, .cuh -> .muh; includes and build files follow
   cuport migrate --to ascend src/ --out ../src-npu --ascend-kernel-skeletons
                                                     plus OUT/<source>.ascend/<kernel>_kernel.cpp per kernel
+  cuport migrate --dual --to ascend,hip src/ --out ../src-dual
+                                                    one source for CUDA, Ascend and HIP plus the cuport/ shim
 
 Project settings may live in cuport.toml at the root of the migrated tree
-([migrate] target, exclude, ignore, rules, hip-kernel-launch, hip-libs, annotate);
+([migrate] target, dual, exclude, ignore, rules, hip-kernel-launch, hip-libs, annotate);
 flags override them; --show-settings prints the result and where each value came from.
 
 Exit status: 0 done; 1 when --fail-on finds a diagnostic at that level or above;
