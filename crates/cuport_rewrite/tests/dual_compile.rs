@@ -497,3 +497,42 @@ fn an_unsupported_api_fails_only_when_used_and_says_why() {
     );
     assert!(stderr.contains("[CP2021]"), "{stderr}");
 }
+
+/// The project's own CMake files, rewritten to go through cuport.cmake,
+/// configure for Ascend (CUDA language dropped from project(), the toolkit
+/// search guarded, CUDA:: link items replaced by cuport_target).
+#[test]
+fn the_rewritten_project_cmake_configures_for_ascend() {
+    if !require("cmake") {
+        return;
+    }
+    let (migration, out) = dual_tree(&[Target::Ascend, Target::Hip]);
+    let toolkit = ascend_stubs(&migration);
+    let source = out.path().join("cmake_project");
+    std::fs::create_dir_all(source.join("cuport")).unwrap();
+    for file in migration
+        .generated
+        .iter()
+        .filter(|f| f.path.starts_with("cuport/"))
+    {
+        std::fs::write(source.join(&file.path), &file.text).unwrap();
+    }
+    let lists = std::fs::read_to_string(source.join("CMakeLists.txt")).unwrap();
+    assert!(lists.contains("LANGUAGES CXX)"), "{lists}");
+    assert!(lists.contains("cuport_target(demo)"), "{lists}");
+    let configure = Command::new("cmake")
+        .arg("-S")
+        .arg(&source)
+        .arg("-B")
+        .arg(out.path().join("build-cmake-project"))
+        .args(["-DCUPORT_BACKEND=ascend", "-DUSE_CUDA=OFF"])
+        .env("ASCEND_TOOLKIT_HOME", toolkit.path())
+        .output()
+        .unwrap();
+    assert!(
+        configure.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&configure.stdout),
+        String::from_utf8_lossy(&configure.stderr)
+    );
+}

@@ -4,7 +4,7 @@
 //! behind `CUPORT_CUDA_KERNELS` and launches through `CUPORT_KERNEL_LAUNCH`.
 //! Diagnostics are the one-way migration's, for each target.
 use cuport_analyze::Site;
-use cuport_model::{Library, SiteKind, Target, TextRange};
+use cuport_model::{Language, Library, SiteKind, Target, TextRange};
 use cuport_rules::Status;
 
 use super::names::{portable_name, shim_header};
@@ -45,9 +45,12 @@ pub(crate) fn plan_site(planner: &mut Planner<'_>, site: &Site) {
     // includes what the target's rules need.
     let shimmed_include =
         site.kind == SiteKind::Include && shimmed_library(&site.name, Some(site.library)).is_some();
+    // The build rewrite covers these on every backend through cuport.cmake.
+    let dual_build = planner.language == Language::Cmake && super::build::handles(&site.name);
     for (_, planned) in &one_way {
         for diagnostic in &planned.diagnostics {
             let dual_handles = shimmed_include
+                || dual_build
                 || diagnostic.code == codes::HELPER_REQUIRED
                 || diagnostic.code == codes::TEMPLATE_FAILED;
             // Target-independent notes (a CUDA version test) come once.
@@ -63,6 +66,9 @@ pub(crate) fn plan_site(planner: &mut Planner<'_>, site: &Site) {
     }
     let handled = match site.kind {
         SiteKind::Include => include(planner, site),
+        SiteKind::BuildRule if planner.language == Language::Cmake => {
+            super::build::plan_site(planner, site)
+        }
         _ if site.library == Library::Preprocessor => preprocessor_test(planner, site, &one_way),
         SiteKind::KernelDefinition => kernel_definition(planner, site),
         SiteKind::KernelLaunch => kernel_launch(planner, site),

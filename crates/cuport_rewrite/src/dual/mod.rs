@@ -3,6 +3,7 @@
 //! generated shim maps them to CUDA (the default, zero-cost) or to one of the
 //! targets, chosen at build time. Everything the shim says comes from the same
 //! rule tables as the one-way migration.
+mod build;
 pub(crate) mod c;
 pub(crate) mod names;
 pub(crate) mod python;

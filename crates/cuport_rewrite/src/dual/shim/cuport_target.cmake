@@ -1,3 +1,11 @@
+# cuport_enable_language(): the kernel language of the backend (CUDA or
+# HIP); backends whose kernels need a port compile host code as C++.
+macro(cuport_enable_language)
+  if(CUPORT_SOURCE_LANGUAGE STREQUAL "CUDA" OR CUPORT_SOURCE_LANGUAGE STREQUAL "HIP")
+    enable_language(${CUPORT_SOURCE_LANGUAGE})
+  endif()
+endmacro()
+
 # cuport_target(<target>): builds <target> for the selected backend.
 function(cuport_target target)
   target_compile_definitions(${target} PRIVATE ${CUPORT_DEFINITION})
