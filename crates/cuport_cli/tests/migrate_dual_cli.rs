@@ -215,3 +215,32 @@ fn a_python_only_project_gets_no_c_shim() {
     );
     assert!(text(&tree["train.py"]).contains("import cuport_device"));
 }
+
+/// Reports of a dual-stack run say so, not just the first target.
+#[test]
+fn dual_reports_name_every_backend() {
+    let (dir, root) = scratch("vector_add");
+    let reports = dir.path().join("reports");
+    migrate(
+        &root,
+        &[
+            "--dual",
+            "--to",
+            "ascend,hip",
+            "--report",
+            reports.to_str().unwrap(),
+        ],
+    )
+    .expect_code(0);
+    let summary = std::fs::read_to_string(reports.join("summary.md")).unwrap();
+    assert!(
+        summary.starts_with("# cuport migration report: dual-stack (CUDA + ascend, hip)"),
+        "{summary}"
+    );
+    let html = std::fs::read_to_string(reports.join("report.html")).unwrap();
+    assert!(html.contains("<title>cuport report: dual-stack (CUDA + ascend, hip)</title>"));
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(reports.join("report.json")).unwrap())
+            .unwrap();
+    assert_eq!(json["run"]["options"]["dual"], "ascend,hip");
+}

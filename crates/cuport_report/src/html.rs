@@ -21,7 +21,10 @@ const TOP_ROWS: usize = 15;
 pub fn report_html(document: &ReportDocument) -> Result<String, ReportError> {
     let data = embedded_json(document)?;
     let mut page = String::with_capacity(data.len() + STYLE.len() + SCRIPT.len() + 16_384);
-    let title = escape(&format!("cuport report: {}", document.run.target));
+    let title = escape(&format!(
+        "cuport report: {}",
+        document.run.describe_target()
+    ));
     let _ = write!(
         page,
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n\

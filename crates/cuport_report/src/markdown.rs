@@ -74,7 +74,10 @@ impl Budget {
 
 fn header(out: &mut Budget, doc: &ReportDocument) {
     let t = &doc.totals;
-    out.line(&format!("# cuport migration report: {}", doc.run.target));
+    out.line(&format!(
+        "# cuport migration report: {}",
+        doc.run.describe_target()
+    ));
     out.line("");
     out.line(&format!(
         "{} of {} files changed ({} edits, {} lines). **{} of {} sites ({}) converted automatically**, \

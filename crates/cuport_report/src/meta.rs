@@ -87,6 +87,15 @@ impl Fnv1a {
 }
 
 impl RunMeta {
+    /// What the run ported to, as a heading says it: the target, or for a
+    /// dual-stack run CUDA plus its targets.
+    pub fn describe_target(&self) -> String {
+        match self.options.get("dual") {
+            Some(targets) => format!("dual-stack (CUDA + {})", targets.replace(',', ", ")),
+            None => self.target.to_string(),
+        }
+    }
+
     /// Metadata for a run now, with this cuport's version and no options.
     pub fn new(target: Target, rules: RulesInfo) -> Self {
         Self {
