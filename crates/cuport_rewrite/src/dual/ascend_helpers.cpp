@@ -871,14 +871,34 @@ aclError allocated(const void *object) {
     return ACL_SUCCESS;
 }
 
-}  // namespace
-
-extern "C" aclError cuport_dnn_create_tensor_desc(cuport_dnn_tensor_desc_t *desc) {
+// The cuDNN descriptor calls differ only in the descriptor type.
+template <typename Desc>
+aclError create_desc(Desc **desc, const Desc &initial) {
     if (desc == nullptr) {
         return ACL_ERROR_INVALID_PARAM;
     }
-    *desc = new (std::nothrow) cuport_dnn_tensor_desc{ACL_FLOAT, {0, 0, 0, 0}};
+    *desc = new (std::nothrow) Desc(initial);
     return allocated(*desc);
+}
+
+// A 4-D NCHW descriptor (tensors: n, c, h, w; filters: k, c, h, w).
+template <typename Desc>
+aclError set_4d_desc(Desc *desc, aclDataType dataType, aclFormat format, int a, int b, int c,
+                     int d) {
+    if (desc == nullptr || !dims_positive(a, b, c, d) || element_size(dataType) == 0) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (format != ACL_FORMAT_NCHW) {
+        return ACL_ERROR_FEATURE_UNSUPPORTED;
+    }
+    *desc = Desc{dataType, {a, b, c, d}};
+    return ACL_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" aclError cuport_dnn_create_tensor_desc(cuport_dnn_tensor_desc_t *desc) {
+    return create_desc(desc, cuport_dnn_tensor_desc{ACL_FLOAT, {0, 0, 0, 0}});
 }
 
 extern "C" aclError cuport_dnn_destroy_tensor_desc(cuport_dnn_tensor_desc_t desc) {
@@ -888,22 +908,11 @@ extern "C" aclError cuport_dnn_destroy_tensor_desc(cuport_dnn_tensor_desc_t desc
 
 extern "C" aclError cuport_dnn_set_tensor_4d_desc(cuport_dnn_tensor_desc_t desc, aclFormat format,
                                                   aclDataType dataType, int n, int c, int h, int w) {
-    if (desc == nullptr || !dims_positive(n, c, h, w) || element_size(dataType) == 0) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    if (format != ACL_FORMAT_NCHW) {
-        return ACL_ERROR_FEATURE_UNSUPPORTED;
-    }
-    *desc = cuport_dnn_tensor_desc{dataType, {n, c, h, w}};
-    return ACL_SUCCESS;
+    return set_4d_desc(desc, dataType, format, n, c, h, w);
 }
 
 extern "C" aclError cuport_dnn_create_filter_desc(cuport_dnn_filter_desc_t *desc) {
-    if (desc == nullptr) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    *desc = new (std::nothrow) cuport_dnn_filter_desc{ACL_FLOAT, {0, 0, 0, 0}};
-    return allocated(*desc);
+    return create_desc(desc, cuport_dnn_filter_desc{ACL_FLOAT, {0, 0, 0, 0}});
 }
 
 extern "C" aclError cuport_dnn_destroy_filter_desc(cuport_dnn_filter_desc_t desc) {
@@ -913,22 +922,11 @@ extern "C" aclError cuport_dnn_destroy_filter_desc(cuport_dnn_filter_desc_t desc
 
 extern "C" aclError cuport_dnn_set_filter_4d_desc(cuport_dnn_filter_desc_t desc, aclDataType dataType,
                                                   aclFormat format, int k, int c, int h, int w) {
-    if (desc == nullptr || !dims_positive(k, c, h, w) || element_size(dataType) == 0) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    if (format != ACL_FORMAT_NCHW) {
-        return ACL_ERROR_FEATURE_UNSUPPORTED;
-    }
-    *desc = cuport_dnn_filter_desc{dataType, {k, c, h, w}};
-    return ACL_SUCCESS;
+    return set_4d_desc(desc, dataType, format, k, c, h, w);
 }
 
 extern "C" aclError cuport_dnn_create_conv_desc(cuport_dnn_conv_desc_t *desc) {
-    if (desc == nullptr) {
-        return ACL_ERROR_INVALID_PARAM;
-    }
-    *desc = new (std::nothrow) cuport_dnn_conv_desc{{0, 0}, {1, 1}, {1, 1}, 1, kKeepDtype};
-    return allocated(*desc);
+    return create_desc(desc, cuport_dnn_conv_desc{{0, 0}, {1, 1}, {1, 1}, 1, kKeepDtype});
 }
 
 extern "C" aclError cuport_dnn_destroy_conv_desc(cuport_dnn_conv_desc_t desc) {
