@@ -7,6 +7,7 @@
 //! tables, the rewriter and the reports can all depend on it without depending
 //! on each other.
 
+mod generated;
 mod ids;
 mod language;
 mod library;
@@ -14,6 +15,7 @@ mod site_kind;
 mod target;
 mod text;
 
+pub use generated::{is_cuport_generated, GENERATED_MARKER};
 pub use language::Language;
 pub use library::Library;
 pub use site_kind::SiteKind;

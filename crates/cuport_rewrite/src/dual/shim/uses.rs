@@ -52,7 +52,7 @@ pub(crate) fn read_previous(root: &Path, project: &mut ProjectUse) {
         let Ok(text) = std::fs::read_to_string(root.join("cuport").join(file)) else {
             continue;
         };
-        if !crate::tree::is_generated(text.as_bytes()) {
+        if !cuport_model::is_cuport_generated(text.as_bytes()) {
             continue;
         }
         // The header itself says the library was used.
