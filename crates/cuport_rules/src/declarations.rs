@@ -113,28 +113,24 @@ impl RuleSet {
     /// Target headers of the rules that call helpers (their signatures use
     /// the target's types).
     fn helper_headers(&self, target: Target) -> Vec<&str> {
-        let mut headers: Vec<&str> = self
-            .rules
-            .iter()
-            .filter(|r| !r.helpers.is_empty() && self.rule_is_for(r, target))
-            .flat_map(|r| r.headers.iter().map(String::as_str))
+        let Some(table) = self.tables.get(&target) else {
+            return Vec::new();
+        };
+        let rules: std::collections::BTreeSet<usize> = table
+            .layers
+            .values()
+            .flat_map(|layer| layer.resolved.values().map(|hit| hit.rule))
+            .collect();
+        let mut headers: Vec<&str> = rules
+            .into_iter()
+            .map(|index| &self.rules[index])
+            .filter(|rule| !rule.helpers.is_empty())
+            .flat_map(|rule| rule.headers.iter().map(String::as_str))
             .filter(|h| !h.starts_with("cuport_"))
             .collect();
         headers.sort_unstable();
         headers.dedup();
         headers
-    }
-
-    fn rule_is_for(&self, rule: &crate::Rule, target: Target) -> bool {
-        let Some(table) = self.tables.get(&target) else {
-            return false;
-        };
-        table.layers.values().any(|layer| {
-            layer
-                .resolved
-                .values()
-                .any(|hit| std::ptr::eq(&self.rules[hit.rule], rule))
-        })
     }
 }
 

@@ -63,6 +63,17 @@ fn edit(planner: &mut Planner<'_>, range: TextRange, text: String, site: &Site) 
     planner.edit(range, text, codes::DUAL_PORTABLE.into(), &site.name);
 }
 
+/// `range` widened over the blanks before it (and line breaks, with
+/// `lines`), so removing a word leaves no gap behind.
+fn with_blanks_before(planner: &Planner<'_>, range: TextRange, lines: bool) -> TextRange {
+    let blanks = planner.src[..range.start]
+        .iter()
+        .rev()
+        .take_while(|b| **b == b' ' || **b == b'\t' || (lines && b.is_ascii_whitespace()))
+        .count();
+    TextRange::new(range.start - blanks, range.end)
+}
+
 /// The leading whitespace of the line holding `at`, so inserted lines
 /// line up with the call they follow.
 fn indent_at(planner: &Planner<'_>, at: usize) -> String {
@@ -89,13 +100,8 @@ fn project_languages(planner: &mut Planner<'_>, site: &Site) -> bool {
         .any(|l| inside.contains(l));
     // Without another language, CUDA's place goes to C++ (host code).
     let (range, replacement) = if other_language {
-        let spaces = planner.src[..site.range.start]
-            .iter()
-            .rev()
-            .take_while(|b| **b == b' ' || **b == b'\t')
-            .count();
         (
-            TextRange::new(site.range.start - spaces, site.range.end),
+            with_blanks_before(planner, site.range, false),
             String::new(),
         )
     } else {
@@ -160,12 +166,7 @@ fn link_item(planner: &mut Planner<'_>, site: &Site) -> bool {
     else {
         return false;
     };
-    let spaces = planner.src[..site.range.start]
-        .iter()
-        .rev()
-        .take_while(|b| b.is_ascii_whitespace())
-        .count();
-    let item = TextRange::new(site.range.start - spaces, site.range.end);
+    let item = with_blanks_before(planner, site.range, true);
     edit(planner, item, String::new(), site);
     let already = planner
         .out

@@ -8,7 +8,7 @@ use cuport_model::{Language, Library, SiteKind, Target, TextRange};
 use cuport_rules::Status;
 
 use super::names::{portable_name, shim_header};
-use super::shim::{backend_macro, shimmed_library};
+use super::shim::{backend_macro, shimmed_library, target_header};
 use crate::diagnostic::{codes, Level};
 use crate::options::MigrateOptions;
 use crate::plan::{Planned, Planner};
@@ -213,7 +213,10 @@ fn include_switch(planner: &mut Planner<'_>, site: &Site) -> bool {
         runtime_include(&planner.dual.prefix)
     );
     let per_target: Vec<(Target, Option<String>)> = targets(planner)
-        .map(|t| (t, target_header(planner, t, &site.name)))
+        .map(|t| {
+            let header = target_header(planner.rules, planner.options.flavour, t, &site.name);
+            (t, header)
+        })
         .collect();
     if per_target
         .iter()
@@ -238,16 +241,6 @@ fn include_switch(planner: &mut Planner<'_>, site: &Site) -> bool {
     text.push_str(&format!("#else{newline}{original}{newline}#endif{newline}"));
     planner.edit(range, text, codes::DUAL_PORTABLE.into(), &site.name);
     true
-}
-
-fn target_header(planner: &Planner<'_>, target: Target, header: &str) -> Option<String> {
-    let resolved = planner.rules.lookup(target, header)?;
-    match resolved.status() {
-        Status::Exact | Status::Renamed | Status::Approximate => {
-            resolved.target_name.map(|n| n.into_owned())
-        }
-        _ => None,
-    }
 }
 
 /// Puts a kernel definition behind [`KERNELS_GUARD`] when a target needs a

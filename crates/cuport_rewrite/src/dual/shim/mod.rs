@@ -166,7 +166,7 @@ impl LibraryHeader<'_> {
         let mut headers: Vec<String> = self
             .cuda_headers()
             .iter()
-            .filter_map(|h| self.target_header(target, h))
+            .filter_map(|h| target_header(self.rules, self.flavour, target, h))
             .collect();
         headers.extend(
             section
@@ -225,17 +225,21 @@ impl LibraryHeader<'_> {
         }
         self.includes.iter().cloned().collect()
     }
+}
 
-    fn target_header(&self, target: Target, cuda_header: &str) -> Option<String> {
-        let resolved = self
-            .rules
-            .lookup_flavour(target, self.flavour, cuda_header)?;
-        match resolved.status() {
-            Status::Exact | Status::Renamed | Status::Approximate => {
-                resolved.target_name.map(|n| n.into_owned())
-            }
-            _ => None,
+/// The header `target` includes for a CUDA header, where it has one.
+pub(crate) fn target_header(
+    rules: &RuleSet,
+    flavour: Flavour,
+    target: Target,
+    cuda_header: &str,
+) -> Option<String> {
+    let resolved = rules.lookup_flavour(target, flavour, cuda_header)?;
+    match resolved.status() {
+        Status::Exact | Status::Renamed | Status::Approximate => {
+            resolved.target_name.map(|n| n.into_owned())
         }
+        _ => None,
     }
 }
 
