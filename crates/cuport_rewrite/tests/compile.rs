@@ -19,40 +19,6 @@ use common::*;
 use cuport_model::Target;
 use cuport_rewrite::{Level, MigrateOptions, Migration};
 
-/// ROCm headers that Debian 12 does not package (hipBLAS, RCCL, newer HIP
-/// headers), and PyTorch's: files including them cannot be checked here.
-const NOT_PACKAGED: &[&str] = &[
-    "hipblas",
-    "rccl",
-    "hip_math_constants",
-    "ATen/",
-    "torch/",
-    "miopen",
-    "hipfft",
-    "hipsolver",
-    "hipcub",
-    "rocblas",
-];
-
-fn tool_available(tool: &str) -> bool {
-    Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success())
-}
-
-fn require(tool: &str) -> bool {
-    if tool_available(tool) {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{tool} is required in CI (.ci/run installs it)"
-    );
-    eprintln!("\n!!! SKIPPED: {tool} is not installed; the compile check did not run !!!\n");
-    false
-}
-
 fn write_tree(migration: &Migration) -> tempfile::TempDir {
     let out = tempfile::tempdir().unwrap();
     let files = cuport_rewrite::tree_files(&migration.root, false, false).unwrap();
@@ -60,32 +26,6 @@ fn write_tree(migration: &Migration) -> tempfile::TempDir {
         .write_copy(&out.path().join("tree"), &files)
         .unwrap();
     out
-}
-
-fn include_dirs(root: &Path) -> Vec<String> {
-    let mut dirs = vec![format!("-I{}", root.display())];
-    for entry in walk(root) {
-        if entry.is_dir() {
-            dirs.push(format!("-I{}", entry.display()));
-        }
-    }
-    dirs
-}
-
-fn walk(root: &Path) -> Vec<std::path::PathBuf> {
-    let mut all = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap().filter_map(Result::ok) {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path.clone());
-            }
-            all.push(path);
-        }
-    }
-    all.sort();
-    all
 }
 
 /// `(line number, message)` of each `error:` hipcc reports for `file`.

@@ -23,22 +23,6 @@ use common::*;
 use cuport_model::Target;
 use cuport_rewrite::{portable_name, Level, MigrateOptions, Migration};
 
-/// Headers Debian 12 does not package (hipBLAS, RCCL, PyTorch...): files
-/// that include them cannot be checked here and are listed loudly.
-const NOT_PACKAGED: &[&str] = &[
-    "hipblas",
-    "rccl",
-    "hip_math_constants",
-    "ATen/",
-    "torch/",
-    "c10/",
-    "miopen",
-    "hipfft",
-    "hipsolver",
-    "hipcub",
-    "rocblas",
-];
-
 /// Fixtures whose Ascend path must compile with no error at all.
 const ASCEND_CLEAN: &[&str] = &[
     "vector_add/vector_add.cu",
@@ -57,24 +41,6 @@ fn dual_tree(targets: &[Target]) -> (Migration, tempfile::TempDir) {
     (migration, out)
 }
 
-fn require(tool: &str) -> bool {
-    let found = Command::new(tool)
-        .arg("--version")
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if found {
-        return true;
-    }
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "{tool} is required in CI (.ci/run installs it)"
-    );
-    eprintln!(
-        "\n!!! SKIPPED: {tool} is not installed; the dual-stack compile check did not run !!!\n"
-    );
-    false
-}
-
 fn c_sources(migration: &Migration) -> Vec<&cuport_rewrite::MigratedFile> {
     migration
         .files
@@ -84,19 +50,8 @@ fn c_sources(migration: &Migration) -> Vec<&cuport_rewrite::MigratedFile> {
 }
 
 /// `-I` for every directory of the fixture that holds `file`.
-fn include_dirs(root: &Path, file: &str) -> Vec<String> {
-    let fixture = root.join(file.split('/').next().unwrap_or(""));
-    let mut dirs = vec![format!("-I{}", fixture.display())];
-    let mut stack = vec![fixture];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            if entry.path().is_dir() {
-                dirs.push(format!("-I{}", entry.path().display()));
-                stack.push(entry.path());
-            }
-        }
-    }
-    dirs
+fn fixture_include_dirs(root: &Path, file: &str) -> Vec<String> {
+    include_dirs(&root.join(file.split('/').next().unwrap_or("")))
 }
 
 /// One compiler diagnostic: `(file, line, message)`.
@@ -196,7 +151,7 @@ fn the_hip_path_compiles_with_hipcc_or_the_failure_was_flagged() {
                 "--offload-arch=gfx90a",
                 "-DCUPORT_BACKEND_HIP",
             ])
-            .args(include_dirs(out.path(), &file.path))
+            .args(fixture_include_dirs(out.path(), &file.path))
             .arg(out.path().join(&file.path))
             .output()
             .unwrap();
@@ -272,7 +227,7 @@ fn the_ascend_path_compiles_against_the_declarations_or_the_failure_was_flagged(
                 "-DCUPORT_BACKEND_ASCEND",
             ])
             .arg(format!("-I{}", stubs.path().join("include").display()))
-            .args(include_dirs(out.path(), &file.path))
+            .args(fixture_include_dirs(out.path(), &file.path))
             .arg(out.path().join(&file.path))
             .output()
             .unwrap();
@@ -299,7 +254,7 @@ fn the_ascend_path_compiles_against_the_declarations_or_the_failure_was_flagged(
 fn empty_system_headers(roots: &[&Path]) -> tempfile::TempDir {
     let stubs = tempfile::tempdir().unwrap();
     for root in roots {
-        for path in walk_files(root) {
+        for path in walk(root).into_iter().filter(|p| p.is_file()) {
             let text = std::fs::read_to_string(&path).unwrap_or_default();
             for line in text.lines() {
                 let line = line.trim_start();
@@ -318,29 +273,13 @@ fn empty_system_headers(roots: &[&Path]) -> tempfile::TempDir {
     stubs
 }
 
-fn walk_files(root: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                files.push(path);
-            }
-        }
-    }
-    files
-}
-
 fn preprocessed(file: &Path, root: &Path, rel: &str, stubs: &Path) -> String {
     let output = Command::new("g++")
         .args(["-E", "-P", "-x", "c++", "-nostdinc", "-nostdinc++"])
         // Inserted lines shift __LINE__; the value is not what is compared.
         .args(["-Wno-builtin-macro-redefined", "-D__LINE__=0"])
         .arg(format!("-I{}", stubs.display()))
-        .args(include_dirs(root, rel))
+        .args(fixture_include_dirs(root, rel))
         .arg(file)
         .output()
         .unwrap();

@@ -1,5 +1,5 @@
 //! Shared helpers: scan a tree, migrate it, render results.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
@@ -74,4 +74,63 @@ pub(crate) fn render(migration: &Migration) -> String {
         out.push_str(&unified_diff(file));
     }
     out
+}
+
+/// ROCm headers that Debian 12 does not package (hipBLAS, RCCL, newer HIP
+/// headers), and PyTorch's: files including them cannot be compiled here.
+pub(crate) const NOT_PACKAGED: &[&str] = &[
+    "hipblas",
+    "rccl",
+    "hip_math_constants",
+    "ATen/",
+    "torch/",
+    "c10/",
+    "miopen",
+    "hipfft",
+    "hipsolver",
+    "hipcub",
+    "rocblas",
+];
+
+/// Whether `tool` runs; outside CI a missing tool skips the check loudly,
+/// in CI (where .ci/run installs it) it fails.
+pub(crate) fn require(tool: &str) -> bool {
+    let found = std::process::Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if found {
+        return true;
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{tool} is required in CI (.ci/run installs it)"
+    );
+    eprintln!("\n!!! SKIPPED: {tool} is not installed; the compile check did not run !!!\n");
+    false
+}
+
+/// Every file and directory under `root`, sorted.
+pub(crate) fn walk(root: &Path) -> Vec<PathBuf> {
+    let mut all = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path.clone());
+            }
+            all.push(path);
+        }
+    }
+    all.sort();
+    all
+}
+
+/// `-I` for `root` and every directory below it.
+pub(crate) fn include_dirs(root: &Path) -> Vec<String> {
+    std::iter::once(root.to_path_buf())
+        .chain(walk(root).into_iter().filter(|p| p.is_dir()))
+        .map(|dir| format!("-I{}", dir.display()))
+        .collect()
 }
