@@ -1,5 +1,10 @@
 //! Shared helpers: scan a tree, migrate it, render results.
-#![allow(dead_code, clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stderr
+)]
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
