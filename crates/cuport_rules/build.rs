@@ -1,4 +1,4 @@
-//! Embeds every `mappings/**/*.toml` file in the library so the built-in
+//! Embeds every `mappings/**/*.toml` rule file in the library so the built-in
 //! tables need no file system at run time.
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -8,7 +8,7 @@ fn main() {
     let root = manifest.join("../../mappings");
     println!("cargo:rerun-if-changed={}", root.display());
     let mut files = Vec::new();
-    collect(&root, &mut files);
+    collect(&root, &root, &mut files);
     files.sort();
     let mut code = String::from("pub(crate) static BUILTIN_FILES: &[(&str, &str)] = &[\n");
     for path in &files {
@@ -29,7 +29,14 @@ fn main() {
     }
 }
 
-fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
+/// Target profiles (`<target>/target.toml`) and the library table
+/// (`mappings/libraries.toml`) are cuport_model's, not rule files.
+fn is_profile(path: &Path, root: &Path) -> bool {
+    let name = path.file_name().unwrap_or_default();
+    name == "target.toml" || path == root.join("libraries.toml")
+}
+
+fn collect(root: &Path, dir: &Path, files: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
@@ -37,8 +44,8 @@ fn collect(dir: &Path, files: &mut Vec<PathBuf>) {
         let path = entry.path();
         if path.is_dir() {
             println!("cargo:rerun-if-changed={}", path.display());
-            collect(&path, files);
-        } else if path.extension().is_some_and(|e| e == "toml") {
+            collect(root, &path, files);
+        } else if path.extension().is_some_and(|e| e == "toml") && !is_profile(&path, root) {
             files.push(path);
         }
     }

@@ -1,7 +1,9 @@
 //! The vocabulary every stage of cuport shares: where a thing is in a file
 //! ([`TextRange`], [`LineIndex`]), what language a file is in ([`Language`]),
 //! which CUDA library a name belongs to ([`Library`]), what kind of touchpoint
-//! a site is ([`SiteKind`]) and which accelerator a port aims at ([`Target`]).
+//! a site is ([`SiteKind`]) and which accelerator a port aims at ([`Target`]),
+//! with the facts about targets and libraries kept as data in `mappings/`
+//! ([`TargetProfile`], [`LibraryProfile`]).
 //!
 //! This crate has no logic beyond these types so that the analyser, the rule
 //! tables, the rewriter and the reports can all depend on it without depending
@@ -11,6 +13,7 @@ mod generated;
 mod ids;
 mod language;
 mod library;
+mod profile;
 mod site_kind;
 mod target;
 mod text;
@@ -18,6 +21,10 @@ mod text;
 pub use generated::{is_cuport_generated, GENERATED_MARKER};
 pub use language::Language;
 pub use library::Library;
+pub use profile::{
+    CmakeFacts, KernelFacts, KernelModel, LibraryProfile, OperatorHints, ProfileError, Profiles,
+    PythonFacts, ShimFacts, TargetFacts, TargetProfile, WarpDiagnostic, WarpFacts,
+};
 pub use site_kind::SiteKind;
 pub use target::Target;
 pub use text::{LineCol, LineIndex, TextRange};

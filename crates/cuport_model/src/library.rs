@@ -38,37 +38,6 @@ id_enum! {
     }
 }
 
-impl Library {
-    /// The name NVIDIA (or the project) uses for it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Library::Runtime => "CUDA runtime",
-            Library::Driver => "CUDA driver",
-            Library::Device => "device code",
-            Library::Cublas => "cuBLAS",
-            Library::CublasLt => "cuBLASLt",
-            Library::Cudnn => "cuDNN",
-            Library::Cufft => "cuFFT",
-            Library::Curand => "cuRAND",
-            Library::Cusparse => "cuSPARSE",
-            Library::Cusolver => "cuSOLVER",
-            Library::Nccl => "NCCL",
-            Library::Nvrtc => "NVRTC",
-            Library::Nvtx => "NVTX",
-            Library::Nvml => "NVML",
-            Library::Cub => "CUB",
-            Library::Thrust => "Thrust",
-            Library::Cutlass => "CUTLASS",
-            Library::CooperativeGroups => "cooperative groups",
-            Library::Preprocessor => "CUDA macros",
-            Library::Torch => "PyTorch CUDA",
-            Library::PythonCudaPackage => "CUDA-only Python package",
-            Library::Cudarc => "cudarc",
-            Library::Build => "build system",
-        }
-    }
-}
-
 impl std::fmt::Display for Library {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())

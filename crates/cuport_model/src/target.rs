@@ -14,18 +14,6 @@ id_enum! {
     }
 }
 
-impl Target {
-    /// The PyTorch device type string on this target.
-    pub fn torch_device(self) -> &'static str {
-        match self {
-            Target::Hip => "cuda",
-            Target::Ascend => "npu",
-            Target::Musa => "musa",
-            Target::Mlu => "mlu",
-        }
-    }
-}
-
 impl std::fmt::Display for Target {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.id())

@@ -2,22 +2,22 @@
 //! outright, so the manual-port diagnostic can name the operator.
 use cuport_model::Target;
 
-/// The operator family a kernel body looks like, named for `target`.
+/// The operator family a kernel body looks like, named for `target` (the
+/// `[kernels.operators]` hints of its profile).
 pub(crate) fn recognise(body: &str, target: Target) -> Option<&'static str> {
-    let family = family(body)?;
-    Some(match (target, family) {
-        (Target::Ascend, Family::Reduction) => {
-            "a reduction: aclnnReduceSum / aclnnAmax may replace it"
+    let hints = target.profile().kernels.operators.as_ref()?;
+    let hint = match family(body)? {
+        Family::Reduction => &hints.reduction,
+        Family::Softmax => &hints.softmax,
+        Family::Elementwise(Op::Add) => {
+            hints.elementwise_add.as_ref().unwrap_or(&hints.elementwise)
         }
-        (Target::Ascend, Family::Softmax) => "a softmax: aclnnSoftmax may replace it",
-        (Target::Ascend, Family::Elementwise(op)) => op.ascend(),
-        (Target::Mlu, Family::Reduction) => "a reduction: cnnlReduce may replace it",
-        (Target::Mlu, Family::Softmax) => "a softmax: cnnlSoftmaxForward may replace it",
-        (Target::Mlu, Family::Elementwise(_)) => {
-            "an elementwise operation: a CNNL elementwise operator may replace it"
+        Family::Elementwise(Op::Mul) => {
+            hints.elementwise_mul.as_ref().unwrap_or(&hints.elementwise)
         }
-        _ => return None,
-    })
+        Family::Elementwise(Op::Other) => &hints.elementwise,
+    };
+    Some(hint.as_str())
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,16 +32,6 @@ enum Op {
     Add,
     Mul,
     Other,
-}
-
-impl Op {
-    fn ascend(self) -> &'static str {
-        match self {
-            Op::Add => "an elementwise add: aclnnAdd may replace it",
-            Op::Mul => "an elementwise multiply: aclnnMul may replace it",
-            Op::Other => "an elementwise operation: an aclnn elementwise operator may replace it",
-        }
-    }
 }
 
 fn family(body: &str) -> Option<Family> {

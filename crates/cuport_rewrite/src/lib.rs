@@ -7,21 +7,32 @@ mod diagnostic;
 mod dual;
 mod edit;
 mod file;
+mod headers;
+mod helper_files;
 mod kernels;
+mod mode;
 mod options;
 mod plan;
+mod pysource;
 mod rename;
+mod result;
+mod run;
 mod skeleton;
 mod suppress;
-mod tree;
+mod write;
 
 pub use diagnostic::{codes, effort_hours, Diagnostic, Level};
 pub use dual::names::{portable_name, shim_header};
 pub use dual::python_module::{build_module, device_module, python_generated_files};
-pub use dual::shim::{backend_macro, shim_headers, GeneratedFile, ProjectUse};
+pub use dual::shim::{backend_macro, shim_headers, ProjectUse};
 pub use edit::{apply_edits, Conflict, Edit};
-pub use file::{migrate_file, migrate_source, FileMigration, FileStats, Tally};
+pub use file::{migrate_file, migrate_source};
 pub use options::{HipLaunch, MigrateOptions};
 pub use rename::{renamed_path, RenamePlan};
+pub use result::{
+    unified_diff, FileMigration, FileStats, GeneratedFile, MigratedFile, Migration, RewriteError,
+    Tally,
+};
+pub use run::migrate_report;
 pub use skeleton::{ascend_skeletons, file_skeletons, KernelSkeleton};
-pub use tree::{migrate_report, tree_files, unified_diff, MigratedFile, Migration, RewriteError};
+pub use write::tree_files;

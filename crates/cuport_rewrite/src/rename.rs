@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use cuport_model::{Language, Target, TextRange};
 
 use crate::edit::{apply_edits, Edit};
-use crate::tree::RewriteError;
+use crate::result::RewriteError;
 
 /// The target's name for a file, or `None` when it keeps its name.
 pub fn renamed_path(path: &str, target: Target) -> Option<String> {
@@ -30,15 +30,14 @@ pub fn renamed_path(path: &str, target: Target) -> Option<String> {
     Some(format!("{stem}.{new_ext}"))
 }
 
+/// `source-renames` of the target's profile (`cu = "hip"`).
 fn new_extension(ext: &str, target: Target) -> Option<&'static str> {
-    match (target, ext) {
-        (Target::Hip, "cu") => Some("hip"),
-        (Target::Musa, "cu") => Some("mu"),
-        (Target::Musa, "cuh") => Some("muh"),
-        (Target::Mlu, "cu") => Some("mlu"),
-        (Target::Mlu, "cuh") => Some("mluh"),
-        _ => None,
-    }
+    target
+        .profile()
+        .target
+        .source_renames
+        .get(ext)
+        .map(String::as_str)
 }
 
 /// Which files of a tree are renamed, and how references follow.

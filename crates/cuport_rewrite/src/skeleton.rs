@@ -27,7 +27,7 @@ use cuport_analyze::{FileAnalysis, ScanReport};
 use cuport_model::{SiteKind, Target};
 use serde::Serialize;
 
-use crate::tree::Migration;
+use crate::result::Migration;
 use params::{parse_param, parse_template, Param, TemplateParam};
 
 /// One generated skeleton.

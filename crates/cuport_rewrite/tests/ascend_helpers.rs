@@ -1,4 +1,4 @@
-//! `src/dual/ascend_helpers.cpp` implements every `[[helper]]` the Ascend
+//! `src/helper_files/ascend_helpers.cpp` implements every `[[helper]]` the Ascend
 //! tables declare, with the declared parameter list, and compiles with
 //! `g++ -std=c++17 -fsyntax-only` against the declarations header generated
 //! from the tables. No CANN install or Ascend hardware exists here: the vendor
@@ -35,7 +35,7 @@ const VENDOR_HEADERS: &[&str] = &[
 ];
 
 fn helpers_source_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src/dual/ascend_helpers.cpp")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src/helper_files/ascend_helpers.cpp")
 }
 
 fn helpers_source() -> String {

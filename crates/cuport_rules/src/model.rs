@@ -128,6 +128,7 @@ impl Flavour {
 
     /// Whether `target` has rules for this flavour (all targets have the default).
     pub fn applies_to(self, target: Target) -> bool {
+        // The roc flavour is HIP's alone (`--hip-libs`).
         self == Flavour::Default || target == Target::Hip
     }
 }
@@ -188,30 +189,15 @@ impl std::fmt::Display for RuleCode {
     }
 }
 
+/// Thousands digit of a code: the target's (`code-digit` in its target.toml).
 fn target_digit(target: Target) -> u16 {
-    match target {
-        Target::Hip => 1,
-        Target::Ascend => 2,
-        Target::Musa => 3,
-        Target::Mlu => 4,
-    }
+    target.profile().target.code_digit
 }
 
-/// Hundreds digit of a code: one block per library family.
+/// Hundreds digit of a code: one block per library family (`code-family` in
+/// mappings/libraries.toml).
 pub fn library_digit(library: Library) -> u16 {
-    use Library as L;
-    match library {
-        L::Runtime => 0,
-        L::Driver => 1,
-        L::Device | L::CooperativeGroups => 2,
-        L::Cublas | L::CublasLt => 3,
-        L::Cudnn => 4,
-        L::Cufft | L::Curand | L::Cusparse | L::Cusolver => 5,
-        L::Nccl => 6,
-        L::Nvrtc | L::Nvtx | L::Nvml | L::Cub | L::Thrust | L::Cutlass => 7,
-        L::Torch | L::PythonCudaPackage | L::Cudarc => 8,
-        L::Preprocessor | L::Build => 9,
-    }
+    library.profile().code_family
 }
 
 #[cfg(test)]

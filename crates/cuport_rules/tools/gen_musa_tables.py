@@ -12,8 +12,8 @@ lists, the rest become explicit [[entry]] items. Names that a hand-written file
 (mappings/musa/*.toml) maps are skipped, so the hand-written rule wins.
 
 Not imported: NPP (`npp*`) and CUPTI (`cupti*`, `CUPTI_*`) pairs (cuport has no
-library id for them), nor `NV*` header guards of those libraries; `dnn-naming.json` and `dnn-header.json` (vendor-apis.md
-§4: the muDNN C API they name is unconfirmed; torch_musa uses C++ muDNN);
+library id for them), nor `NV*` header guards of those libraries; `dnn-naming.json` and `dnn-header.json` (the
+muDNN C API they name is unconfirmed; torch_musa uses C++ muDNN);
 `extra.json` (substring rules for PyTorch C++ code, not whole names).
 
 The JSON has no name kinds: `kind` is inferred from the spelling (`*_t` and

@@ -2,7 +2,9 @@
 //! rather than by a list of known names, so that an API the rule tables do
 //! not know yet is still found (and later reported as unknown).
 
-use cuport_model::{Library, SiteKind};
+use std::sync::OnceLock;
+
+use cuport_model::{Library, LibraryProfile, Profiles, SiteKind};
 
 /// How an identifier is used where it appears; decides between call, type
 /// and constant for names whose convention does not say.
@@ -15,50 +17,37 @@ pub(crate) enum Usage {
     Other,
 }
 
-/// `(library, prefix)` pairs for camelCase C APIs, longest prefix first.
-/// A name matches when it starts with the prefix followed by an upper-case
-/// letter or digit (`cudaMalloc`, not `cudaextra`).
-const CAMEL_PREFIXES: &[(&str, Library)] = &[
-    ("cublasLt", Library::CublasLt),
-    ("cublasXt", Library::Cublas),
-    ("cublas", Library::Cublas),
-    ("cudnn", Library::Cudnn),
-    ("cufft", Library::Cufft),
-    ("curand", Library::Curand),
-    ("cusparse", Library::Cusparse),
-    ("cusolver", Library::Cusolver),
-    ("cuda", Library::Runtime),
-    ("nccl", Library::Nccl),
-    ("nvrtc", Library::Nvrtc),
-    ("nvtx", Library::Nvtx),
-    ("nvml", Library::Nvml),
-    ("cu", Library::Driver),
-];
+/// `(prefix, library)` pairs of one kind from `mappings/libraries.toml`,
+/// longest prefix first so that `cublasLt` wins over `cublas`.
+fn prefix_table(
+    pick: fn(&'static LibraryProfile) -> &'static [String],
+) -> Vec<(&'static str, Library)> {
+    let mut table: Vec<(&'static str, Library)> = Profiles::builtin()
+        .libraries()
+        .flat_map(|l| pick(l).iter().map(move |p| (p.as_str(), l.id)))
+        .collect();
+    table.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then(a.0.cmp(b.0)));
+    table
+}
 
-/// `(library, prefix)` pairs for SCREAMING_CASE constants and macros.
-const UPPER_PREFIXES: &[(&str, Library)] = &[
-    ("CUBLASLT_", Library::CublasLt),
-    ("CUBLAS_", Library::Cublas),
-    ("CUDNN_", Library::Cudnn),
-    ("CUFFT_", Library::Cufft),
-    ("CURAND_", Library::Curand),
-    ("CUSPARSE_", Library::Cusparse),
-    ("CUSOLVER_", Library::Cusolver),
-    ("CUTLASS_", Library::Cutlass),
-    ("CUB_", Library::Cub),
-    ("CUDART_", Library::Runtime),
-    ("CUDA_R_", Library::Runtime),
-    ("CUDA_C_", Library::Runtime),
-    ("CUDA_", Library::Driver),
-    ("CU_", Library::Driver),
-    ("NCCL_", Library::Nccl),
-    ("NVRTC_", Library::Nvrtc),
-    ("NVTX_", Library::Nvtx),
-    ("NVML_", Library::Nvml),
-    ("C10_CUDA_", Library::Torch),
-    ("AT_CUDA_", Library::Torch),
-    ("TORCH_CUDA_", Library::Torch),
-];
+/// camelCase C API prefixes. A name matches when it starts with the prefix
+/// followed by an upper-case letter or digit (`cudaMalloc`, not `cudaextra`).
+fn camel_prefixes() -> &'static [(&'static str, Library)] {
+    static TABLE: OnceLock<Vec<(&'static str, Library)>> = OnceLock::new();
+    TABLE.get_or_init(|| prefix_table(|l| &l.camel_prefixes))
+}
+
+/// SCREAMING_CASE constant and macro prefixes.
+fn upper_prefixes() -> &'static [(&'static str, Library)] {
+    static TABLE: OnceLock<Vec<(&'static str, Library)>> = OnceLock::new();
+    TABLE.get_or_init(|| prefix_table(|l| &l.upper_prefixes))
+}
+
+/// Header file stems (`cublas_api`, `cuda_fp16`... not listed by name).
+fn header_stems() -> &'static [(&'static str, Library)] {
+    static TABLE: OnceLock<Vec<(&'static str, Library)>> = OnceLock::new();
+    TABLE.get_or_init(|| prefix_table(|l| &l.header_stems))
+}
 
 /// Driver API types are `CU` + a capitalised word (`CUresult`, `CUdeviceptr`,
 /// `CUstream`); library handle types follow `cublasHandle_t`-style naming.
@@ -306,7 +295,7 @@ fn classify_underscore(name: &str, usage: Usage, cuda_file: bool) -> Option<(Lib
 }
 
 fn classify_camel(name: &str, usage: Usage) -> Option<(Library, SiteKind)> {
-    let (prefix, library) = CAMEL_PREFIXES.iter().find(|(prefix, _)| {
+    let (prefix, library) = camel_prefixes().iter().find(|(prefix, _)| {
         name.strip_prefix(prefix)
             .and_then(|rest| rest.as_bytes().first())
             .is_some_and(|b| b.is_ascii_uppercase() || b.is_ascii_digit())
@@ -345,7 +334,7 @@ fn classify_upper(name: &str, usage: Usage) -> Option<(Library, SiteKind)> {
     if is_driver_type(name) {
         return Some((Library::Driver, SiteKind::Type));
     }
-    let (_, library) = UPPER_PREFIXES
+    let (_, library) = upper_prefixes()
         .iter()
         .find(|(prefix, _)| name.len() > prefix.len() && name.starts_with(prefix))?;
     let kind = if usage == Usage::Call || name.starts_with("CUDART_") || *library == Library::Torch
@@ -437,21 +426,7 @@ fn header_file_library(file: &str) -> Option<Library> {
 }
 
 fn stem_library(stem: &str) -> Option<Library> {
-    let by_prefix: &[(&str, Library)] = &[
-        ("cublasLt", Library::CublasLt),
-        ("cublas", Library::Cublas),
-        ("cudnn", Library::Cudnn),
-        ("cufft", Library::Cufft),
-        ("curand", Library::Curand),
-        ("cusparse", Library::Cusparse),
-        ("cusolver", Library::Cusolver),
-        ("nccl", Library::Nccl),
-        ("nvrtc", Library::Nvrtc),
-        ("nvml", Library::Nvml),
-        ("cuda_", Library::Runtime),
-        ("sm_", Library::Device),
-    ];
-    by_prefix
+    header_stems()
         .iter()
         .find(|(prefix, _)| stem.starts_with(prefix))
         .map(|(_, lib)| *lib)

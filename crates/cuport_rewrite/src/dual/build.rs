@@ -14,8 +14,8 @@
 use cuport_analyze::Site;
 use cuport_model::TextRange;
 
+use super::planner::DualPlanner;
 use crate::diagnostic::codes;
-use crate::plan::Planner;
 
 /// Whether the dual build rewrite takes care of `site` on every backend.
 pub(crate) fn handles(name: &str) -> bool {
@@ -26,7 +26,7 @@ pub(crate) fn handles(name: &str) -> bool {
 }
 
 /// Rewrites one CMake site; false when it is not one of the handled forms.
-pub(crate) fn plan_site(planner: &mut Planner<'_>, site: &Site) -> bool {
+pub(crate) fn plan_site(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
     let name = site.name.as_str();
     if name == "project(CUDA)" {
         project_languages(planner, site)
@@ -41,16 +41,16 @@ pub(crate) fn plan_site(planner: &mut Planner<'_>, site: &Site) -> bool {
     }
 }
 
-fn module_path(planner: &Planner<'_>) -> String {
+fn module_path(planner: &DualPlanner<'_>) -> String {
     format!(
         "${{CMAKE_CURRENT_LIST_DIR}}/{}cuport/cuport.cmake",
-        planner.dual.prefix
+        planner.prefix
     )
 }
 
 /// The command call around `at`: from the command name's start to just
 /// after its closing parenthesis.
-fn enclosing_call(planner: &Planner<'_>, at: usize, command: &str) -> Option<TextRange> {
+fn enclosing_call(planner: &DualPlanner<'_>, at: usize, command: &str) -> Option<TextRange> {
     let src = planner.src;
     let before = std::str::from_utf8(&src[..at]).ok()?;
     let lowered = before.to_ascii_lowercase();
@@ -59,13 +59,13 @@ fn enclosing_call(planner: &Planner<'_>, at: usize, command: &str) -> Option<Tex
     Some(TextRange::new(start, at + close + 1))
 }
 
-fn edit(planner: &mut Planner<'_>, range: TextRange, text: String, site: &Site) {
+fn edit(planner: &mut DualPlanner<'_>, range: TextRange, text: String, site: &Site) {
     planner.edit(range, text, codes::DUAL_PORTABLE.into(), &site.name);
 }
 
 /// `range` widened over the blanks before it (and line breaks, with
 /// `lines`), so removing a word leaves no gap behind.
-fn with_blanks_before(planner: &Planner<'_>, range: TextRange, lines: bool) -> TextRange {
+fn with_blanks_before(planner: &DualPlanner<'_>, range: TextRange, lines: bool) -> TextRange {
     let blanks = planner.src[..range.start]
         .iter()
         .rev()
@@ -76,7 +76,7 @@ fn with_blanks_before(planner: &Planner<'_>, range: TextRange, lines: bool) -> T
 
 /// The leading whitespace of the line holding `at`, so inserted lines
 /// line up with the call they follow.
-fn indent_at(planner: &Planner<'_>, at: usize) -> String {
+fn indent_at(planner: &DualPlanner<'_>, at: usize) -> String {
     let line_start = planner.src[..at]
         .iter()
         .rposition(|&b| b == b'\n')
@@ -90,7 +90,7 @@ fn indent_at(planner: &Planner<'_>, at: usize) -> String {
 
 /// `project(demo LANGUAGES CXX CUDA)` → `project(demo LANGUAGES CXX)` plus
 /// the module and the backend's language right after it.
-fn project_languages(planner: &mut Planner<'_>, site: &Site) -> bool {
+fn project_languages(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
     let Some(call) = enclosing_call(planner, site.range.start, "project") else {
         return false;
     };
@@ -117,7 +117,7 @@ fn project_languages(planner: &mut Planner<'_>, site: &Site) -> bool {
     true
 }
 
-fn enable_language(planner: &mut Planner<'_>, site: &Site) -> bool {
+fn enable_language(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
     let Some(call) = enclosing_call(planner, site.range.start, "enable_language") else {
         return false;
     };
@@ -130,7 +130,7 @@ fn enable_language(planner: &mut Planner<'_>, site: &Site) -> bool {
     true
 }
 
-fn find_package(planner: &mut Planner<'_>, site: &Site) -> bool {
+fn find_package(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
     let Some(call) = enclosing_call(planner, site.range.start, "find_package") else {
         return false;
     };
@@ -154,7 +154,7 @@ fn find_package(planner: &mut Planner<'_>, site: &Site) -> bool {
 
 /// Removes a `CUDA::` item from `target_link_libraries` and, once per call,
 /// adds `cuport_target(<target>)` after it.
-fn link_item(planner: &mut Planner<'_>, site: &Site) -> bool {
+fn link_item(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
     let Some(call) = enclosing_call(planner, site.range.start, "target_link_libraries") else {
         return false;
     };

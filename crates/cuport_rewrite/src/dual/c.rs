@@ -8,38 +8,17 @@ use cuport_model::{Language, Library, SiteKind, Target, TextRange};
 use cuport_rules::Status;
 
 use super::names::{portable_name, shim_header};
+use super::planner::{DualPlanner, Launch};
 use super::shim::{backend_macro, shimmed_library, target_header};
 use crate::diagnostic::{codes, Level};
-use crate::options::MigrateOptions;
 use crate::plan::{Planned, Planner};
-
-/// What a dual-stack run needs while planning one file.
-#[derive(Debug, Default)]
-pub(crate) struct DualState<'a> {
-    /// One-way options for each dual target (diagnostics come from them).
-    pub(crate) per_target: &'a [MigrateOptions],
-    /// `../` per directory level: the shim headers are included relative to
-    /// the file, so the CUDA build needs no new include path.
-    pub(crate) prefix: String,
-    /// Launches to rewrite once inner edits are known.
-    launches: Vec<Launch>,
-}
-
-#[derive(Debug)]
-struct Launch {
-    call: TextRange,
-    kernel: TextRange,
-    config: Vec<TextRange>,
-    args: Vec<TextRange>,
-    cuda_name: String,
-}
 
 /// The guard that keeps CUDA kernels where they compile (and everywhere when
 /// the shim is absent).
 const KERNELS_GUARD: &str = "#if !defined(CUPORT_CUDA_KERNELS) || CUPORT_CUDA_KERNELS";
 
 /// Plans one C-family site for a dual-stack run.
-pub(crate) fn plan_site(planner: &mut Planner<'_>, site: &Site) {
+pub(crate) fn plan_site(planner: &mut DualPlanner<'_>, site: &Site) {
     let one_way = one_way_plans(planner, site);
     // A shimmed include is the shim's business on every target: its section
     // includes what the target's rules need.
@@ -80,9 +59,8 @@ pub(crate) fn plan_site(planner: &mut Planner<'_>, site: &Site) {
 }
 
 /// The one-way plan of `site` for each dual target.
-fn one_way_plans(planner: &Planner<'_>, site: &Site) -> Vec<(Target, Planned)> {
+fn one_way_plans(planner: &DualPlanner<'_>, site: &Site) -> Vec<(Target, Planned)> {
     planner
-        .dual
         .per_target
         .iter()
         .map(|options| {
@@ -93,7 +71,7 @@ fn one_way_plans(planner: &Planner<'_>, site: &Site) -> Vec<(Target, Planned)> {
                 options,
                 planner.lines,
             );
-            sub.site(site);
+            sub.one_way_site(site);
             let rewrote = !sub.pending.is_empty();
             let mut planned = sub.out;
             if rewrote {
@@ -109,18 +87,18 @@ fn one_way_plans(planner: &Planner<'_>, site: &Site) -> Vec<(Target, Planned)> {
         .collect()
 }
 
-fn targets<'p>(planner: &'p Planner<'_>) -> impl Iterator<Item = Target> + 'p {
-    planner.dual.per_target.iter().map(|o| o.target)
+fn targets<'p>(planner: &'p DualPlanner<'_>) -> impl Iterator<Item = Target> + 'p {
+    planner.per_target.iter().map(|o| o.target)
 }
 
-fn kernels_need_port(planner: &Planner<'_>) -> bool {
-    targets(planner).any(|t| matches!(t, Target::Ascend | Target::Mlu))
+fn kernels_need_port(planner: &DualPlanner<'_>) -> bool {
+    targets(planner).any(|t| !t.profile().kernels_native())
 }
 
 /// A host-API name: renamed to its portable spelling when the shim provides
 /// it on some target. Device names that HIP/MUSA rename are provided by the
 /// shim under their CUDA spelling, so they stay.
-fn name(planner: &mut Planner<'_>, site: &Site) -> bool {
+fn name(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
     let rule_library = targets(planner)
         .find_map(|t| planner.rules.lookup(t, &site.name))
         .and_then(|r| r.library());
@@ -144,7 +122,7 @@ fn name(planner: &mut Planner<'_>, site: &Site) -> bool {
             // The file must see the portable name even when the CUDA header
             // reached it through another header.
             if let Some(header) = shim_header(library) {
-                let spelled = format!("\"{}cuport/{header}\"", planner.dual.prefix);
+                let spelled = format!("\"{}cuport/{header}\"", planner.prefix);
                 planner.out.headers.push(spelled);
             }
             true
@@ -155,14 +133,14 @@ fn name(planner: &mut Planner<'_>, site: &Site) -> bool {
 
 /// Whether every target that spells a device name differently gets it
 /// from the shim (`#define cuda_name target_name` in `cuport/runtime.h`).
-fn device_name_provided(planner: &Planner<'_>, site: &Site) -> bool {
+fn device_name_provided(planner: &DualPlanner<'_>, site: &Site) -> bool {
     targets(planner).all(|t| {
         let Some(resolved) = planner.rules.lookup(t, &site.name) else {
             return true;
         };
         match resolved.status() {
             Status::Renamed | Status::Approximate => {
-                matches!(t, Target::Hip | Target::Musa) && portable_name(&site.name).is_some()
+                t.profile().kernels_native() && portable_name(&site.name).is_some()
             }
             _ => true,
         }
@@ -171,10 +149,10 @@ fn device_name_provided(planner: &Planner<'_>, site: &Site) -> bool {
 
 /// `#include <cublas_v2.h>` → `#include "../cuport/blas.h"`; other CUDA
 /// headers (cuda_fp16.h, cooperative_groups.h) get a backend switch.
-fn include(planner: &mut Planner<'_>, site: &Site) -> bool {
+fn include(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
     let written = planner.text(site.range);
     if let Some(header) = shimmed_library(&site.name, Some(site.library)).and_then(shim_header) {
-        let replacement = format!("\"{}cuport/{header}\"", planner.dual.prefix);
+        let replacement = format!("\"{}cuport/{header}\"", planner.prefix);
         if replacement != written {
             planner.edit(
                 site.range,
@@ -188,7 +166,7 @@ fn include(planner: &mut Planner<'_>, site: &Site) -> bool {
     include_switch(planner, site)
 }
 
-fn include_switch(planner: &mut Planner<'_>, site: &Site) -> bool {
+fn include_switch(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
     let line = planner.lines.line_of(site.range.start);
     let Some(range) = planner.lines.line_range(line) else {
         return false;
@@ -208,10 +186,7 @@ fn include_switch(planner: &mut Planner<'_>, site: &Site) -> bool {
         .to_owned();
     // The runtime header first: target headers such as HIP's cooperative
     // groups expect the runtime to be included before them.
-    let mut text = format!(
-        "#include {}{newline}",
-        runtime_include(&planner.dual.prefix)
-    );
+    let mut text = format!("#include {}{newline}", runtime_include(&planner.prefix));
     let per_target: Vec<(Target, Option<String>)> = targets(planner)
         .map(|t| {
             let header = target_header(planner.rules, planner.options.flavour, t, &site.name);
@@ -245,7 +220,7 @@ fn include_switch(planner: &mut Planner<'_>, site: &Site) -> bool {
 
 /// Puts a kernel definition behind [`KERNELS_GUARD`] when a target needs a
 /// kernel port; HIP and MUSA compile it as it is.
-fn kernel_definition(planner: &mut Planner<'_>, site: &Site) -> bool {
+fn kernel_definition(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
     if !kernels_need_port(planner) {
         return true;
     }
@@ -301,14 +276,14 @@ fn kernel_definition(planner: &mut Planner<'_>, site: &Site) -> bool {
 }
 
 /// The text of the line above `line`, trimmed.
-fn previous_line<'a>(planner: &Planner<'a>, line: usize) -> Option<&'a str> {
+fn previous_line<'a>(planner: &DualPlanner<'a>, line: usize) -> Option<&'a str> {
     let range = planner.lines.line_range(line.checked_sub(1)?)?;
     Some(planner.text(range).trim())
 }
 
 /// The start of the line where the definition begins: the `__global__`
 /// line, or a `template <...>` line right above it.
-fn definition_start(planner: &Planner<'_>, name_at: usize) -> usize {
+fn definition_start(planner: &DualPlanner<'_>, name_at: usize) -> usize {
     let src = planner.src;
     let before = &src[..name_at.min(src.len())];
     let global_at = memchr::memmem::rfind(before, b"__global__").unwrap_or(name_at);
@@ -330,7 +305,7 @@ fn definition_start(planner: &Planner<'_>, name_at: usize) -> usize {
         .map_or(global_at, |r| r.start)
 }
 
-fn kernel_launch(planner: &mut Planner<'_>, site: &Site) -> bool {
+fn kernel_launch(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
     if !kernels_need_port(planner) {
         return true;
     }
@@ -356,7 +331,7 @@ fn kernel_launch(planner: &mut Planner<'_>, site: &Site) -> bool {
             .effort = Some("low".into());
         return true;
     }
-    planner.dual.launches.push(Launch {
+    planner.launches.push(Launch {
         call,
         kernel: TextRange::new(call.start, call.start + chevrons),
         config: site.launch_config.clone(),
@@ -368,8 +343,8 @@ fn kernel_launch(planner: &mut Planner<'_>, site: &Site) -> bool {
 
 /// Writes the pending launches as `CUPORT_KERNEL_LAUNCH((k), (g, b), args)`,
 /// with the edits inside their arguments folded in.
-pub(crate) fn compose_launches(planner: &mut Planner<'_>) {
-    let mut launches = std::mem::take(&mut planner.dual.launches);
+pub(crate) fn compose_launches(planner: &mut DualPlanner<'_>) {
+    let mut launches = std::mem::take(&mut planner.launches);
     launches.sort_by_key(|l| l.call.len());
     for launch in launches {
         let kernel = planner.text(launch.kernel).trim().to_owned();
@@ -398,7 +373,7 @@ pub(crate) fn compose_launches(planner: &mut Planner<'_>) {
 /// own way (the CUDA result is unchanged). Other uses of the macro are
 /// reported.
 fn preprocessor_test(
-    planner: &mut Planner<'_>,
+    planner: &mut DualPlanner<'_>,
     site: &Site,
     one_way: &[(Target, Planned)],
 ) -> bool {
@@ -448,7 +423,7 @@ fn preprocessor_test(
 
 /// `defined(__CUDACC__)` inside an `#if` → `(defined(__CUDACC__) ||
 /// defined(__HIPCC__))`; already widened ones are left alone.
-fn defined_operator(planner: &mut Planner<'_>, site: &Site, spellings: &[String]) -> bool {
+fn defined_operator(planner: &mut DualPlanner<'_>, site: &Site, spellings: &[String]) -> bool {
     let before = &planner.src[..site.range.start];
     let Ok(before) = std::str::from_utf8(before) else {
         return false;
@@ -491,7 +466,7 @@ fn defined_operator(planner: &mut Planner<'_>, site: &Site, spellings: &[String]
 
 /// A site the dual source keeps as written although a target's one-way
 /// migration would change it: nothing may be dropped silently.
-fn report_kept(planner: &mut Planner<'_>, site: &Site, one_way: &[(Target, Planned)]) {
+fn report_kept(planner: &mut DualPlanner<'_>, site: &Site, one_way: &[(Target, Planned)]) {
     for (target, planned) in one_way {
         if planned.edits.is_empty() || !planned.diagnostics.is_empty() {
             continue;

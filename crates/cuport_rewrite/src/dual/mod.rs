@@ -4,24 +4,28 @@
 //! targets, chosen at build time. Everything the shim says comes from the same
 //! rule tables as the one-way migration.
 mod build;
-pub(crate) mod c;
+mod c;
 pub(crate) mod names;
-pub(crate) mod python;
+mod planner;
+mod python;
 pub(crate) mod python_module;
 pub(crate) mod shim;
+
+pub(crate) use planner::plan_file;
 
 use cuport_analyze::ScanReport;
 use cuport_model::{Language, SiteKind};
 use cuport_rules::{NameKind, RuleSet};
 
 use crate::options::MigrateOptions;
-use shim::{shim_headers, shimmed_library, GeneratedFile, ProjectUse};
+use crate::result::{GeneratedFile, MigratedFile};
+use shim::{shim_headers, shimmed_library, ProjectUse};
 
 /// Every file a dual-stack run adds to the tree: the shim headers for the
 /// CUDA libraries the project uses (and what their backends need).
 pub(crate) fn generated_files(
     report: &ScanReport,
-    files: &[crate::tree::MigratedFile],
+    files: &[MigratedFile],
     rules: &RuleSet,
     options: &MigrateOptions,
 ) -> Vec<GeneratedFile> {

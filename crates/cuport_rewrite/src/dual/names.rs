@@ -14,24 +14,9 @@ pub(crate) fn is_shimmed(library: Library) -> bool {
 }
 
 /// The generated header (under `cuport/`) that declares a library's
-/// portable names.
+/// portable names (`shim-header` in mappings/libraries.toml).
 pub fn shim_header(library: Library) -> Option<&'static str> {
-    Some(match library {
-        Library::Runtime => "runtime.h",
-        Library::Driver => "driver.h",
-        Library::Cublas => "blas.h",
-        Library::CublasLt => "blaslt.h",
-        Library::Cudnn => "dnn.h",
-        Library::Cufft => "fft.h",
-        Library::Curand => "rand.h",
-        Library::Cusparse => "sparse.h",
-        Library::Cusolver => "solver.h",
-        Library::Nccl => "ccl.h",
-        Library::Nvrtc => "rtc.h",
-        Library::Nvtx => "nvtx.h",
-        Library::Nvml => "nvml.h",
-        _ => return None,
-    })
+    library.profile().shim_header.as_deref()
 }
 
 /// The portable spelling of `cuda_name`; None when it is not a plain C

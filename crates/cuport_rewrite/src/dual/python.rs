@@ -9,7 +9,6 @@
 mod device_module;
 mod dtype;
 mod findings;
-mod scan;
 
 use cuport_analyze::Site;
 use cuport_model::{SiteKind, Target, TextRange};
@@ -18,13 +17,11 @@ use cuport_rules::Status;
 use crate::diagnostic::{codes, Level};
 use crate::dual::python_module::torch_backends;
 use crate::plan::Planner;
+use crate::pysource as scan;
 use findings::{lookup, report, table_finding, targets, unknown, Finding};
 
-// For file.rs: `finish_file` once per dual-stack Python file, after its
-// sites; `import_point` where `import cuport_device` goes in a file
-// without `import torch` (after docstring and `from __future__`).
+// `finish_file` once per dual-stack Python file, after its sites.
 pub(crate) use dtype::finish_file;
-pub(crate) use scan::import_point;
 
 const IMPORT_DEVICE: &str = "import cuport_device";
 const IMPORT_BUILD: &str = "import cuport_build";

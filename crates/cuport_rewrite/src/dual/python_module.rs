@@ -38,12 +38,10 @@ pub(crate) const DEVICE_HELPERS: &[&str] = &[
     "Event",
 ];
 
-/// Targets without fp64 tensors. vendor-apis.md §3.1: transfer_to_npu maps
-/// torch.cuda.DoubleTensor to FloatTensor because fp64 is "not supported
-/// now" on the NPU. The tables record no dtype support, so this is the only
-/// such fact cuport states.
+/// Targets without fp64 tensors (`fp64 = false` under `[python]` in the
+/// target's profile, with its source).
 pub(crate) fn lacks_fp64(target: Target) -> bool {
-    target == Target::Ascend
+    !target.profile().python.fp64
 }
 
 /// What the generated modules know about one torch backend.
@@ -68,7 +66,7 @@ pub(crate) struct BuildFacts {
     pub(crate) extension: String,
     pub(crate) build_ext: String,
     pub(crate) macro_name: String,
-    pub(crate) device_suffixes: &'static [&'static str],
+    pub(crate) device_suffixes: Vec<&'static str>,
     pub(crate) compiler_key: Option<&'static str>,
     /// Facts taken from outside the tables and not confirmed by a vendor doc.
     pub(crate) unconfirmed: Vec<&'static str>,
@@ -108,7 +106,7 @@ fn cuda_backend() -> TorchBackend {
             extension: "torch.utils.cpp_extension.CUDAExtension".into(),
             build_ext: "torch.utils.cpp_extension.BuildExtension".into(),
             macro_name: "CUPORT_BACKEND_CUDA".into(),
-            device_suffixes: &[".cu", ".cuh"],
+            device_suffixes: vec![".cu", ".cuh"],
             compiler_key: Some("nvcc"),
             unconfirmed: Vec::new(),
         },
@@ -179,30 +177,20 @@ fn build_facts(rules: &RuleSet, target: Target) -> BuildFacts {
     };
     let extension = table_name("torch.utils.cpp_extension.CUDAExtension")
         .unwrap_or_else(|| "torch.utils.cpp_extension.CUDAExtension".into());
+    let python = &target.profile().python;
     let mut unconfirmed = Vec::new();
     let build_ext = table_name("torch.utils.cpp_extension.BuildExtension").unwrap_or_else(|| {
-        match target {
-            // vendor-apis.md §3.1: NpuExtension is built with torch's BuildExtension.
-            Target::Ascend => "torch.utils.cpp_extension.BuildExtension".into(),
-            // vendor-apis.md §5 names "MLUExtension + BuildExtension" without
-            // the module; public torch_mlu setup.py files import both from
-            // torch_mlu.utils.cpp_extension.
-            Target::Mlu => {
-                unconfirmed.push("build_ext");
-                "torch_mlu.utils.cpp_extension.BuildExtension".into()
-            }
-            _ => "torch.utils.cpp_extension.BuildExtension".into(),
+        if python.build_ext_unconfirmed {
+            unconfirmed.push("build_ext");
         }
+        python.build_ext.clone()
     });
-    let (device_suffixes, compiler_key): (&'static [&'static str], Option<&'static str>) =
-        match target {
-            // Table notes: MUSAExtension compiles .mu with mcc, MLUExtension .mlu with
-            // cncc; NpuExtension compiles C++ only (Ascend C kernels build apart).
-            Target::Musa => (&[".mu", ".muh"], Some("mcc")),
-            Target::Mlu => (&[".mlu"], Some("cncc")),
-            Target::Ascend => (&[], None),
-            Target::Hip => (&[".cu", ".cuh"], Some("nvcc")),
-        };
+    let device_suffixes = python
+        .extension_sources
+        .iter()
+        .map(String::as_str)
+        .collect();
+    let compiler_key = python.extension_compiler.as_deref();
     BuildFacts {
         extension,
         build_ext,
@@ -235,7 +223,21 @@ pub fn build_module(rules: &RuleSet, targets: &[Target]) -> String {
         write_build_backend(&mut table, backend);
     }
     table.push_str(")\n");
-    fill(BUILD_TEMPLATE, targets, &table)
+    fill(BUILD_TEMPLATE, targets, &table).replacen("@DEVICE_SUFFIXES@", &device_suffixes(), 1)
+}
+
+/// Every device-source suffix some backend compiles (CUDA's, then each
+/// target profile's), so a source no selected backend takes is refused.
+fn device_suffixes() -> String {
+    let mut suffixes: Vec<&str> = vec![".cu", ".cuh"];
+    for target in Target::ALL {
+        for suffix in &target.profile().python.extension_sources {
+            if !suffixes.contains(&suffix.as_str()) {
+                suffixes.push(suffix);
+            }
+        }
+    }
+    py_tuple(&suffixes)
 }
 
 fn fill(template: &str, targets: &[Target], table: &str) -> String {
@@ -312,7 +314,7 @@ fn write_build_backend(out: &mut String, backend: &TorchBackend) {
     let _ = writeln!(
         out,
         "        device_suffixes={},",
-        py_tuple(build.device_suffixes)
+        py_tuple(&build.device_suffixes)
     );
     let _ = writeln!(out, "        compiler_key={},", py_opt(build.compiler_key));
     let _ = writeln!(out, "        unconfirmed={},", py_tuple(&build.unconfirmed));

@@ -5,10 +5,10 @@
 //! once per file.
 use cuport_model::{Library, SiteKind, TextRange};
 
-use super::scan::code_ranges;
 use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::dual::python_module::lacks_fp64;
 use crate::plan::Planner;
+use crate::pysource::code_ranges;
 
 /// Spellings of a float64 tensor or dtype, and the name each is reported as.
 const FP64: &[(&str, &str)] = &[
@@ -49,7 +49,6 @@ fn is_whole(src: &[u8], start: usize, end: usize, needle: &str) -> bool {
 
 /// Reports fp64 uses for each selected target without fp64. Runs once per
 /// dual-stack Python file, after its sites.
-#[allow(dead_code)] // until file.rs calls it
 pub(crate) fn finish_file(planner: &mut Planner<'_>) {
     let lacking: Vec<&str> = planner
         .options
@@ -78,7 +77,17 @@ pub(crate) fn finish_file(planner: &mut Planner<'_>) {
             library: Library::Torch,
             kind: SiteKind::FrameworkCall,
             suggestion: Some("compute in fp32 where `\"float64\" in cuport_device.unsupported_dtypes`, or move this part to the CPU".into()),
-            reference: Some("vendor-apis.md §3.1 (transfer_to_npu: fp64 \"not supported now\")".into()),
+            reference: fp64_reference(&lacking),
         });
     }
+}
+
+/// The documents that say the targets lack fp64 (their profiles' sources).
+fn fp64_reference(lacking: &[&str]) -> Option<String> {
+    let references: Vec<&str> = cuport_model::Target::ALL
+        .iter()
+        .filter(|t| lacking.contains(&t.id()))
+        .filter_map(|t| t.profile().python.fp64_reference.as_deref())
+        .collect();
+    (!references.is_empty()).then(|| references.join("; "))
 }

@@ -19,8 +19,7 @@ use cuport_model::{Language, Target};
 use cuport_rules::RuleSet;
 
 use super::{build_module, device_module};
-use crate::dual::shim::GeneratedFile;
-use crate::tree::MigratedFile;
+use crate::result::{GeneratedFile, MigratedFile};
 
 /// The directory (relative, `/`-separated, `""` for the root) from which
 /// `import cuport_device` in the file at `path` resolves.

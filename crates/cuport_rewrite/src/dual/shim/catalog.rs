@@ -38,7 +38,7 @@ impl Section {
                 continue;
             };
             let kind = resolved.kind();
-            if matches!(target, Target::Hip | Target::Musa) {
+            if target.profile().kernels_native() {
                 section.add_device_rename(cuda_name, &resolved);
             }
             if !matches!(

@@ -90,45 +90,22 @@ fn write_cuda(out: &mut String, project: &ProjectUse) {
     out.push_str("  set(CUPORT_DEFINITION CUPORT_BACKEND_CUDA)\n");
 }
 
-/// The CMake name CUDA's libraries are linked by (CUDAToolkit targets;
-/// cuDNN and NCCL ship outside the toolkit).
+/// The CMake name CUDA's libraries are linked by (`cmake-target` in
+/// mappings/libraries.toml: CUDAToolkit targets; cuDNN and NCCL ship
+/// outside the toolkit).
 fn cuda_library(library: Library) -> Option<&'static str> {
-    Some(match library {
-        Library::Runtime => "CUDA::cudart",
-        Library::Driver => "CUDA::cuda_driver",
-        Library::Cublas => "CUDA::cublas",
-        Library::CublasLt => "CUDA::cublasLt",
-        Library::Cufft => "CUDA::cufft",
-        Library::Curand => "CUDA::curand",
-        Library::Cusparse => "CUDA::cusparse",
-        Library::Cusolver => "CUDA::cusolver",
-        Library::Nvrtc => "CUDA::nvrtc",
-        Library::Nvtx => "CUDA::nvToolsExt",
-        Library::Nvml => "CUDA::nvml",
-        Library::Cudnn => "cudnn",
-        Library::Nccl => "nccl",
-        _ => return None,
-    })
+    library.profile().cmake_target.as_deref()
 }
 
+/// A target's branch: toolkit root, language and libraries from the
+/// `[cmake]` facts of its profile.
 fn write_target(out: &mut String, target: Target, libraries: &[String]) {
-    let (language, home) = match target {
-        Target::Hip => ("HIP", None),
-        Target::Musa => ("CXX", Some(("MUSA_HOME", "/usr/local/musa"))),
-        Target::Ascend => (
-            "CXX",
-            Some((
-                "ASCEND_TOOLKIT_HOME",
-                "/usr/local/Ascend/ascend-toolkit/latest",
-            )),
-        ),
-        Target::Mlu => ("CXX", Some(("NEUWARE_HOME", "/usr/local/neuware"))),
-    };
-    if target == Target::Hip {
-        out.push_str("  find_package(hip REQUIRED)\n");
+    let cmake = &target.profile().cmake;
+    if let Some(package) = &cmake.find_package {
+        let _ = writeln!(out, "  find_package({package} REQUIRED)");
         out.push_str("  set(CUPORT_INCLUDE_DIRS \"\")\n");
     }
-    if let Some((variable, default)) = home {
+    if let (Some(variable), Some(default)) = (&cmake.home_variable, &cmake.home_default) {
         let _ = writeln!(
             out,
             "  if(DEFINED ENV{{{variable}}})\n    set(CUPORT_TOOLKIT \"$ENV{{{variable}}}\")\n  else()\n    set(CUPORT_TOOLKIT \"{default}\")\n  endif()"
@@ -136,11 +113,10 @@ fn write_target(out: &mut String, target: Target, libraries: &[String]) {
         out.push_str("  set(CUPORT_INCLUDE_DIRS \"${CUPORT_TOOLKIT}/include\")\n");
         out.push_str("  link_directories(\"${CUPORT_TOOLKIT}/lib64\" \"${CUPORT_TOOLKIT}/lib\")\n");
     }
-    if target == Target::Musa {
-        out.push_str(
-            "  # MUSA kernels need mcc: point CMAKE_CXX_COMPILER at it for .cu sources.\n",
-        );
+    if let Some(note) = &cmake.note {
+        let _ = writeln!(out, "  # {note}");
     }
+    let language = &cmake.language;
     let _ = writeln!(out, "  set(CUPORT_SOURCE_LANGUAGE {language})");
     let _ = writeln!(out, "  set(CUPORT_LINK_LIBRARIES {})", libraries.join(" "));
     let _ = writeln!(out, "  set(CUPORT_DEFINITION {})", backend_macro(target));

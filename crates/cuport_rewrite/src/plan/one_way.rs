@@ -1,86 +1,29 @@
-//! From sites to edits and diagnostics: each site is looked up in the rule
-//! tables for the target and either becomes an edit, a diagnostic, or both
-//! (an approximate mapping is applied and reported).
+//! One-way planning: each site is looked up in the rule tables for the
+//! target and becomes an edit, a diagnostic, or both (an approximate
+//! mapping is applied and reported).
 use cuport_analyze::Site;
-use cuport_model::{Language, Library, LineIndex, SiteKind, Target, TextRange};
-use cuport_rules::{Resolved, RuleSet, Status, Template};
+use cuport_model::{Language, Library, SiteKind, Target, TextRange, WarpDiagnostic};
+use cuport_rules::{Resolved, Status};
 
-use crate::diagnostic::{codes, Diagnostic, Level};
-use crate::edit::Edit;
-use crate::options::{HipLaunch, MigrateOptions};
+use super::{plan_sites, FileInput, PendingRewrite, PlannedFile, Planner};
+use crate::diagnostic::{codes, Level};
+use crate::options::HipLaunch;
 
-/// What one site turned into.
-#[derive(Debug, Default)]
-pub(crate) struct Planned {
-    pub(crate) edits: Vec<Edit>,
-    pub(crate) diagnostics: Vec<Diagnostic>,
-    /// Target headers (C family) or imports (Python) the edits need.
-    pub(crate) headers: Vec<String>,
-    pub(crate) imports: Vec<String>,
-}
-
-/// A call rewritten through a template. Applied after every site is
-/// planned, so that edits inside its arguments (a renamed type in a
-/// `sizeof`, a nested call) are applied to the argument text first.
-#[derive(Debug)]
-pub(crate) struct PendingRewrite<'a> {
-    call: TextRange,
-    args: Vec<TextRange>,
-    template: &'a Template,
-    code: String,
-    cuda_name: String,
-}
-
-pub(crate) struct Planner<'a> {
-    pub(crate) src: &'a [u8],
-    pub(crate) dual: crate::dual::c::DualState<'a>,
-    pub(crate) pending: Vec<PendingRewrite<'a>>,
-    pub(crate) language: Language,
-    pub(crate) rules: &'a RuleSet,
-    pub(crate) options: &'a MigrateOptions,
-    pub(crate) lines: &'a LineIndex,
-    pub(crate) out: Planned,
+/// Plans a file for the one-way target.
+pub(crate) fn plan_file(input: &FileInput<'_>) -> PlannedFile {
+    let mut planner = Planner::for_file(input, input.options);
+    let stats = plan_sites(&mut planner, input);
+    planner.compose_rewrites();
+    PlannedFile {
+        planned: planner.out,
+        stats,
+        runtime_header: input.options.target.profile().target.runtime_header.clone(),
+    }
 }
 
 impl<'a> Planner<'a> {
-    pub(crate) fn new(
-        src: &'a [u8],
-        language: Language,
-        rules: &'a RuleSet,
-        options: &'a MigrateOptions,
-        lines: &'a LineIndex,
-    ) -> Self {
-        Planner {
-            src,
-            dual: crate::dual::c::DualState::default(),
-            pending: Vec::new(),
-            language,
-            rules,
-            options,
-            lines,
-            out: Planned::default(),
-        }
-    }
-
-    pub(crate) fn text(&self, range: TextRange) -> &'a str {
-        self.src
-            .get(range.start..range.end)
-            .and_then(|b| std::str::from_utf8(b).ok())
-            .unwrap_or("")
-    }
-
-    fn target(&self) -> Target {
-        self.options.target
-    }
-
-    pub(crate) fn site(&mut self, site: &Site) {
-        if self.options.is_dual() {
-            match self.language {
-                Language::Python => crate::dual::python::plan_site(self, site),
-                _ => crate::dual::c::plan_site(self, site),
-            }
-            return;
-        }
+    /// Plans one site for the one-way target.
+    pub(crate) fn one_way_site(&mut self, site: &Site) {
         match site.kind {
             SiteKind::KernelDefinition => self.kernel_definition(site),
             SiteKind::KernelLaunch => self.kernel_launch(site),
@@ -97,52 +40,6 @@ impl<'a> Planner<'a> {
                 if site.name.ends_with("[cuda]") && self.lookup("cuda").is_some() => {}
             _ => self.mapped(site),
         }
-    }
-
-    pub(crate) fn lookup(&self, name: &str) -> Option<Resolved<'a>> {
-        self.rules
-            .lookup_flavour(self.target(), self.options.flavour, name)
-    }
-
-    pub(crate) fn diagnose(
-        &mut self,
-        site: &Site,
-        code: &str,
-        level: Level,
-        message: String,
-    ) -> &mut Diagnostic {
-        let at = self.lines.line_col(site.range.start);
-        self.out.diagnostics.push(Diagnostic {
-            code: code.to_owned(),
-            level,
-            effort: None,
-            message,
-            line: at.line,
-            column: at.column,
-            range: site.range,
-            cuda_name: site.name.clone(),
-            library: site.library,
-            kind: site.kind,
-            suggestion: None,
-            reference: None,
-        });
-        let last = self.out.diagnostics.len() - 1;
-        &mut self.out.diagnostics[last]
-    }
-
-    pub(crate) fn edit(
-        &mut self,
-        range: TextRange,
-        replacement: String,
-        code: String,
-        cuda_name: &str,
-    ) {
-        self.out.edits.push(Edit {
-            range,
-            replacement,
-            code,
-            cuda_name: cuda_name.to_owned(),
-        });
     }
 
     /// A name the rule tables decide: rename, rewrite through a template,
@@ -270,7 +167,7 @@ impl<'a> Planner<'a> {
     /// Kernel-language names HIP and MUSA accept unchanged (built-in
     /// variables, qualifiers) need no table row.
     fn is_native_kernel_language(&self, site: &Site) -> bool {
-        let native_target = matches!(self.target(), Target::Hip | Target::Musa);
+        let native_target = self.profile().kernels_native();
         let builtin = matches!(
             site.name.as_str(),
             "threadIdx" | "blockIdx" | "blockDim" | "gridDim" | "warpSize"
@@ -363,105 +260,6 @@ impl<'a> Planner<'a> {
             cuda_name: site.name.clone(),
         });
         true
-    }
-
-    /// Applies pending template rewrites, innermost first: edits that fall
-    /// inside an argument are applied to that argument's text and folded
-    /// into the rewrite, so nothing inside a rewritten call is lost.
-    pub(crate) fn compose_rewrites(&mut self) {
-        let mut pending = std::mem::take(&mut self.pending);
-        pending.sort_by_key(|p| p.call.len());
-        for rewrite in pending {
-            match self.apply_template(&rewrite) {
-                Ok(text) => {
-                    let call = rewrite.call;
-                    self.out
-                        .edits
-                        .retain(|e| !(call.start <= e.range.start && e.range.end <= call.end));
-                    self.edit(call, text, rewrite.code, &rewrite.cuda_name);
-                }
-                Err(error) => self.template_failed(&rewrite, &error.to_string()),
-            }
-        }
-    }
-
-    /// Applies the template to the edited arguments. An enum-mapped argument
-    /// needs the CUDA enum value as written, so when the map rejects an
-    /// argument that an inner edit renamed, the original text is used.
-    fn apply_template(
-        &self,
-        rewrite: &PendingRewrite<'a>,
-    ) -> Result<String, cuport_rules::TemplateError> {
-        let mut args: Vec<String> = rewrite
-            .args
-            .iter()
-            .map(|&range| self.argument_text(range))
-            .collect();
-        loop {
-            let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
-            let error = match rewrite.template.apply(&arg_refs) {
-                Ok(text) => return Ok(text),
-                Err(error) => error,
-            };
-            let cuport_rules::TemplateError::NotAnEnumLiteral { arg, .. } = &error else {
-                return Err(error);
-            };
-            let Some(index) = args
-                .iter()
-                .zip(&rewrite.args)
-                .position(|(edited, &range)| edited == arg && self.text(range) != edited.as_str())
-            else {
-                return Err(error);
-            };
-            args[index] = self.text(rewrite.args[index]).to_owned();
-        }
-    }
-
-    /// The argument's source text with the edits inside it applied.
-    pub(crate) fn argument_text(&self, range: TextRange) -> String {
-        let mut inner: Vec<&Edit> = self
-            .out
-            .edits
-            .iter()
-            .filter(|e| range.start <= e.range.start && e.range.end <= range.end)
-            .collect();
-        inner.sort_by_key(|e| e.range.start);
-        let mut text = String::new();
-        let mut cursor = range.start;
-        for edit in inner {
-            if edit.range.start < cursor {
-                continue;
-            }
-            text.push_str(self.text(TextRange::new(cursor, edit.range.start)));
-            text.push_str(&edit.replacement);
-            cursor = edit.range.end;
-        }
-        text.push_str(self.text(TextRange::new(cursor, range.end)));
-        text
-    }
-
-    fn template_failed(&mut self, rewrite: &PendingRewrite<'_>, error: &str) {
-        let at = self.lines.line_col(rewrite.call.start);
-        self.out.diagnostics.push(Diagnostic {
-            code: codes::TEMPLATE_FAILED.to_owned(),
-            level: Level::Manual,
-            effort: Some("low".into()),
-            message: format!(
-                "`{}` could not be rewritten automatically: {error}",
-                rewrite.cuda_name
-            ),
-            line: at.line,
-            column: at.column,
-            range: rewrite.call,
-            cuda_name: rewrite.cuda_name.clone(),
-            library: Library::Runtime,
-            kind: SiteKind::RuntimeApi,
-            suggestion: Some(format!(
-                "rewrite by hand following `{}`",
-                rewrite.template.source()
-            )),
-            reference: None,
-        });
     }
 
     fn include(&mut self, site: &Site) {
@@ -565,7 +363,7 @@ impl<'a> Planner<'a> {
     }
 
     fn qualifier(&mut self, site: &Site) {
-        if matches!(self.target(), Target::Hip | Target::Musa)
+        if self.profile().kernels_native()
             || site.name == "__global__"
             || site.name == "__restrict__"
         {
@@ -576,27 +374,26 @@ impl<'a> Planner<'a> {
             site.name,
             self.target()
         );
-        let guidance = kernel_guidance(self.target());
+        let guidance = &self.profile().kernels.guidance;
         let diagnostic = self.diagnose(site, codes::KERNEL_MANUAL, Level::Manual, message);
         diagnostic.effort = Some("medium".into());
-        diagnostic.suggestion = Some(guidance.into());
+        diagnostic.suggestion = Some(guidance.clone());
     }
 
     fn kernel_definition(&mut self, site: &Site) {
-        if matches!(self.target(), Target::Hip | Target::Musa) {
+        let kernels = &self.profile().kernels;
+        if self.profile().kernels_native() {
             return;
         }
         let body = site.body.map_or("", |b| self.text(b));
         let operator = crate::kernels::recognise(body, self.target());
-        let target = self.target();
         let message = format!(
             "kernel `{}` must be ported by hand to {}",
-            site.name,
-            kernel_language(target)
+            site.name, kernels.language
         );
         let suggestion = match operator {
-            Some(op) => format!("{}; this kernel looks like {op}", kernel_guidance(target)),
-            None => kernel_guidance(target).to_owned(),
+            Some(op) => format!("{}; this kernel looks like {op}", kernels.guidance),
+            None => kernels.guidance.clone(),
         };
         let diagnostic = self.diagnose(site, codes::KERNEL_MANUAL, Level::Manual, message);
         diagnostic.effort = Some("high".into());
@@ -604,20 +401,22 @@ impl<'a> Planner<'a> {
     }
 
     fn kernel_launch(&mut self, site: &Site) {
-        match self.target() {
-            Target::Hip if self.options.hip_launch == HipLaunch::Ggl => self.ggl_launch(site),
-            Target::Hip | Target::Musa => {}
-            target => {
-                let message = format!(
-                    "launch of `{}` must be ported with the kernel ({})",
-                    site.name,
-                    kernel_language(target)
-                );
-                let diagnostic = self.diagnose(site, codes::LAUNCH_MANUAL, Level::Manual, message);
-                diagnostic.effort = Some("medium".into());
-                diagnostic.suggestion = Some(kernel_guidance(target).into());
-            }
+        // `--hip-kernel-launch ggl` is HIP's own launch macro.
+        if self.target() == Target::Hip && self.options.hip_launch == HipLaunch::Ggl {
+            self.ggl_launch(site);
+            return;
         }
+        let kernels = &self.profile().kernels;
+        if self.profile().kernels_native() {
+            return;
+        }
+        let message = format!(
+            "launch of `{}` must be ported with the kernel ({})",
+            site.name, kernels.language
+        );
+        let diagnostic = self.diagnose(site, codes::LAUNCH_MANUAL, Level::Manual, message);
+        diagnostic.effort = Some("medium".into());
+        diagnostic.suggestion = Some(kernels.guidance.clone());
     }
 
     /// `k<<<g, b, s, q>>>(a)` → `hipLaunchKernelGGL(k, dim3(g), dim3(b), s, q, a)`.
@@ -644,10 +443,17 @@ impl<'a> Planner<'a> {
     }
 
     fn warp_size(&mut self, site: &Site) {
-        let (level, message) = match self.target() {
-            Target::Hip => (Level::Manual, format!("`{}` assumes a 32-wide warp; AMD CDNA wavefronts are 64 wide (use warpSize and 64-bit lane masks)", site.name)),
-            Target::Musa => (Level::Manual, format!("`{}` assumes a 32-wide warp; check the MUSA device's warp size", site.name)),
-            target => (Level::Note, format!("`{}` assumes a 32-wide warp; {} has no warps, so this goes with the kernel port", site.name, kernel_language(target))),
+        let profile = self.profile();
+        let level = match profile.warp.diagnostic {
+            WarpDiagnostic::Manual => Level::Manual,
+            WarpDiagnostic::Note => Level::Note,
+        };
+        let message = match &profile.warp.message {
+            Some(text) => format!("`{}` {text}", site.name),
+            None => format!(
+                "`{}` assumes a 32-wide warp; {} has no warps, so this goes with the kernel port",
+                site.name, profile.kernels.language
+            ),
         };
         self.diagnose(site, codes::WARP_SIZE, level, message).effort = Some("low".into());
     }
@@ -671,21 +477,4 @@ fn is_version_macro(name: &str) -> bool {
             | "__CUDACC_VER_BUILD__"
             | "__CUDA_API_VERSION"
     )
-}
-
-fn kernel_language(target: Target) -> &'static str {
-    match target {
-        Target::Ascend => "Ascend C",
-        Target::Mlu => "BANG C",
-        Target::Hip => "HIP",
-        Target::Musa => "MUSA",
-    }
-}
-
-fn kernel_guidance(target: Target) -> &'static str {
-    match target {
-        Target::Ascend => "rewrite as an Ascend C kernel (GM_ADDR parameters, TPipe/TQue staging through local memory, vector instructions) or replace it with an aclnn operator; see --ascend-kernel-skeletons",
-        Target::Mlu => "rewrite as a BANG C kernel (__mlu_global__, NRAM staging, __bang_* vector functions) or replace it with a CNNL operator",
-        _ => "port the kernel by hand",
-    }
 }

@@ -399,7 +399,6 @@ mod tests {
 /// torch` to follow: after a shebang, the leading comments, the module
 /// docstring and `from __future__` imports (which must come first), i.e.
 /// at the start of the first other statement.
-#[allow(dead_code)] // until file.rs calls it
 pub(crate) fn import_point(src: &[u8]) -> usize {
     let mut at = 0;
     while at < src.len() {

@@ -1,0 +1,359 @@
+//! Facts about targets and CUDA libraries that are not single names, as
+//! data: `mappings/<target>/target.toml` (how kernels compile, the runtime
+//! header, build-system and Python packaging facts) and
+//! `mappings/libraries.toml` (how a library's names are recognised, its
+//! shim header and CMake target). Both are embedded at build time; the
+//! rewriter, the shim generator and the classifier read them from here, so
+//! a new target is an enum variant plus a data folder.
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
+
+use serde::Deserialize;
+
+use crate::{Library, Target};
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/profiles.rs"));
+}
+
+/// How a target builds CUDA C++ kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum KernelModel {
+    /// The target's compiler takes CUDA C++ kernels once names are renamed
+    /// (HIP, MUSA): kernels and launches stay.
+    Native,
+    /// Kernels must be rewritten in the target's own kernel language
+    /// (Ascend C, BANG C): every kernel and launch is a manual diagnostic.
+    Port,
+}
+
+/// How seriously a hard-coded 32-wide warp is reported on a target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WarpDiagnostic {
+    /// The code compiles but may compute something else: manual.
+    Manual,
+    /// Goes with the kernel port anyway: a note.
+    Note,
+}
+
+/// `mappings/<target>/target.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TargetProfile {
+    pub target: TargetFacts,
+    pub kernels: KernelFacts,
+    pub warp: WarpFacts,
+    #[serde(default)]
+    pub python: PythonFacts,
+    pub cmake: CmakeFacts,
+    #[serde(default)]
+    pub shim: ShimFacts,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct TargetFacts {
+    /// The stack's name in messages (`Huawei Ascend`).
+    pub name: String,
+    /// Rule codes of this target are CP<digit>xxx.
+    pub code_digit: u16,
+    /// Added to `.cu` files that relied on nvcc's implicit runtime include.
+    pub runtime_header: String,
+    /// PyTorch's device type string on this target.
+    pub torch_device: String,
+    /// `--rename-sources`: CUDA source extension → the target's.
+    #[serde(default)]
+    pub source_renames: BTreeMap<String, String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct KernelFacts {
+    pub model: KernelModel,
+    /// The language kernels are written in on the target (`Ascend C`).
+    pub language: String,
+    /// What a person does with a kernel that needs a port.
+    pub guidance: String,
+    /// Vendor operators that may replace simple kernels, by kernel family.
+    #[serde(default)]
+    pub operators: Option<OperatorHints>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct OperatorHints {
+    pub reduction: String,
+    pub softmax: String,
+    /// Any elementwise kernel; the add and multiply hints win where given.
+    pub elementwise: String,
+    pub elementwise_add: Option<String>,
+    pub elementwise_mul: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct WarpFacts {
+    pub diagnostic: WarpDiagnostic,
+    /// After "`NAME` ": what is wrong on this target. Absent on targets
+    /// without warps (the kernel port covers it).
+    pub message: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct PythonFacts {
+    /// Whether the target's PyTorch has float64 tensors.
+    #[serde(default = "yes")]
+    pub fp64: bool,
+    /// Where the missing fp64 support is documented.
+    pub fp64_reference: Option<String>,
+    /// Sources the target's extension class compiles for the device.
+    #[serde(default)]
+    pub extension_sources: Vec<String>,
+    /// The `extra_compile_args` key of the device compiler.
+    pub extension_compiler: Option<String>,
+    /// The build_ext class when the tables map none.
+    #[serde(default = "torch_build_ext")]
+    pub build_ext: String,
+    #[serde(default)]
+    pub build_ext_unconfirmed: bool,
+}
+
+impl Default for PythonFacts {
+    fn default() -> Self {
+        Self {
+            fp64: true,
+            fp64_reference: None,
+            extension_sources: Vec::new(),
+            extension_compiler: None,
+            build_ext: torch_build_ext(),
+            build_ext_unconfirmed: false,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn torch_build_ext() -> String {
+    "torch.utils.cpp_extension.BuildExtension".into()
+}
+
+/// What the generated `cuport/cuport.cmake` does for the target.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CmakeFacts {
+    /// The CMake language `.cu` sources are compiled as.
+    pub language: String,
+    /// A CMake package to find (`hip`).
+    pub find_package: Option<String>,
+    /// The environment variable naming the toolkit root, and its default.
+    pub home_variable: Option<String>,
+    pub home_default: Option<String>,
+    /// A comment written into the module for this backend.
+    pub note: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ShimFacts {
+    /// The helper implementation written with ports whose rewrites call
+    /// cuport helpers (the tables' `[[helper]]` declarations).
+    pub helper_source: Option<String>,
+}
+
+impl TargetProfile {
+    /// Whether CUDA C++ kernels compile on the target as they are.
+    pub fn kernels_native(&self) -> bool {
+        self.kernels.model == KernelModel::Native
+    }
+}
+
+/// One row of `mappings/libraries.toml`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LibraryProfile {
+    pub id: Library,
+    pub name: String,
+    /// The hundreds digit of the library's rule codes (a family of libraries
+    /// shares one: cuFFT, cuRAND, cuSPARSE and cuSOLVER are 5).
+    pub code_family: u16,
+    #[serde(default)]
+    pub camel_prefixes: Vec<String>,
+    #[serde(default)]
+    pub upper_prefixes: Vec<String>,
+    #[serde(default)]
+    pub header_stems: Vec<String>,
+    pub cuda_header: Option<String>,
+    pub shim_header: Option<String>,
+    pub cmake_target: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LibraryFile {
+    library: Vec<LibraryProfile>,
+}
+
+/// Every profile, parsed once.
+#[derive(Debug)]
+pub struct Profiles {
+    targets: BTreeMap<Target, TargetProfile>,
+    libraries: BTreeMap<Library, LibraryProfile>,
+}
+
+/// A built-in profile file that does not parse, or a target or library
+/// with no profile: a defect of the build, reported by `Profiles::load`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileError(pub String);
+
+impl std::fmt::Display for ProfileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ProfileError {}
+
+impl Profiles {
+    /// Parses the embedded files and checks that every [`Target`] and
+    /// [`Library`] has exactly one profile and every profile a variant.
+    pub fn load() -> Result<Profiles, ProfileError> {
+        let mut targets = BTreeMap::new();
+        for (id, text) in embedded::TARGET_TOMLS {
+            let Some(target) = Target::from_id(id) else {
+                return Err(ProfileError(format!(
+                    "mappings/{id}/target.toml: no Target variant has the id {id:?}; add one to cuport_model::Target"
+                )));
+            };
+            let profile: TargetProfile = toml::from_str(text)
+                .map_err(|e| ProfileError(format!("mappings/{id}/target.toml: {e}")))?;
+            targets.insert(target, profile);
+        }
+        if let Some(missing) = Target::ALL.iter().find(|t| !targets.contains_key(t)) {
+            return Err(ProfileError(format!(
+                "target {missing} has no mappings/{missing}/target.toml"
+            )));
+        }
+        let file: LibraryFile = toml::from_str(embedded::LIBRARIES_TOML)
+            .map_err(|e| ProfileError(format!("mappings/libraries.toml: {e}")))?;
+        let mut libraries = BTreeMap::new();
+        for row in file.library {
+            let id = row.id;
+            if libraries.insert(id, row).is_some() {
+                return Err(ProfileError(format!(
+                    "mappings/libraries.toml: library {:?} is listed twice",
+                    id.id()
+                )));
+            }
+        }
+        if let Some(missing) = Library::ALL.iter().find(|l| !libraries.contains_key(l)) {
+            return Err(ProfileError(format!(
+                "mappings/libraries.toml: no row for library {:?}",
+                missing.id()
+            )));
+        }
+        Ok(Profiles { targets, libraries })
+    }
+
+    /// The built-in profiles. They are checked by this crate's tests (and
+    /// every CLI test loads them), so a broken file never ships.
+    pub fn builtin() -> &'static Profiles {
+        static PROFILES: OnceLock<Profiles> = OnceLock::new();
+        PROFILES.get_or_init(|| match Profiles::load() {
+            Ok(profiles) => profiles,
+            Err(error) => {
+                panic!("built-in profile data is broken (a cuport build defect): {error}")
+            }
+        })
+    }
+
+    pub fn target(&self, target: Target) -> &TargetProfile {
+        &self.targets[&target]
+    }
+
+    pub fn library(&self, library: Library) -> &LibraryProfile {
+        &self.libraries[&library]
+    }
+
+    pub fn libraries(&self) -> impl Iterator<Item = &LibraryProfile> {
+        self.libraries.values()
+    }
+}
+
+impl Target {
+    /// This target's profile (`mappings/<id>/target.toml`).
+    pub fn profile(self) -> &'static TargetProfile {
+        Profiles::builtin().target(self)
+    }
+
+    /// The PyTorch device type string on this target.
+    pub fn torch_device(self) -> &'static str {
+        &self.profile().target.torch_device
+    }
+
+    /// `hip, ascend, musa or mlu`: the ids for messages.
+    pub fn ids_text() -> String {
+        let ids: Vec<&str> = Target::ALL.iter().map(|t| t.id()).collect();
+        match ids.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+            _ => ids.join(""),
+        }
+    }
+}
+
+impl Library {
+    /// This library's row of `mappings/libraries.toml`.
+    pub fn profile(self) -> &'static LibraryProfile {
+        Profiles::builtin().library(self)
+    }
+
+    /// The name NVIDIA (or the project) uses for it.
+    pub fn name(self) -> &'static str {
+        &self.profile().name
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_target_and_library_has_a_profile() {
+        let profiles = match Profiles::load() {
+            Ok(p) => p,
+            Err(e) => panic!("{e}"),
+        };
+        for target in Target::ALL {
+            let profile = profiles.target(target);
+            assert!(!profile.target.runtime_header.is_empty(), "{target}");
+        }
+        for library in Library::ALL {
+            assert_eq!(profiles.library(library).id, library);
+        }
+    }
+
+    #[test]
+    fn code_digits_are_distinct_and_leave_room_for_cuport_and_users() {
+        let mut digits: Vec<u16> = Target::ALL
+            .iter()
+            .map(|t| t.profile().target.code_digit)
+            .collect();
+        digits.sort_unstable();
+        digits.dedup();
+        assert_eq!(digits.len(), Target::ALL.len());
+        assert!(digits.iter().all(|d| (1..=8).contains(d)));
+    }
+
+    #[test]
+    fn ids_text_lists_every_target() {
+        let text = Target::ids_text();
+        for target in Target::ALL {
+            assert!(text.contains(target.id()));
+        }
+        assert!(text.contains(" or "));
+    }
+}

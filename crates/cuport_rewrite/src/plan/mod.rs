@@ -1,0 +1,293 @@
+//! The planning context one-way and dual-stack planning share: the source,
+//! its lines, the rule tables, and what planning has produced so far
+//! (edits, diagnostics, headers and imports the edits need, template
+//! rewrites waiting for the edits inside their arguments). The one-way rules
+//! are in [`one_way`]; dual-stack planning (`crate::dual`) composes them.
+pub(crate) mod one_way;
+
+use cuport_analyze::{FileAnalysis, Site};
+use cuport_model::{Language, Library, LineIndex, SiteKind, Target, TargetProfile, TextRange};
+use cuport_rules::{Resolved, RuleSet, Template};
+
+use crate::diagnostic::{codes, Diagnostic, Level};
+use crate::edit::Edit;
+use crate::options::MigrateOptions;
+use crate::result::FileStats;
+use crate::suppress::Suppressions;
+
+/// What one site turned into.
+#[derive(Debug, Default)]
+pub(crate) struct Planned {
+    pub(crate) edits: Vec<Edit>,
+    pub(crate) diagnostics: Vec<Diagnostic>,
+    /// Target headers (C family) or imports (Python) the edits need.
+    pub(crate) headers: Vec<String>,
+    pub(crate) imports: Vec<String>,
+}
+
+/// A call rewritten through a template. Applied after every site is
+/// planned, so that edits inside its arguments (a renamed type in a
+/// `sizeof`, a nested call) are applied to the argument text first.
+#[derive(Debug)]
+pub(crate) struct PendingRewrite<'a> {
+    call: TextRange,
+    args: Vec<TextRange>,
+    template: &'a Template,
+    code: String,
+    cuda_name: String,
+}
+
+/// One file to plan, with everything planning reads.
+pub(crate) struct FileInput<'a> {
+    /// Relative to the migrated root, `/`-separated.
+    pub(crate) path: &'a str,
+    pub(crate) language: Language,
+    pub(crate) src: &'a [u8],
+    pub(crate) analysis: &'a FileAnalysis,
+    pub(crate) rules: &'a RuleSet,
+    pub(crate) options: &'a MigrateOptions,
+    pub(crate) lines: &'a LineIndex,
+    pub(crate) suppressions: &'a Suppressions,
+}
+
+/// What planning one file produced.
+pub(crate) struct PlannedFile {
+    pub(crate) planned: Planned,
+    pub(crate) stats: FileStats,
+    /// The runtime header a `.cu` file that relied on nvcc's implicit
+    /// include gets, as it is spelled in an `#include`.
+    pub(crate) runtime_header: String,
+}
+
+/// The shared planning context (see the module documentation).
+pub(crate) struct Planner<'a> {
+    pub(crate) src: &'a [u8],
+    pub(crate) pending: Vec<PendingRewrite<'a>>,
+    pub(crate) language: Language,
+    pub(crate) rules: &'a RuleSet,
+    pub(crate) options: &'a MigrateOptions,
+    pub(crate) lines: &'a LineIndex,
+    pub(crate) out: Planned,
+}
+
+impl<'a> Planner<'a> {
+    pub(crate) fn new(
+        src: &'a [u8],
+        language: Language,
+        rules: &'a RuleSet,
+        options: &'a MigrateOptions,
+        lines: &'a LineIndex,
+    ) -> Self {
+        Planner {
+            src,
+            pending: Vec::new(),
+            language,
+            rules,
+            options,
+            lines,
+            out: Planned::default(),
+        }
+    }
+
+    /// A context for `input` planned with `options` (a dual-stack run plans
+    /// each site once more per target, with that target's options).
+    pub(crate) fn for_file(input: &FileInput<'a>, options: &'a MigrateOptions) -> Self {
+        Planner::new(input.src, input.language, input.rules, options, input.lines)
+    }
+
+    pub(crate) fn text(&self, range: TextRange) -> &'a str {
+        self.src
+            .get(range.start..range.end)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or("")
+    }
+
+    fn target(&self) -> Target {
+        self.options.target
+    }
+
+    fn profile(&self) -> &'static TargetProfile {
+        self.options.target.profile()
+    }
+
+    pub(crate) fn lookup(&self, name: &str) -> Option<Resolved<'a>> {
+        self.rules
+            .lookup_flavour(self.target(), self.options.flavour, name)
+    }
+
+    pub(crate) fn diagnose(
+        &mut self,
+        site: &Site,
+        code: &str,
+        level: Level,
+        message: String,
+    ) -> &mut Diagnostic {
+        let at = self.lines.line_col(site.range.start);
+        self.out.diagnostics.push(Diagnostic {
+            code: code.to_owned(),
+            level,
+            effort: None,
+            message,
+            line: at.line,
+            column: at.column,
+            range: site.range,
+            cuda_name: site.name.clone(),
+            library: site.library,
+            kind: site.kind,
+            suggestion: None,
+            reference: None,
+        });
+        let last = self.out.diagnostics.len() - 1;
+        &mut self.out.diagnostics[last]
+    }
+
+    pub(crate) fn edit(
+        &mut self,
+        range: TextRange,
+        replacement: String,
+        code: String,
+        cuda_name: &str,
+    ) {
+        self.out.edits.push(Edit {
+            range,
+            replacement,
+            code,
+            cuda_name: cuda_name.to_owned(),
+        });
+    }
+
+    /// Applies pending template rewrites, innermost first: edits that fall
+    /// inside an argument are applied to that argument's text and folded
+    /// into the rewrite, so nothing inside a rewritten call is lost.
+    pub(crate) fn compose_rewrites(&mut self) {
+        let mut pending = std::mem::take(&mut self.pending);
+        pending.sort_by_key(|p| p.call.len());
+        for rewrite in pending {
+            match self.apply_template(&rewrite) {
+                Ok(text) => {
+                    let call = rewrite.call;
+                    self.out
+                        .edits
+                        .retain(|e| !(call.start <= e.range.start && e.range.end <= call.end));
+                    self.edit(call, text, rewrite.code, &rewrite.cuda_name);
+                }
+                Err(error) => self.template_failed(&rewrite, &error.to_string()),
+            }
+        }
+    }
+
+    /// Applies the template to the edited arguments. An enum-mapped argument
+    /// needs the CUDA enum value as written, so when the map rejects an
+    /// argument that an inner edit renamed, the original text is used.
+    fn apply_template(
+        &self,
+        rewrite: &PendingRewrite<'a>,
+    ) -> Result<String, cuport_rules::TemplateError> {
+        let mut args: Vec<String> = rewrite
+            .args
+            .iter()
+            .map(|&range| self.argument_text(range))
+            .collect();
+        loop {
+            let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
+            let error = match rewrite.template.apply(&arg_refs) {
+                Ok(text) => return Ok(text),
+                Err(error) => error,
+            };
+            let cuport_rules::TemplateError::NotAnEnumLiteral { arg, .. } = &error else {
+                return Err(error);
+            };
+            let Some(index) = args
+                .iter()
+                .zip(&rewrite.args)
+                .position(|(edited, &range)| edited == arg && self.text(range) != edited.as_str())
+            else {
+                return Err(error);
+            };
+            args[index] = self.text(rewrite.args[index]).to_owned();
+        }
+    }
+
+    /// The argument's source text with the edits inside it applied.
+    pub(crate) fn argument_text(&self, range: TextRange) -> String {
+        let mut inner: Vec<&Edit> = self
+            .out
+            .edits
+            .iter()
+            .filter(|e| range.start <= e.range.start && e.range.end <= range.end)
+            .collect();
+        inner.sort_by_key(|e| e.range.start);
+        let mut text = String::new();
+        let mut cursor = range.start;
+        for edit in inner {
+            if edit.range.start < cursor {
+                continue;
+            }
+            text.push_str(self.text(TextRange::new(cursor, edit.range.start)));
+            text.push_str(&edit.replacement);
+            cursor = edit.range.end;
+        }
+        text.push_str(self.text(TextRange::new(cursor, range.end)));
+        text
+    }
+
+    fn template_failed(&mut self, rewrite: &PendingRewrite<'_>, error: &str) {
+        let at = self.lines.line_col(rewrite.call.start);
+        self.out.diagnostics.push(Diagnostic {
+            code: codes::TEMPLATE_FAILED.to_owned(),
+            level: Level::Manual,
+            effort: Some("low".into()),
+            message: format!(
+                "`{}` could not be rewritten automatically: {error}",
+                rewrite.cuda_name
+            ),
+            line: at.line,
+            column: at.column,
+            range: rewrite.call,
+            cuda_name: rewrite.cuda_name.clone(),
+            library: Library::Runtime,
+            kind: SiteKind::RuntimeApi,
+            suggestion: Some(format!(
+                "rewrite by hand following `{}`",
+                rewrite.template.source()
+            )),
+            reference: None,
+        });
+    }
+}
+
+/// A planner of one file's sites: one-way ([`Planner`] itself) or
+/// dual-stack (which composes one-way planning per target).
+pub(crate) trait PlanSite {
+    fn plan_site(&mut self, site: &Site);
+    fn diagnostics(&self) -> &[Diagnostic];
+}
+
+impl PlanSite for Planner<'_> {
+    fn plan_site(&mut self, site: &Site) {
+        self.one_way_site(site);
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.out.diagnostics
+    }
+}
+
+/// Plans every site of the file that no `cuport:` marker suppresses and
+/// counts each in the statistics by the diagnostics it raised.
+pub(crate) fn plan_sites(planner: &mut impl PlanSite, input: &FileInput<'_>) -> FileStats {
+    let mut stats = FileStats::default();
+    for site in &input.analysis.sites {
+        if input
+            .suppressions
+            .covers(input.lines.line_of(site.range.start))
+        {
+            stats.suppressed += 1;
+            continue;
+        }
+        let before = planner.diagnostics().len();
+        planner.plan_site(site);
+        stats.count_site(site.library, site.kind, &planner.diagnostics()[before..]);
+    }
+    stats
+}

@@ -1,0 +1,151 @@
+//! What a migration produces, before anything is written: per file the
+//! output bytes, the applied edits, the diagnostics and the statistics; for
+//! the tree the migrated files and the generated ones. The writer, the
+//! reports and the CLI all read these types.
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use cuport_model::{Language, Library, SiteKind};
+use serde::{Deserialize, Serialize};
+
+use crate::diagnostic::{Diagnostic, Level};
+use crate::edit::Edit;
+
+#[derive(Debug, thiserror::Error)]
+pub enum RewriteError {
+    #[error("{path}: {error}")]
+    Io {
+        path: PathBuf,
+        error: std::io::Error,
+    },
+    #[error("{path} changed on disk while cuport was running; run the migration again")]
+    ChangedDuringRun { path: PathBuf },
+    #[error("output directory {out} is inside the tree being migrated ({root}); choose a directory outside it")]
+    OutInsideRoot { out: PathBuf, root: PathBuf },
+    #[error("refusing to write {path}: it is outside the output root")]
+    OutsideRoot { path: PathBuf },
+    #[error("refusing to overwrite {path}: cuport did not generate it; move it away or migrate into another directory")]
+    WouldOverwrite { path: PathBuf },
+    #[error("cannot rename {from} to {to}: {to} already exists; rename or remove one of them, or run without --rename-sources")]
+    RenameCollision { from: String, to: String },
+}
+
+pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RewriteError + '_ {
+    move |error| RewriteError::Io {
+        path: path.to_path_buf(),
+        error,
+    }
+}
+
+/// Converted and not converted sites of one library or kind.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tally {
+    pub converted: usize,
+    pub not_converted: usize,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct FileStats {
+    pub sites: usize,
+    /// Sites ported automatically (approximate ones included, and reported).
+    pub converted: usize,
+    /// Sites left for a person (manual, unsupported, unknown).
+    pub not_converted: usize,
+    pub approximate: usize,
+    /// Sites skipped because of `cuport: ignore` / `cuport: off` markers.
+    pub suppressed: usize,
+    pub edits: usize,
+    pub changed_lines: usize,
+    pub bytes_removed: usize,
+    pub bytes_added: usize,
+    /// Estimated hours of manual work (see `effort_hours`).
+    pub effort_hours: f64,
+    pub by_library: BTreeMap<Library, Tally>,
+    pub by_kind: BTreeMap<SiteKind, Tally>,
+}
+
+/// The result of migrating one file.
+#[derive(Debug, Clone, Default)]
+pub struct FileMigration {
+    pub output: Vec<u8>,
+    pub edits: Vec<Edit>,
+    pub diagnostics: Vec<Diagnostic>,
+    pub stats: FileStats,
+}
+
+impl FileMigration {
+    pub fn changed(&self) -> bool {
+        !self.edits.is_empty()
+    }
+}
+
+impl FileStats {
+    /// Counts one planned site: converted unless a diagnostic it raised
+    /// (`new`) leaves it for a person.
+    pub(crate) fn count_site(&mut self, library: Library, kind: SiteKind, new: &[Diagnostic]) {
+        self.sites += 1;
+        let worst = new.iter().map(|d| d.level).max();
+        let converted = !matches!(worst, Some(Level::Manual | Level::Unsupported));
+        self.approximate += usize::from(worst == Some(Level::Approximate));
+        let tally = |t: &mut Tally| {
+            if converted {
+                t.converted += 1
+            } else {
+                t.not_converted += 1
+            }
+        };
+        tally(self.by_library.entry(library).or_default());
+        tally(self.by_kind.entry(kind).or_default());
+        if converted {
+            self.converted += 1;
+        } else {
+            self.not_converted += 1;
+        }
+    }
+}
+
+/// One migrated file: where it is, its original bytes and the result.
+#[derive(Debug, Clone)]
+pub struct MigratedFile {
+    /// Relative to the migrated root, `/`-separated.
+    pub path: String,
+    pub language: Language,
+    pub original: Vec<u8>,
+    pub result: FileMigration,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Migration {
+    pub root: PathBuf,
+    pub files: Vec<MigratedFile>,
+    /// Files the run adds (the dual-stack shim), relative to the root.
+    pub generated: Vec<GeneratedFile>,
+}
+
+impl Migration {
+    pub fn changed_files(&self) -> impl Iterator<Item = &MigratedFile> {
+        self.files.iter().filter(|f| f.result.changed())
+    }
+}
+
+/// A file the run generates (relative to the output root, `/`-separated):
+/// the dual-stack shim, or the helpers a one-way Ascend port calls.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GeneratedFile {
+    pub path: String,
+    pub text: String,
+}
+
+/// A unified diff of one file (`a/PATH` → `b/PATH`), empty when unchanged.
+pub fn unified_diff(file: &MigratedFile) -> String {
+    if !file.result.changed() {
+        return String::new();
+    }
+    let old = String::from_utf8_lossy(&file.original);
+    let new = String::from_utf8_lossy(&file.result.output);
+    similar::TextDiff::from_lines(old.as_ref(), new.as_ref())
+        .unified_diff()
+        .context_radius(3)
+        .header(&format!("a/{}", file.path), &format!("b/{}", file.path))
+        .to_string()
+}

@@ -1,0 +1,70 @@
+//! Migrating a scanned tree: every file in parallel, then the files the
+//! run generates (dual-stack shim, helper sources).
+use std::path::Path;
+
+use cuport_analyze::{ScanReport, ScannedFile};
+use cuport_rules::RuleSet;
+use rayon::prelude::*;
+
+use crate::file::migrate_file;
+use crate::options::MigrateOptions;
+use crate::result::{io, MigratedFile, Migration, RewriteError};
+
+/// Migrates every analysed file of `report` (rooted at `report.root`).
+pub fn migrate_report(
+    report: &ScanReport,
+    rules: &RuleSet,
+    options: &MigrateOptions,
+) -> Result<Migration, RewriteError> {
+    let root = report.root.clone();
+    let single_file = root.is_file();
+    let files = report
+        .files
+        .par_iter()
+        .map(|file| {
+            let path = if single_file {
+                root.clone()
+            } else {
+                root.join(&file.path)
+            };
+            migrate_one(&path, file, rules, options)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let generated = crate::mode::generated_files(report, &files, rules, options);
+    Ok(Migration {
+        root,
+        files,
+        generated,
+    })
+}
+
+fn migrate_one(
+    path: &Path,
+    file: &ScannedFile,
+    rules: &RuleSet,
+    options: &MigrateOptions,
+) -> Result<MigratedFile, RewriteError> {
+    let original = match &file.source {
+        Some(bytes) => bytes.clone(),
+        None => std::fs::read(path).map_err(io(path))?,
+    };
+    if original.len() as u64 != file.bytes {
+        return Err(RewriteError::ChangedDuringRun {
+            path: path.to_path_buf(),
+        });
+    }
+    let result = migrate_file(
+        &file.path,
+        file.language,
+        &original,
+        &file.analysis,
+        rules,
+        options,
+    );
+    Ok(MigratedFile {
+        path: file.path.clone(),
+        language: file.language,
+        original,
+        result,
+    })
+}

@@ -1,0 +1,1116 @@
+#!/usr/bin/env python3
+"""Compile a real CUDA code base before and after `cuport migrate`, and explain every regression.
+
+For a checkout of a real code base (cuda-samples, llm.c, ...), this script
+
+  (a) enumerates the translation units: `.cu` files that no other file `#include`s
+      (or the units given with --unit / --units-file / --add-unit);
+  (b) compiles every unit as shipped with nvcc (`-c -arch=sm_80 -std=c++17`, include dirs:
+      the unit's directory, --tree-include dirs of the tree, --cuda-include dirs);
+  (c) runs `cuport migrate --to hip SRC --out OUT --format json` (mode hip) or
+      `cuport migrate --dual --to ascend,hip SRC --out OUT --format json` (mode dual);
+      with --translator hipify-perl it runs ROCm's hipify-perl over a copy instead;
+  (d) compiles every unit of OUT: mode hip with `hipcc -fsyntax-only -x hip --offload-arch=gfx90a`;
+      mode dual with nvcc, once with -DCUPORT_BACKEND_CUDA and once without (and, with
+      --dual-hip, with hipcc -DCUPORT_BACKEND_HIP);
+  (e) classifies every unit that compiled before and fails after:
+        missing-header: NAME  the first error is a missing header that is not present on this
+                              system (a ROCm library Debian does not package, ...);
+        flagged               the line of the first error carries a cuport diagnostic;
+        unexplained           anything else (including a CUDA header left in HIP output);
+  (f) prints a table and writes per-unit details (TSV and JSON), plus the "silent leftover"
+      check: every CUDA name that `cuport rules list --to TARGET` maps to something else and
+      that is still in the output, outside comments and strings, on a line with no diagnostic.
+
+Python 3.11, standard library only. See README.md beside this file.
+"""
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import fnmatch
+import glob
+import hashlib
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field, asdict
+from pathlib import Path
+
+C_FAMILY = {".cu", ".cuh", ".h", ".hh", ".hpp", ".hxx", ".c", ".cc", ".cpp", ".cxx", ".inl", ".inc", ".tcc", ".ipp", ".hip"}
+INCLUDE_RE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"\n]+)[>"]', re.M)
+SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules"}
+
+# --- compiler output parsing -------------------------------------------------------------
+
+# gcc / clang / hipcc:  file:line:col: error: msg   (col optional)
+GNU_ERR = re.compile(r"^(?P<file>[^\s:][^:\n]*?):(?P<line>\d+):(?:(?P<col>\d+):)?\s*(?P<sev>fatal error|error):\s*(?P<msg>.*)$")
+# nvcc front end (EDG):  file(line): error: msg  /  file(line): catastrophic error: msg
+EDG_ERR = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\):\s*(?P<sev>catastrophic error|error)(?:\s*#[\w-]+)?:\s*(?P<msg>.*)$")
+# errors without a location: "nvcc fatal   : ...", "ptxas error   : ...", "clang: error: ..."
+TOOL_ERR = re.compile(r"^(?:\S+\s+)?(?P<sev>fatal|error)\s*:\s*(?P<msg>.*)$|^\S*(?:nvcc|ptxas|clang|hipcc|cicc|nvlink|ld)\S*:?\s+(?P<sev2>fatal|error)\s*:\s*(?P<msg2>.*)$")
+MISSING_GNU = re.compile(r"fatal error:\s*'?(?P<h>[^':]+?)'?(?::\s*No such file or directory| file not found)")
+MISSING_EDG = re.compile(r'cannot open source file\s+"(?P<h>[^"]+)"')
+
+
+@dataclass
+class CompileError:
+    file: str | None  # as printed by the compiler
+    line: int | None
+    message: str
+    text: str  # the whole output line
+
+
+@dataclass
+class CompileResult:
+    rc: int
+    seconds: float
+    first_error: CompileError | None
+    errors: list[CompileError]
+    output_tail: str
+    command: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return self.rc == 0
+
+    def first_error_text(self) -> str:
+        if self.rc == 0:
+            return ""
+        if self.first_error is not None:
+            return self.first_error.text.strip()
+        lines = [l for l in self.output_tail.splitlines() if l.strip()]
+        return lines[0].strip() if lines else f"exit status {self.rc}"
+
+
+def parse_errors(output: str) -> list[CompileError]:
+    errors: list[CompileError] = []
+    for raw in output.splitlines():
+        line = raw.rstrip()
+        m = GNU_ERR.match(line)
+        if m and not m.group("file").startswith(("clang", "nvcc", "hipcc")):
+            errors.append(CompileError(m.group("file"), int(m.group("line")), m.group("msg"), line))
+            continue
+        m = EDG_ERR.match(line)
+        if m:
+            errors.append(CompileError(m.group("file"), int(m.group("line")), m.group("msg"), line))
+            continue
+        m = TOOL_ERR.match(line)
+        if m:
+            errors.append(CompileError(None, None, (m.group("msg") or m.group("msg2") or "").strip(), line))
+    return errors
+
+
+def missing_header(err: CompileError) -> str | None:
+    for rx in (MISSING_GNU, MISSING_EDG):
+        m = rx.search(err.text)
+        if m:
+            return m.group("h").strip()
+    return None
+
+
+_active: set[subprocess.Popen] = set()
+_active_lock = threading.Lock()
+
+
+def run_cmd(cmd: list[str], cwd: Path, timeout: float, env: dict | None = None) -> tuple[int, str, float]:
+    """Run a command in its own process group; on timeout kill the whole group. rc 124 = timeout."""
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                stdin=subprocess.DEVNULL, start_new_session=True, env=env)
+    except OSError as e:
+        return 127, f"cannot run {cmd[0]}: {e}", 0.0
+    with _active_lock:
+        _active.add(proc)
+    try:
+        out, _ = proc.communicate(timeout=timeout)
+        rc = proc.returncode
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        out, _ = proc.communicate()
+        out = (out or b"") + f"\n[corpus_check] timeout after {timeout:.0f} s\n".encode()
+        rc = 124
+    finally:
+        with _active_lock:
+            _active.discard(proc)
+    return rc, out.decode("utf-8", "replace"), time.monotonic() - start
+
+
+def kill_all() -> None:
+    with _active_lock:
+        for p in list(_active):
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def compile_unit(cmd: list[str], cwd: Path, timeout: float, env: dict | None = None) -> CompileResult:
+    rc, out, secs = run_cmd(cmd, cwd, timeout, env)
+    errors = parse_errors(out) if rc != 0 else []
+    if rc == 124:
+        errors = [CompileError(None, None, "timeout", f"timeout after {timeout:.0f} s")]
+    first = errors[0] if errors else None
+    tail = out[-4000:]
+    return CompileResult(rc, round(secs, 2), first, errors, tail, cmd)
+
+
+# --- translation units --------------------------------------------------------------------
+
+def walk_files(root: Path) -> list[Path]:
+    files = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        for f in sorted(filenames):
+            files.append(Path(dirpath) / f)
+    return files
+
+
+def enumerate_units(root: Path, under: list[str], ext: tuple[str, ...] = (".cu",)) -> tuple[list[str], dict[str, list[str]]]:
+    """`.cu` files under root (or root/UNDER...) that no other file of the tree #includes.
+
+    An `#include "x"` is resolved against the including file's directory first, then against
+    every file of the tree whose path ends with x (the include path used by the build is not
+    known here). Returns (units, {excluded unit: [includers]}).
+    """
+    files = [p for p in walk_files(root) if p.suffix.lower() in C_FAMILY]
+    by_tail: dict[str, list[Path]] = {}
+    for p in files:
+        by_tail.setdefault(p.name, []).append(p)
+    cand = [p for p in files if p.suffix in ext]
+    if under:
+        bases = [(root / u).resolve() for u in under]
+        cand = [p for p in cand if any(str(p.resolve()).startswith(str(b) + os.sep) or p.resolve() == b for b in bases)]
+    cand_set = {p.resolve() for p in cand}
+    included_by: dict[Path, list[Path]] = {}
+    for p in files:
+        try:
+            data = p.read_bytes()
+        except OSError:
+            continue
+        if b"include" not in data:
+            continue
+        for m in INCLUDE_RE.finditer(data):
+            inc = m.group(1).decode("utf-8", "replace").strip()
+            if not inc.endswith(ext):
+                continue
+            targets = []
+            local = (p.parent / inc).resolve()
+            if local in cand_set:
+                targets = [local]
+            else:
+                norm = os.path.normpath(inc).lstrip("./")
+                for q in by_tail.get(Path(inc).name, []):
+                    if str(q.resolve()).endswith(os.sep + norm) or str(q.resolve()) == norm:
+                        targets.append(q.resolve())
+            for t in targets:
+                if t != p.resolve():
+                    included_by.setdefault(t, []).append(p)
+    units, excluded = [], {}
+    for p in cand:
+        rel = str(p.relative_to(root))
+        if p.resolve() in included_by:
+            excluded[rel] = sorted(str(q.relative_to(root)) for q in included_by[p.resolve()])
+        else:
+            units.append(rel)
+    return sorted(units), excluded
+
+
+# --- cuport JSON: diagnostics mapped onto output lines -----------------------------------------
+
+def line_starts(data: bytes) -> list[int]:
+    starts = [0]
+    i = data.find(b"\n")
+    while i != -1:
+        starts.append(i + 1)
+        i = data.find(b"\n", i + 1)
+    return starts
+
+
+def offset_to_line(starts: list[int], off: int) -> int:
+    import bisect
+    return bisect.bisect_right(starts, off)  # 1-based
+
+
+class FileMap:
+    """Maps byte offsets of an original file onto its cuport output through the applied edits."""
+
+    def __init__(self, original: bytes, output: bytes, edits: list[dict]):
+        self.edits = sorted(((e["range"]["start"], e["range"]["end"], e["replacement"].encode("utf-8")) for e in edits),
+                            key=lambda t: (t[0], t[1]))
+        self.out_starts = line_starts(output)
+        self.exact = self._rebuild(original) == output
+        self.orig_starts = line_starts(original)
+        self._line_map = None
+        if not self.exact:
+            self._line_map = self._difflib_map(original, output)
+
+    def _rebuild(self, original: bytes) -> bytes:
+        parts, cur = [], 0
+        for s, e, r in self.edits:
+            if s < cur:
+                return b""  # overlapping: cannot rebuild
+            parts.append(original[cur:s])
+            parts.append(r)
+            cur = e
+        parts.append(original[cur:])
+        return b"".join(parts)
+
+    @staticmethod
+    def _difflib_map(original: bytes, output: bytes) -> dict[int, int]:
+        import difflib
+        a = original.split(b"\n")
+        b = output.split(b"\n")
+        sm = difflib.SequenceMatcher(None, a, b, autojunk=False)
+        m: dict[int, int] = {}
+        for tag, i1, i2, j1, j2 in sm.get_opcodes():
+            for k in range(i2 - i1):
+                m[i1 + k + 1] = min(j1 + k, max(j2 - 1, j1)) + 1
+        return m
+
+    def out_offset(self, off: int) -> int:
+        delta = 0
+        for s, e, r in self.edits:
+            if e <= off and not (s == e == off):
+                delta += len(r) - (e - s)
+            elif s <= off < e:
+                return s + delta
+            elif s > off or (s == e == off):
+                break
+        return off + delta
+
+    def out_lines(self, diag: dict) -> set[int]:
+        if self.exact:
+            s = offset_to_line(self.out_starts, self.out_offset(diag["range"]["start"]))
+            e = offset_to_line(self.out_starts, self.out_offset(max(diag["range"]["start"], diag["range"]["end"] - 1)))
+            return set(range(s, max(s, e) + 1))
+        line = self._line_map.get(diag["line"]) if self._line_map else None
+        return {line} if line else set()
+
+
+@dataclass
+class Migration:
+    ok: bool
+    seconds: float
+    message: str
+    diag_lines: dict[str, set[int]] = field(default_factory=dict)  # output relpath -> lines with a diagnostic
+    diag_codes: dict[str, dict[int, list[str]]] = field(default_factory=dict)
+    files: list[str] = field(default_factory=list)
+    generated: list[str] = field(default_factory=list)
+    totals: dict = field(default_factory=dict)
+    inexact_maps: int = 0
+
+
+def load_migration(doc: dict, src: Path, out: Path) -> Migration:
+    mig = Migration(True, 0.0, "")
+    mig.totals = doc.get("totals", {})
+    mig.generated = list(doc.get("generated", []))
+    for f in doc.get("files", []):
+        rel = f["path"]
+        mig.files.append(rel)
+        diags = f.get("diagnostics") or []
+        if not diags:
+            continue
+        try:
+            original = (src / rel).read_bytes()
+            output = (out / rel).read_bytes() if (out / rel).exists() else original
+        except OSError:
+            continue
+        fmap = FileMap(original, output, f.get("edits") or [])
+        if not fmap.exact:
+            mig.inexact_maps += 1
+        lines: set[int] = set()
+        codes: dict[int, list[str]] = {}
+        for d in diags:
+            for ln in fmap.out_lines(d):
+                lines.add(ln)
+                codes.setdefault(ln, []).append(f"{d.get('code')}:{d.get('cuda_name')}")
+        mig.diag_lines[rel] = lines
+        mig.diag_codes[rel] = codes
+    return mig
+
+
+# --- header presence -------------------------------------------------------------------------
+
+SYSTEM_INCLUDE_GLOBS = [
+    "/usr/include", "/usr/local/include", "/usr/include/x86_64-linux-gnu",
+    "/usr/lib/llvm-*/lib/clang/*/include", "/usr/lib/clang/*/include",
+    "/usr/lib/gcc/x86_64-linux-gnu/*/include", "/usr/include/c++/*", "/usr/include/x86_64-linux-gnu/c++/*",
+    "/opt/rocm*/include", "/usr/include/hip", "/usr/include/rocm*",
+]
+
+
+class HeaderIndex:
+    """Whether a header NAME exists on this system: under a system or given include dir
+    (NAME joined to it), or anywhere under /usr/include and /opt/rocm* (path suffix)."""
+
+    def __init__(self, extra_dirs: list[str]):
+        dirs = []
+        for g in SYSTEM_INCLUDE_GLOBS:
+            dirs.extend(sorted(glob.glob(g)))
+        self.dirs = [d for d in dict.fromkeys(dirs + list(extra_dirs)) if os.path.isdir(d)]
+        self._suffix_index: set[str] | None = None
+        self._lock = threading.Lock()
+
+    def _build(self) -> set[str]:
+        idx: set[str] = set()
+        for root in ["/usr/include"] + sorted(glob.glob("/opt/rocm*")):
+            for dirpath, _, filenames in os.walk(root):
+                for f in filenames:
+                    idx.add(os.path.join(dirpath, f))
+        return idx
+
+    def present(self, name: str, more_dirs: list[str] = ()) -> str | None:
+        for d in list(more_dirs) + self.dirs:
+            p = os.path.join(d, name)
+            if os.path.isfile(p):
+                return p
+        with self._lock:
+            if self._suffix_index is None:
+                self._suffix_index = self._build()
+        tail = "/" + os.path.normpath(name).lstrip("./")
+        for p in self._suffix_index:
+            if p.endswith(tail):
+                return p
+        return None
+
+
+# --- rules: CUDA names for the leftover check ----------------------------------------------------
+
+IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+HEADER_RE = re.compile(r"^[A-Za-z0-9_./-]+\.(h|hpp|cuh|hxx|inl)$")
+
+
+def rules_names(cuport: str, targets: list[str], skip_libraries: set[str], timeout: float) -> tuple[set[str], set[str], dict[str, str], set[str]]:
+    """(identifiers, headers, name->library, exact headers): names that `cuport rules list --to T`
+    maps to a different name (status other than `exact`) for every T in targets; and the header
+    names the tables keep as they are."""
+    idents: set[str] = set()
+    headers: set[str] = set()
+    exact_headers: set[str] = set()
+    libs: dict[str, str] = {}
+    for t in targets:
+        rc, out, _ = run_cmd([cuport, "rules", "list", "--to", t], Path.cwd(), timeout)
+        if rc != 0:
+            raise SystemExit(f"corpus_check: `{cuport} rules list --to {t}` failed (exit {rc}):\n{out[-2000:]}")
+        for line in out.splitlines():
+            cols = line.split("\t")
+            if len(cols) < 5:
+                continue
+            _, lib, status, name, target_name = cols[:5]
+            if status == "exact" or name == target_name:
+                if HEADER_RE.match(name):
+                    exact_headers.add(name)
+                continue
+            if lib in skip_libraries:
+                continue
+            if IDENT_RE.match(name):
+                idents.add(name)
+                libs[name] = lib
+            elif HEADER_RE.match(name):
+                headers.add(name)
+                libs[name] = lib
+    return idents, headers, libs, exact_headers
+
+
+def strip_comments_strings(text: str) -> str:
+    """Blanks C/C++ comments, string and char literals (keeps newlines, so lines stay)."""
+    out = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c == "/" and i + 1 < n and text[i + 1] == "/":
+            j = text.find("\n", i)
+            j = n if j == -1 else j
+            out.append(" " * (j - i))
+            i = j
+        elif c == "/" and i + 1 < n and text[i + 1] == "*":
+            j = text.find("*/", i + 2)
+            j = n if j == -1 else j + 2
+            out.append("".join(ch if ch == "\n" else " " for ch in text[i:j]))
+            i = j
+        elif c == '"' or c == "'":
+            if c == '"' and i > 0 and text[i - 1] == "R":  # raw string R"delim( ... )delim"
+                k = text.find("(", i)
+                delim = text[i + 1:k] if k != -1 else ""
+                end = text.find(")" + delim + '"', k) if k != -1 else -1
+                j = n if end == -1 else end + len(delim) + 2
+            else:
+                j = i + 1
+                while j < n and text[j] != c and text[j] != "\n":
+                    j += 2 if text[j] == "\\" else 1
+                j = min(j + 1, n)
+            out.append("".join(ch if ch == "\n" else " " for ch in text[i:j]))
+            i = j
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def find_leftovers(out_root: Path, files: list[str], skip: set[str], idents: set[str], headers: set[str],
+                   diag_lines: dict[str, set[int]]) -> tuple[dict[str, int], dict[str, int], dict[str, list[str]]]:
+    """Returns (silent counts per name, diagnosed counts per name, examples per name)."""
+    silent: dict[str, int] = {}
+    diagnosed: dict[str, int] = {}
+    examples: dict[str, list[str]] = {}
+    header_basenames = {Path(h).name: h for h in headers}
+    for rel in files:
+        p = out_root / rel
+        if rel in skip or p.suffix.lower() not in C_FAMILY or not p.is_file():
+            continue
+        try:
+            raw = p.read_text("utf-8", "replace")
+        except OSError:
+            continue
+        code = strip_comments_strings(raw)
+        dl = diag_lines.get(rel, set())
+        raw_lines = raw.split("\n")
+        for no, line in enumerate(code.split("\n"), 1):
+            hits = [w for w in WORD_RE.findall(line) if w in idents]
+            stripped = line.lstrip()
+            if stripped.startswith("#") and "include" in stripped:
+                m = INCLUDE_RE.match(raw_lines[no - 1].encode())
+                if m:
+                    inc = m.group(1).decode()
+                    if inc in headers or (Path(inc).name in header_basenames and "/" not in inc):
+                        hits.append(inc)
+            for w in hits:
+                if no in dl:
+                    diagnosed[w] = diagnosed.get(w, 0) + 1
+                else:
+                    silent[w] = silent.get(w, 0) + 1
+                    ex = examples.setdefault(w, [])
+                    if len(ex) < 3:
+                        ex.append(f"{rel}:{no}")
+    return silent, diagnosed, examples
+
+
+# --- the run -------------------------------------------------------------------------------------
+
+@dataclass
+class Variant:
+    """One way of compiling the output tree."""
+    name: str
+    compiler: str  # nvcc | hipcc
+    defines: list[str]
+    extra: list[str] = field(default_factory=list)
+
+
+def nvcc_cmd(a, unit: str, tree: Path, extra_defines: list[str], extra: list[str] = ()) -> list[str]:
+    extra = list(extra)
+    unit_dir = str((tree / unit).parent)
+    cmd = [a.nvcc, f"-arch={a.arch}", f"-std={a.std}", "-c", unit, "-o", "/dev/null", "-I", unit_dir]
+    for inc in a.tree_include:
+        cmd += ["-I", str(tree / inc)]
+    for inc in a.cuda_include:
+        cmd += ["-I", inc]
+    for d in a.define + extra_defines:
+        cmd.append(f"-D{d}")
+    cmd += unit_flags(a, unit) + a.nvcc_flag + extra
+    return cmd
+
+
+def hipcc_cmd(a, unit: str, tree: Path, extra_defines: list[str], extra: list[str] = ()) -> list[str]:
+    extra = list(extra)
+    unit_dir = str((tree / unit).parent)
+    cmd = [a.hipcc, "-fsyntax-only", "-x", "hip", f"--offload-arch={a.offload_arch}", f"-std={a.std}",
+           "-Wno-unused-command-line-argument", "-I", unit_dir]
+    for inc in a.tree_include:
+        cmd += ["-I", str(tree / inc)]
+    for inc in a.hip_include:
+        cmd += ["-I", inc]
+    for d in a.define + extra_defines:
+        cmd.append(f"-D{d}")
+    cmd += unit_flags(a, unit) + a.hipcc_flag + extra + [unit]
+    return cmd
+
+
+def unit_flags(a, unit: str) -> list[str]:
+    flags: list[str] = []
+    for spec in a.unit_flags:
+        pat, _, fl = spec.partition("=")
+        if fnmatch.fnmatch(unit, pat):
+            flags += shlex.split(fl)
+    return flags
+
+
+def build_cmd(a, v: Variant, unit: str, tree: Path) -> list[str]:
+    return (nvcc_cmd if v.compiler == "nvcc" else hipcc_cmd)(a, unit, tree, v.defines, v.extra)
+
+
+def cache_key(cmd: list[str], tree: Path) -> str:
+    norm = [c.replace(str(tree), "<TREE>") for c in cmd]
+    return hashlib.sha256("\0".join(norm).encode()).hexdigest()[:20]
+
+
+def compile_all(a, units: list[str], tree: Path, v: Variant, label: str, cache: dict | None = None) -> dict[str, CompileResult]:
+    results: dict[str, CompileResult] = {}
+    todo = []
+    for u in units:
+        cmd = build_cmd(a, v, u, tree)
+        key = cache_key(cmd, tree)
+        if cache is not None and key in cache:
+            c = cache[key]
+            fe = CompileError(**c["first_error"]) if c.get("first_error") else None
+            results[u] = CompileResult(c["rc"], c["seconds"], fe, [fe] if fe else [], c.get("output_tail", ""), cmd)
+        else:
+            todo.append((u, cmd, key))
+    if todo:
+        log(a, f"{label}: compiling {len(todo)} units with {v.compiler} ({a.jobs} jobs, {a.timeout:.0f} s timeout each)"
+               + (f"; {len(units) - len(todo)} from cache" if len(todo) < len(units) else ""))
+    done = 0
+    env = None
+    if v.compiler == "hipcc":
+        # hipcc picks the NVIDIA platform when nvcc is on PATH: force AMD (clang) unless told otherwise.
+        env = dict(os.environ)
+        env.setdefault("HIP_PLATFORM", "amd")
+    with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
+        futs = {ex.submit(compile_unit, cmd, tree, a.timeout, env): (u, key) for u, cmd, key in todo}
+        for fut in cf.as_completed(futs):
+            u, key = futs[fut]
+            r = fut.result()
+            results[u] = r
+            done += 1
+            if a.verbose:
+                log(a, f"  [{done}/{len(todo)}] {'ok  ' if r.ok else 'FAIL'} {r.seconds:6.1f}s {u}"
+                       + ("" if r.ok else f"  {r.first_error_text()[:160]}"))
+            if cache is not None:
+                cache[key] = {"unit": u, "rc": r.rc, "seconds": r.seconds,
+                              "first_error": asdict(r.first_error) if r.first_error else None,
+                              "output_tail": r.output_tail[-1500:]}
+    return results
+
+
+def log(a, msg: str) -> None:
+    if not a.quiet:
+        print(f"[corpus_check] {msg}", file=sys.stderr, flush=True)
+
+
+def run_cuport(a, src: Path, out: Path) -> tuple[Migration, dict]:
+    if a.mode == "hip":
+        cmd = [a.cuport, "migrate", "--to", "hip", str(src), "--out", str(out), "--format", "json"]
+    else:
+        cmd = [a.cuport, "migrate", "--dual", "--to", a.dual_targets, str(src), "--out", str(out), "--format", "json"]
+    cmd += a.cuport_arg
+    log(a, "running " + " ".join(shlex.quote(c) for c in cmd))
+    start = time.monotonic()
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=a.migrate_timeout)
+    secs = time.monotonic() - start
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"corpus_check: cuport migrate failed (exit {proc.returncode}):\n"
+                         + proc.stderr.decode("utf-8", "replace")[-3000:])
+    try:
+        doc = json.loads(proc.stdout)
+    except json.JSONDecodeError as e:
+        raise SystemExit(f"corpus_check: cuport migrate printed no JSON document ({e}); stderr:\n"
+                         + proc.stderr.decode("utf-8", "replace")[-3000:])
+    if doc.get("format") != "cuport-migrate":
+        raise SystemExit(f"corpus_check: unexpected JSON format {doc.get('format')!r} (want cuport-migrate)")
+    mig = load_migration(doc, src, out)
+    mig.seconds = round(secs, 2)
+    mig.message = " ".join(cmd)
+    return mig, doc
+
+
+def run_hipify_perl(a, src: Path, out: Path) -> Migration:
+    if out.exists():
+        shutil.rmtree(out)
+    shutil.copytree(src, out, symlinks=True, ignore=shutil.ignore_patterns(*SKIP_DIRS))
+    files = [str(p) for p in walk_files(out) if p.suffix.lower() in C_FAMILY and not p.is_symlink()]
+    cmd = ["perl", a.hipify_perl, "-inplace", "-quiet-warnings"] + files
+    log(a, f"running hipify-perl -inplace -quiet-warnings on {len(files)} files")
+    start = time.monotonic()
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=a.migrate_timeout)
+    secs = time.monotonic() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"corpus_check: hipify-perl failed (exit {proc.returncode}):\n" + proc.stderr.decode()[-3000:])
+    for p in out.rglob("*.prehip"):
+        p.unlink()
+    mig = Migration(True, round(secs, 2), " ".join(cmd[:4]) + f" <{len(files)} files>")
+    mig.files = [str(Path(f).relative_to(out)) for f in files]
+    return mig
+
+
+COMPILER_PRIVATE = ("/usr/lib/gcc/", "/usr/lib/llvm-", "/usr/lib/clang/", "/usr/local/lib/clang/")
+SAME_NAME_ON_HIP = ("thrust/",)  # rocThrust keeps thrust/...; hipCUB does not keep cub/
+
+
+@dataclass
+class Ctx:
+    src: Path
+    out: Path
+    mig: "Migration"
+    hdr: "HeaderIndex"
+    cuda_dirs: list[str]      # nvcc's own include dirs + --cuda-include
+    mapped_headers: set[str]  # CUDA headers the tables map to something else for the target
+    exact_headers: set[str]   # headers the tables keep as they are
+
+
+def classify(a, r: CompileResult, ctx: Ctx, compiler: str, unit: str) -> tuple[str, str]:
+    """(class, detail) for a unit that compiled before and fails now."""
+    tree, mig = ctx.out, ctx.mig
+    fe = r.first_error
+    if r.rc == 124:
+        return "unexplained", "timeout"
+    if fe is None:
+        return "unexplained", r.first_error_text()[:300]
+    where, rel, flagged = "", None, False
+    if fe.file:
+        path = Path(os.path.normpath(os.path.join(tree, fe.file)))
+        try:
+            rel = str(path.resolve().relative_to(tree.resolve()))
+        except ValueError:
+            rel = None
+        where = f"{rel}:{fe.line}" if rel is not None else f"{fe.file}:{fe.line}"
+        if rel is not None:
+            flagged = fe.line in mig.diag_lines.get(rel, set())
+    if flagged:
+        codes = mig.diag_codes.get(rel, {}).get(fe.line, [])
+        return "flagged", f"{where} {','.join(sorted(set(codes)))[:200]}"
+    header = missing_header(fe)
+    if header:
+        # 1. the original tree had it (the output lost it, or the include path changed)
+        includer = (ctx.src / rel).parent if rel else (ctx.src / unit).parent
+        src_dirs = [includer, (ctx.src / unit).parent] + [ctx.src / i for i in a.tree_include]
+        if any((d / header).is_file() for d in src_dirs):
+            return "unexplained", f"header of the original tree not found in the output: {header} ({where})"
+        if "cuport" in header:
+            return "unexplained", f"generated shim header not found: {header} ({where})"
+        # 2. a CUDA header left in HIP output (one with a HIP replacement or none at all)
+        if compiler == "hipcc":
+            same = header in ctx.exact_headers or header.startswith(SAME_NAME_ON_HIP)
+            cuda_hit = next((os.path.join(d, header) for d in ctx.cuda_dirs if os.path.isfile(os.path.join(d, header))), None)
+            if not same and (header in ctx.mapped_headers or cuda_hit):
+                return "unexplained", f"cuda-header-left: {header} ({where})"
+        # 3. present on this system at all?
+        dirs = [str((tree / unit).parent)] + [str(tree / i) for i in a.tree_include]
+        dirs += a.cuda_include if compiler == "nvcc" else a.hip_include
+        found = ctx.hdr.present(header, dirs)
+        if found is None:
+            return f"missing-header: {header}", where
+        if found.startswith(COMPILER_PRIVATE):
+            return f"missing-header: {header}", f"{where} (only in {found}, not searched by {compiler})"
+        return "unexplained", f"header exists at {found} but not on the include path: {header} ({where})"
+    return "unexplained", f"{where} {fe.message[:240]}".strip()
+
+
+def main(argv: list[str] | None = None) -> int:
+    env = os.environ
+    p = argparse.ArgumentParser(
+        prog="corpus_check.py",
+        description="Compile a real CUDA code base as shipped and after cuport migrate; explain every regression.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="""examples:
+  corpus_check.py --src cuda-samples --cuport target/release/cuport --mode hip --tree-include Common
+  corpus_check.py --src cuda-samples --cuport target/release/cuport --mode dual --tree-include Common \\
+      --baseline-cache /tmp/cs-nvcc.json
+  corpus_check.py --src llm.c --cuport target/release/cuport --mode hip --add-unit train_gpt2.cu \\
+      --add-unit train_gpt2_fp32.cu -D ENABLE_BF16 --tree-include dev
+  corpus_check.py --src cuda-samples --baseline-only --tree-include Common --tsv nvcc.tsv
+
+environment (defaults for the options): CUPORT_NVCC, CUPORT_CUDA_INCLUDES (colon-separated),
+CUPORT_HIPCC, CUPORT_HIP_INCLUDES, CUPORT_BIN (the cuport binary).""")
+    p.add_argument("--src", required=True, type=Path, help="checkout of the code base (not modified)")
+    p.add_argument("--cuport", default=env.get("CUPORT_BIN"), help="cuport binary (or $CUPORT_BIN)")
+    p.add_argument("--mode", choices=["hip", "dual"], default="hip")
+    p.add_argument("--translator", choices=["cuport", "hipify-perl"], default="cuport",
+                   help="what produces the output tree (hipify-perl: mode hip only, for comparison)")
+    p.add_argument("--hipify-perl", default=env.get("CUPORT_HIPIFY_PERL"), help="path of ROCm's hipify-perl")
+    p.add_argument("--dual-targets", default="ascend,hip", help="--to list for --mode dual (default ascend,hip)")
+    p.add_argument("--dual-hip", action="store_true", help="mode dual: also compile the output with hipcc -DCUPORT_BACKEND_HIP")
+    p.add_argument("--nvcc", default=env.get("CUPORT_NVCC", "nvcc"))
+    p.add_argument("--hipcc", default=env.get("CUPORT_HIPCC", "hipcc"))
+    p.add_argument("--cuda-include", action="append", default=None, metavar="DIR",
+                   help="include dir for nvcc only (repeatable; default $CUPORT_CUDA_INCLUDES)")
+    p.add_argument("--hip-include", action="append", default=None, metavar="DIR",
+                   help="include dir for hipcc only (repeatable; default $CUPORT_HIP_INCLUDES)")
+    p.add_argument("--tree-include", action="append", default=[], metavar="REL",
+                   help="include dir relative to the tree root, used before and after (e.g. Common)")
+    p.add_argument("-D", "--define", action="append", default=[], metavar="NAME[=VAL]", help="for every compile")
+    p.add_argument("--unit-flags", action="append", default=[], metavar="GLOB=FLAGS",
+                   help="extra compiler flags for units matching GLOB (shell-split), e.g. 'dev/cuda/*=-DFOO'")
+    p.add_argument("--nvcc-flag", action="append", default=[], metavar="FLAG")
+    p.add_argument("--hipcc-flag", action="append", default=[], metavar="FLAG")
+    p.add_argument("--arch", default="sm_80")
+    p.add_argument("--offload-arch", default="gfx90a")
+    p.add_argument("--std", default="c++17")
+    p.add_argument("--under", action="append", default=[], metavar="REL", help="only units under these dirs")
+    p.add_argument("--unit", action="append", default=[], metavar="REL", help="explicit units (replaces enumeration)")
+    p.add_argument("--units-file", type=Path, help="file with one unit path (relative to --src) per line")
+    p.add_argument("--add-unit", action="append", default=[], metavar="REL",
+                   help="add a unit to the enumeration (e.g. a .cu that is also #included elsewhere)")
+    p.add_argument("--list-units", action="store_true", help="print the units (and the excluded .cu files) and exit")
+    p.add_argument("--baseline-only", action="store_true", help="only compile the tree as shipped with nvcc")
+    p.add_argument("--baseline-cache", type=Path, help="JSON cache of nvcc results of the tree as shipped (read and updated)")
+    p.add_argument("-j", "--jobs", type=int, default=int(env.get("CORPUS_CHECK_JOBS", "2")))
+    p.add_argument("--timeout", type=float, default=300.0, help="seconds per compile (default 300)")
+    p.add_argument("--migrate-timeout", type=float, default=1800.0)
+    p.add_argument("--work", type=Path, help="work dir (default: a temporary dir, removed unless --keep)")
+    p.add_argument("--keep", action="store_true")
+    p.add_argument("--cuport-arg", action="append", default=[], metavar="ARG", help="extra argument for cuport migrate")
+    p.add_argument("--no-leftovers", action="store_true", help="skip the silent-leftover check")
+    p.add_argument("--stub-missing", action="store_true",
+                   help="compile missing-header units again with empty stand-ins for the missing headers "
+                        "and classify the next error (shows what the missing header hides)")
+    p.add_argument("--json", type=Path, help="write all details as JSON")
+    p.add_argument("--tsv", type=Path, help="write per-unit details as TSV")
+    p.add_argument("-v", "--verbose", action="store_true", help="a line per compile")
+    p.add_argument("-q", "--quiet", action="store_true")
+    a = p.parse_args(argv)
+
+    a.cuda_include = a.cuda_include if a.cuda_include is not None else [d for d in env.get("CUPORT_CUDA_INCLUDES", "").split(":") if d]
+    a.hip_include = a.hip_include if a.hip_include is not None else [d for d in env.get("CUPORT_HIP_INCLUDES", "").split(":") if d]
+    src = a.src.resolve()
+    if not src.is_dir():
+        p.error(f"--src {a.src}: not a directory")
+    for d in a.cuda_include + a.hip_include:
+        if not os.path.isdir(d):
+            p.error(f"include dir {d} does not exist")
+    if a.jobs < 1:
+        p.error("--jobs must be at least 1")
+
+    # (a) units
+    if a.unit or a.units_file:
+        units = list(a.unit)
+        if a.units_file:
+            units += [l.strip() for l in a.units_file.read_text().splitlines() if l.strip() and not l.startswith("#")]
+        excluded = {}
+    else:
+        units, excluded = enumerate_units(src, a.under)
+    for u in a.add_unit:
+        if u not in units:
+            units.append(u)
+    missing = [u for u in units if not (src / u).is_file()]
+    if missing:
+        p.error("units not found under --src: " + ", ".join(missing[:10]))
+    units = sorted(set(units))
+    if a.list_units:
+        for u in units:
+            print(u)
+        for u, by in sorted(excluded.items()):
+            print(f"# not a unit: {u} (#included by {', '.join(by)})")
+        print(f"# {len(units)} units, {len(excluded)} .cu files #included by others", file=sys.stderr)
+        return 0
+    if not units:
+        p.error(f"no translation units found under {src}")
+
+    def need(tool: str, what: str) -> str:
+        path = shutil.which(tool) if tool else None
+        if not path:
+            p.error(f"{what} not found: {tool!r} (give its path with the option or environment variable)")
+        return path
+
+    a.nvcc = need(a.nvcc, "nvcc (--nvcc / $CUPORT_NVCC)")
+    if not a.baseline_only:
+        if a.translator == "cuport":
+            if not a.cuport:
+                p.error("--cuport PATH (or $CUPORT_BIN) is required unless --baseline-only")
+            a.cuport = need(a.cuport, "cuport (--cuport / $CUPORT_BIN)")
+        else:
+            if a.mode != "hip":
+                p.error("--translator hipify-perl works with --mode hip only")
+            if not a.hipify_perl or not os.path.isfile(a.hipify_perl):
+                p.error("--hipify-perl PATH is required with --translator hipify-perl")
+        if a.mode == "hip" or a.dual_hip:
+            a.hipcc = need(a.hipcc, "hipcc (--hipcc / $CUPORT_HIPCC)")
+
+    work = a.work.resolve() if a.work else Path(tempfile.mkdtemp(prefix="corpus_check."))
+    work.mkdir(parents=True, exist_ok=True)
+    out = work / "out"
+    report: dict = {"src": str(src), "mode": a.mode, "translator": a.translator, "units": {},
+                    "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items()}}
+    try:
+        # (b) as shipped
+        cache = None
+        if a.baseline_cache and a.baseline_cache.exists():
+            try:
+                cache = json.loads(a.baseline_cache.read_text())
+            except (OSError, json.JSONDecodeError):
+                cache = {}
+        elif a.baseline_cache:
+            cache = {}
+        t0 = time.monotonic()
+        before = compile_all(a, units, src, Variant("as shipped", "nvcc", []), "as shipped", cache)
+        report["before_seconds"] = round(time.monotonic() - t0, 1)
+        if a.baseline_cache and cache is not None:
+            a.baseline_cache.parent.mkdir(parents=True, exist_ok=True)
+            a.baseline_cache.write_text(json.dumps(cache, indent=1, sort_keys=True))
+        n_before = sum(r.ok for r in before.values())
+        for u in units:
+            report["units"][u] = {"before": {"rc": before[u].rc, "seconds": before[u].seconds,
+                                             "first_error": before[u].first_error_text()[:500]}}
+        if a.baseline_only:
+            print_table(a, units, before, {}, {})
+            write_outputs(a, report, units, before, {}, {})
+            return 0
+
+        # (c) migrate
+        if a.translator == "cuport":
+            if out.exists():
+                shutil.rmtree(out)
+            mig, doc = run_cuport(a, src, out)
+        else:
+            mig, doc = run_hipify_perl(a, src, out), {}
+        report["migration"] = {"command": mig.message, "seconds": mig.seconds, "totals": mig.totals,
+                               "generated": mig.generated, "inexact_line_maps": mig.inexact_maps}
+        log(a, f"migration took {mig.seconds:.1f} s; output in {out}")
+        missing_out = [u for u in units if not (out / u).is_file()]
+        if missing_out:
+            log(a, f"warning: {len(missing_out)} units are missing from the output (renamed?): {missing_out[:5]}")
+
+        # rules for leftovers and CUDA header names
+        idents, headers, libs, exact_headers = set(), set(), {}, set()
+        if a.translator == "cuport":
+            targets = ["hip"] if a.mode == "hip" else [t for t in a.dual_targets.split(",") if t]
+            # dual: kernels stay CUDA (device code), so device-side names are not leftovers there
+            skip_libs = set() if a.mode == "hip" else {"device", "cooperative-groups", "cub", "thrust", "torch", "build"}
+            idents, headers, libs, exact_headers = rules_names(a.cuport, targets, skip_libs, 120)
+            if a.mode == "dual":  # header classification wants every mapped header, device ones too
+                _, mapped_headers, _, _ = rules_names(a.cuport, targets, set(), 120)
+            else:
+                mapped_headers = headers
+        else:
+            idents, headers, libs, exact_headers = rules_names_hipify_fallback(a)
+            mapped_headers = headers
+
+        # (d) compile the output
+        if a.mode == "hip":
+            variants = [Variant("hip", "hipcc", [])]
+        else:
+            variants = [Variant("cuda -DCUPORT_BACKEND_CUDA", "nvcc", ["CUPORT_BACKEND_CUDA"]),
+                        Variant("cuda (no backend macro)", "nvcc", [])]
+            if a.dual_hip:
+                variants.append(Variant("hip -DCUPORT_BACKEND_HIP", "hipcc", ["CUPORT_BACKEND_HIP"]))
+        nvcc_root = Path(a.nvcc).resolve().parent.parent
+        cuda_dirs = [str(d) for d in (nvcc_root / "include", nvcc_root / "include" / "cccl",
+                                      nvcc_root / "targets" / "x86_64-linux" / "include") if d.is_dir()]
+        cuda_dirs += a.cuda_include
+        ctx = Ctx(src, out, mig, HeaderIndex(a.hip_include), cuda_dirs, mapped_headers, exact_headers)
+        afters: dict[str, dict[str, CompileResult]] = {}
+        classes: dict[str, dict[str, tuple[str, str]]] = {}
+        present = [u for u in units if (out / u).is_file()]
+        for v in variants:
+            t0 = time.monotonic()
+            res = compile_all(a, present, out, v, v.name)
+            report.setdefault("after_seconds", {})[v.name] = round(time.monotonic() - t0, 1)
+            for u in units:
+                if u not in res:
+                    res[u] = CompileResult(-1, 0.0, CompileError(None, None, "unit missing from output", "unit missing from output"), [], "", [])
+            afters[v.name] = res
+            cl: dict[str, tuple[str, str]] = {}
+            for u in units:
+                if before[u].ok and not res[u].ok:
+                    cl[u] = classify(a, res[u], ctx, v.compiler, u)
+            classes[v.name] = cl
+            stubbed = stub_pass(a, v, cl, ctx, out, work) if a.stub_missing else {}
+            report.setdefault("stubbed", {})[v.name] = {u: {"class": c, "detail": d, "stubs": st} for u, (c, d, st) in stubbed.items()}
+            for u in units:
+                entry = report["units"][u].setdefault("after", {})
+                entry[v.name] = {"rc": res[u].rc, "seconds": res[u].seconds,
+                                 "first_error": res[u].first_error_text()[:500]}
+                if u in cl:
+                    entry[v.name]["class"], entry[v.name]["detail"] = cl[u]
+
+        # (f) leftovers
+        if not a.no_leftovers and (idents or headers):
+            skip = set(mig.generated)
+            silent, diagnosed, examples = find_leftovers(out, mig.files, skip, idents, headers, mig.diag_lines)
+            report["leftovers"] = {
+                "names_checked": len(idents) + len(headers),
+                "silent_total": sum(silent.values()),
+                "silent": dict(sorted(silent.items(), key=lambda kv: (-kv[1], kv[0]))),
+                "silent_by_library": tally_by(silent, libs),
+                "diagnosed_total": sum(diagnosed.values()),
+                "examples": examples,
+            }
+        stub_view = {k: {u: (e["class"], e["detail"], e["stubs"]) for u, e in v.items()} for k, v in report.get("stubbed", {}).items()}
+        print_table(a, units, before, afters, classes, report.get("leftovers"), mig, stub_view)
+        write_outputs(a, report, units, before, afters, classes)
+        return 0
+    finally:
+        if not a.work and not a.keep:
+            shutil.rmtree(work, ignore_errors=True)
+        elif a.keep or a.work:
+            log(a, f"work dir kept: {work}")
+
+
+def stub_pass(a, v: "Variant", cl: dict[str, tuple[str, str]], ctx: "Ctx", out: Path, work: Path) -> dict[str, tuple[str, str, list[str]]]:
+    """Units whose first error is a missing header: compile again with empty stand-ins for the
+    missing headers (an -isystem dir of empty files; only headers absent from this system are
+    stubbed), up to 4 rounds, and classify what the compiler says next. (class, detail, stubs)."""
+    pending = {u: [c.split(": ", 1)[1]] for u, (c, _) in cl.items() if c.startswith("missing-header: ")}
+    if not pending:
+        return {}
+    stubdir = work / "stubs" / re.sub(r"[^A-Za-z0-9]+", "-", v.name).strip("-")
+    result: dict[str, tuple[str, str, list[str]]] = {}
+    sv = Variant(v.name + " +stubs", v.compiler, v.defines, v.extra + ["-isystem", str(stubdir)])
+    for _ in range(4):
+        if not pending:
+            break
+        for hs in pending.values():
+            for h in hs:
+                f = stubdir / h
+                f.parent.mkdir(parents=True, exist_ok=True)
+                if not f.exists():
+                    f.write_text(f"/* corpus_check: empty stand-in for <{h}>, absent from this system */\n")
+        res = compile_all(a, sorted(pending), out, sv, f"{v.name}: again with empty stubs for {len({h for hs in pending.values() for h in hs})} missing headers")
+        nxt = {}
+        for u, stubs in pending.items():
+            r = res[u]
+            if r.ok:
+                result[u] = ("ok-with-stubs", "", stubs)
+                continue
+            c, d = classify(a, r, ctx, v.compiler, u)
+            if c.startswith("missing-header: ") and c.split(": ", 1)[1] not in stubs:
+                nxt[u] = stubs + [c.split(": ", 1)[1]]
+            else:
+                result[u] = (c, d, stubs)
+        pending = nxt
+    for u, stubs in pending.items():
+        result[u] = ("missing-header", "more than 4 missing headers", stubs)
+    return result
+
+
+def rules_names_hipify_fallback(a) -> tuple[set[str], set[str], dict[str, str], set[str]]:
+    """hipify-perl output: use cuport's tables when a cuport binary is given, else no check."""
+    if a.cuport and shutil.which(a.cuport):
+        return rules_names(shutil.which(a.cuport), ["hip"], set(), 120)
+    return set(), set(), {}, set()
+
+
+def tally_by(counts: dict[str, int], libs: dict[str, str]) -> dict[str, int]:
+    t: dict[str, int] = {}
+    for k, n in counts.items():
+        lib = libs.get(k, "-")
+        t[lib] = t.get(lib, 0) + n
+    return dict(sorted(t.items(), key=lambda kv: -kv[1]))
+
+
+def print_table(a, units, before, afters, classes, leftovers=None, mig=None, stubbed=None) -> None:
+    n = len(units)
+    nb = sum(before[u].ok for u in units)
+    w = sys.stdout.write
+    w(f"\ncorpus_check: {a.src} ({'baseline only' if not afters else a.mode + ' via ' + a.translator})\n")
+    if mig is not None:
+        w(f"migration: {mig.seconds:.1f} s" + (f"; {mig.inexact_maps} files whose line map is approximate" if mig.inexact_maps else "") + "\n")
+    hdr = f"{'variant':<30} {'units':>6} {'before':>7} {'after':>6} {'missing-header':>15} {'flagged':>8} {'unexplained':>12} {'fixed':>6}\n"
+    w(hdr)
+    if not afters:
+        w(f"{'nvcc as shipped':<30} {n:>6} {nb:>7}\n")
+    for name, res in afters.items():
+        cl = classes[name]
+        na = sum(res[u].ok for u in units)
+        mh = sum(1 for c, _ in cl.values() if c.startswith("missing-header"))
+        fl = sum(1 for c, _ in cl.values() if c == "flagged")
+        un = sum(1 for c, _ in cl.values() if c == "unexplained")
+        fixed = sum(1 for u in units if not before[u].ok and res[u].ok)
+        w(f"{name:<30} {n:>6} {nb:>7} {na:>6} {mh:>15} {fl:>8} {un:>12} {fixed:>6}\n")
+    for name, st in (stubbed or {}).items():
+        if not st:
+            continue
+        cnt: dict[str, int] = {}
+        for c, _, _ in st.values():
+            key = "missing-header" if c.startswith("missing-header") else c
+            cnt[key] = cnt.get(key, 0) + 1
+        w(f"  {name}: the {len(st)} missing-header units with empty stubs: "
+          + ", ".join(f"{k} {n}" for k, n in sorted(cnt.items(), key=lambda kv: -kv[1])) + "\n")
+        for u, (c, d, _) in sorted(st.items()):
+            if c == "unexplained":
+                w(f"    {name} +stubs: unexplained: {u}: {d[:180]}\n")
+    for name, cl in classes.items():
+        hdrs: dict[str, int] = {}
+        for c, _ in cl.values():
+            if c.startswith("missing-header: "):
+                h = c.split(": ", 1)[1]
+                hdrs[h] = hdrs.get(h, 0) + 1
+        if hdrs:
+            w(f"  {name}: missing headers: " + ", ".join(f"{h} ({k})" for h, k in sorted(hdrs.items(), key=lambda kv: -kv[1])) + "\n")
+        unexpl = [(u, d) for u, (c, d) in sorted(cl.items()) if c == "unexplained"]
+        for u, d in unexpl[: a.show_unexplained if hasattr(a, "show_unexplained") else 15]:
+            w(f"  {name}: unexplained: {u}: {d[:200]}\n")
+        if len(unexpl) > 15:
+            w(f"  {name}: ... {len(unexpl) - 15} more unexplained (see --tsv/--json)\n")
+    if leftovers:
+        top = list(leftovers["silent"].items())[:15]
+        w(f"silent leftovers: {leftovers['silent_total']} occurrences of {len(leftovers['silent'])} CUDA names "
+          f"(on lines without a diagnostic; {leftovers['diagnosed_total']} more on diagnosed lines)\n")
+        if top:
+            w("  " + ", ".join(f"{k} {v}" for k, v in top) + "\n")
+        if leftovers["silent_by_library"]:
+            w("  by library: " + ", ".join(f"{k} {v}" for k, v in leftovers["silent_by_library"].items()) + "\n")
+    sys.stdout.flush()
+
+
+def write_outputs(a, report, units, before, afters, classes) -> None:
+    if a.json:
+        a.json.parent.mkdir(parents=True, exist_ok=True)
+        summary = {}
+        for name, res in afters.items():
+            cl = classes[name]
+            summary[name] = {
+                "units": len(units), "compiled_before": sum(before[u].ok for u in units),
+                "compiled_after": sum(res[u].ok for u in units),
+                "missing_header": sum(1 for c, _ in cl.values() if c.startswith("missing-header")),
+                "flagged": sum(1 for c, _ in cl.values() if c == "flagged"),
+                "unexplained": sum(1 for c, _ in cl.values() if c == "unexplained"),
+                "fixed": sum(1 for u in units if not before[u].ok and res[u].ok),
+            }
+            st = report.get("stubbed", {}).get(name) or {}
+            if st:
+                tally: dict[str, int] = {}
+                for e in st.values():
+                    k = "missing-header" if e["class"].startswith("missing-header") else e["class"]
+                    tally[k] = tally.get(k, 0) + 1
+                summary[name]["missing_header_units_with_stubs"] = tally
+        report["summary"] = summary or {"nvcc as shipped": {"units": len(units), "compiled_before": sum(before[u].ok for u in units)}}
+        a.json.write_text(json.dumps(report, indent=1, default=str))
+    if a.tsv:
+        a.tsv.parent.mkdir(parents=True, exist_ok=True)
+        with a.tsv.open("w") as f:
+            cols = ["unit", "before_rc", "before_first_error"]
+            stub = report.get("stubbed", {})
+            for name in afters:
+                cols += [f"{name}: rc", f"{name}: class", f"{name}: detail / first error"]
+                if stub.get(name):
+                    cols += [f"{name}: with empty stubs for missing headers"]
+            f.write("\t".join(cols) + "\n")
+            for u in units:
+                row = [u, str(before[u].rc), clean(before[u].first_error_text())]
+                for name, res in afters.items():
+                    c, d = classes[name].get(u, ("", ""))
+                    if not c:
+                        c = "ok" if res[u].ok else ("failed-before-too" if not before[u].ok else "")
+                    row += [str(res[u].rc), c, clean(d or res[u].first_error_text())]
+                    if stub.get(name):
+                        e = stub[name].get(u)
+                        row.append(clean(f"{e['class']} {e['detail']} (stubs: {' '.join(e['stubs'])})") if e else "")
+                f.write("\t".join(row) + "\n")
+
+
+def clean(s: str) -> str:
+    return s.replace("\t", " ").replace("\n", " ")[:400]
+
+
+if __name__ == "__main__":
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        kill_all()
+        print("corpus_check: interrupted", file=sys.stderr)
+        sys.exit(130)
