@@ -29,8 +29,8 @@ pub(crate) struct RulesArgs {
 enum RulesCommand {
     /// List mapped CUDA names.
     List {
-        /// Only this target (hip, ascend, musa, mlu).
-        #[arg(long, value_parser = parse_target)]
+        /// Only this target.
+        #[arg(long, value_parser = crate::migrate_args::target_parser())]
         to: Option<Target>,
         /// Only this CUDA library (runtime, cublas, nccl, torch, ...).
         #[arg(long, value_parser = parse_library)]
@@ -43,7 +43,7 @@ enum RulesCommand {
     Show {
         /// A CUDA name: function, type, enum value, header, `torch.cuda.*` path or device string.
         name: String,
-        #[arg(long, value_parser = parse_target)]
+        #[arg(long, value_parser = crate::migrate_args::target_parser())]
         to: Option<Target>,
     },
     /// Validate the built-in tables and the given rule files; exit 1 on any problem.
@@ -63,7 +63,7 @@ enum RulesCommand {
     },
     /// Print C declarations of every target function the tables use.
     Declarations {
-        #[arg(long, value_parser = parse_target)]
+        #[arg(long, value_parser = crate::migrate_args::target_parser())]
         to: Target,
         /// Leave out cuport's own types and helpers (declared by the
         /// generated cuport/cuport_shim.h of a dual-stack build).
@@ -82,10 +82,6 @@ enum StatsFormat {
 enum MatrixFormat {
     Md,
     Csv,
-}
-
-fn parse_target(s: &str) -> Result<Target, String> {
-    Target::from_id(s).ok_or_else(|| format!("unknown target `{s}`; use hip, ascend, musa or mlu"))
 }
 
 fn parse_flavour(s: &str) -> Result<Flavour, String> {

@@ -10,6 +10,7 @@ mod cmd_regress;
 mod cmd_report;
 mod cmd_rules;
 mod cmd_scan;
+mod migrate_args;
 mod migrate_report_json;
 mod output;
 mod settings;
@@ -43,7 +44,7 @@ enum Command {
     /// Find every CUDA and framework touchpoint in a code base.
     Scan(cmd_scan::ScanArgs),
     /// Port a code base to a target: diagnostics, statistics, diffs or rewritten files.
-    Migrate(cmd_migrate::MigrateArgs),
+    Migrate(migrate_args::MigrateArgs),
     /// Re-render a migration report (report.json) as HTML, Markdown, SARIF, CSV or JSON.
     Report(cmd_report::ReportArgs),
     /// Inspect and validate the rule tables.

@@ -10,9 +10,21 @@ use cuport_rewrite::{HipLaunch, MigrateOptions};
 use cuport_rules::{Flavour, RuleSet};
 use serde::Deserialize;
 
-use crate::cmd_migrate::{HipLibsArg, LaunchArg, MigrateArgs, TargetArg};
-
 pub(crate) const CONFIG_FILE: &str = "cuport.toml";
+
+/// What the command line said, in the settings' own terms (the CLI's
+/// argument types stay in `migrate_args`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Flags {
+    pub(crate) path: PathBuf,
+    pub(crate) to: Vec<Target>,
+    pub(crate) dual: bool,
+    pub(crate) exclude: Vec<String>,
+    pub(crate) rules: Vec<PathBuf>,
+    pub(crate) hip_kernel_launch: Option<HipLaunch>,
+    pub(crate) hip_libs: Option<Flavour>,
+    pub(crate) annotate: bool,
+}
 
 #[derive(Debug, Clone)]
 pub(crate) struct Setting<T> {
@@ -70,7 +82,7 @@ struct MigrateConfig {
     annotate: Option<bool>,
 }
 
-pub(crate) fn resolve(args: &MigrateArgs) -> anyhow::Result<Settings> {
+pub(crate) fn resolve(args: &Flags) -> anyhow::Result<Settings> {
     let config_path = config_path(&args.path);
     let config = match &config_path {
         Some(path) => read_config(path)?,
@@ -158,19 +170,13 @@ fn read_config(path: &Path) -> anyhow::Result<ConfigFile> {
 }
 
 fn resolve_targets(
-    args: &MigrateArgs,
+    args: &Flags,
     config: &MigrateConfig,
     from_file: &dyn Fn(&str) -> String,
 ) -> anyhow::Result<Setting<Vec<Target>>> {
     if !args.to.is_empty() {
         let mut targets: Vec<Target> = Vec::new();
-        for to in &args.to {
-            let target = match to {
-                TargetArg::Hip => Target::Hip,
-                TargetArg::Ascend => Target::Ascend,
-                TargetArg::Musa => Target::Musa,
-                TargetArg::Mlu => Target::Mlu,
-            };
+        for &target in &args.to {
             if !targets.contains(&target) {
                 targets.push(target);
             }
@@ -178,14 +184,18 @@ fn resolve_targets(
         return Ok(Setting::new(targets, "--to"));
     }
     let Some(ids) = &config.target else {
-        bail!("no target: pass --to hip|ascend|musa|mlu or set `target` under [migrate] in {CONFIG_FILE}");
+        bail!(
+            "no target: pass --to {} or set `target` under [migrate] in {CONFIG_FILE}",
+            Target::ids_text()
+        );
     };
     let mut targets = Vec::new();
     for id in ids.split(',').map(str::trim) {
         let Some(target) = Target::from_id(id) else {
             bail!(
-                "{}: unknown target {id:?}; use hip, ascend, musa or mlu (comma-separated with dual = true)",
-                from_file("target")
+                "{}: unknown target {id:?}; use {} (comma-separated with dual = true)",
+                from_file("target"),
+                Target::ids_text()
             );
         };
         if !targets.contains(&target) {
@@ -196,13 +206,12 @@ fn resolve_targets(
 }
 
 fn resolve_launch(
-    args: &MigrateArgs,
+    args: &Flags,
     config: Option<&str>,
     from_file: &dyn Fn(&str) -> String,
 ) -> anyhow::Result<Setting<HipLaunch>> {
     Ok(match (args.hip_kernel_launch, config) {
-        (Some(LaunchArg::Chevron), _) => Setting::new(HipLaunch::Chevron, "--hip-kernel-launch"),
-        (Some(LaunchArg::Ggl), _) => Setting::new(HipLaunch::Ggl, "--hip-kernel-launch"),
+        (Some(launch), _) => Setting::new(launch, "--hip-kernel-launch"),
         (None, Some("chevron")) => Setting::new(HipLaunch::Chevron, from_file("hip-kernel-launch")),
         (None, Some("ggl")) => Setting::new(HipLaunch::Ggl, from_file("hip-kernel-launch")),
         (None, Some(other)) => bail!(
@@ -214,13 +223,12 @@ fn resolve_launch(
 }
 
 fn resolve_libs(
-    args: &MigrateArgs,
+    args: &Flags,
     config: Option<&str>,
     from_file: &dyn Fn(&str) -> String,
 ) -> anyhow::Result<Setting<Flavour>> {
     Ok(match (args.hip_libs, config) {
-        (Some(HipLibsArg::Hip), _) => Setting::new(Flavour::Default, "--hip-libs"),
-        (Some(HipLibsArg::Roc), _) => Setting::new(Flavour::Roc, "--hip-libs"),
+        (Some(flavour), _) => Setting::new(flavour, "--hip-libs"),
         (None, Some(value)) => match Flavour::from_hip_libs(value) {
             Some(flavour) => Setting::new(flavour, from_file("hip-libs")),
             None => bail!(

@@ -2,6 +2,7 @@
 //! (backend selection), one header per CUDA library the project uses
 //! (`cuport/runtime.h`, `cuport/blas.h`, ...) with a section per backend, and
 //! for Ascend the cuport helper declarations and implementations.
+mod backend;
 mod catalog;
 mod cmake;
 pub(crate) mod entry;
@@ -48,7 +49,7 @@ pub fn shim_headers(
         .collect();
     let mut files = vec![GeneratedFile {
         path: "cuport/backend.h".into(),
-        text: include_str!("backend.h").to_owned(),
+        text: backend::backend_header(),
     }];
     for (library, headers) in &project.includes {
         let Some(file) = shim_header(*library) else {

@@ -1,0 +1,156 @@
+//! The raw command-line arguments of `cuport migrate` (clap types). They
+//! become [`Flags`] for the settings resolver, which knows nothing of clap.
+use std::path::PathBuf;
+
+use clap::builder::{PossibleValuesParser, TypedValueParser};
+use cuport_model::Target;
+use cuport_rewrite::HipLaunch;
+use cuport_rules::Flavour;
+
+use crate::settings::Flags;
+
+/// `--to` values: the target ids of the profiles cuport was built with.
+pub(crate) fn target_parser() -> impl TypedValueParser<Value = Target> {
+    PossibleValuesParser::new(Target::ALL.map(Target::id))
+        .try_map(|id| Target::from_id(&id).ok_or("unknown target"))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum FailOn {
+    Approximate,
+    Manual,
+    Unsupported,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum MigrateFormat {
+    Text,
+    Json,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum LaunchArg {
+    Chevron,
+    Ggl,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum HipLibsArg {
+    Hip,
+    Roc,
+}
+
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  cuport migrate --to hip src/                      dry run: diagnostics and statistics only
+  cuport migrate --to hip src/ --diff               unified diff on stdout, nothing written
+  cuport migrate --to ascend src/ --out ../src-npu  a ported copy of the whole tree
+  cuport migrate --to hip src/ --in-place           rewrite files, keeping FILE.cuport.orig backups
+  cuport migrate --to musa kernel.cu -o kernel.mu   one file
+  cuport migrate --to hip src/ --fail-on manual     CI: exit 1 while manual work remains
+  cuport migrate --to musa src/ --out ../src-musa --rename-sources
+                                                    .cu -> .mu, .cuh -> .muh; includes and build files follow
+  cuport migrate --to ascend src/ --out ../src-npu --ascend-kernel-skeletons
+                                                    plus OUT/<source>.ascend/<kernel>_kernel.cpp per kernel
+  cuport migrate --dual --to ascend,hip src/ --out ../src-dual
+                                                    one source for CUDA, Ascend and HIP plus the cuport/ shim
+
+Project settings may live in cuport.toml at the root of the migrated tree
+([migrate] target, dual, exclude, ignore, rules, hip-kernel-launch, hip-libs, annotate);
+flags override them; --show-settings prints the result and where each value came from.
+
+Exit status: 0 done; 1 when --fail-on finds a diagnostic at that level or above;
+2 on a usage or input error.")]
+pub(crate) struct MigrateArgs {
+    /// Directory or file to migrate.
+    pub(crate) path: PathBuf,
+    /// Target accelerator stack (or `target` in cuport.toml); with --dual, a
+    /// comma-separated list (`--to ascend,hip`).
+    #[arg(long, value_delimiter = ',', value_parser = target_parser())]
+    pub(crate) to: Vec<Target>,
+    /// Dual-stack: rewrite to portable names and generate the cuport/ shim,
+    /// so one source builds for CUDA (default) and each --to target, chosen
+    /// at build time with -DCUPORT_BACKEND_<TARGET>.
+    #[arg(long)]
+    pub(crate) dual: bool,
+    /// Write a ported copy of the tree into DIR (outside the tree).
+    #[arg(long, value_name = "DIR", group = "mode")]
+    pub(crate) out: Option<PathBuf>,
+    /// Rewrite files in place (atomically), keeping FILE.cuport.orig backups.
+    #[arg(long, group = "mode")]
+    pub(crate) in_place: bool,
+    /// With --in-place: keep no backups.
+    #[arg(long, requires = "in_place")]
+    pub(crate) no_backup: bool,
+    /// Print a unified diff and write nothing.
+    #[arg(long, group = "mode")]
+    pub(crate) diff: bool,
+    /// Migrate the single file PATH into OUTFILE.
+    #[arg(short = 'o', value_name = "OUTFILE", group = "mode")]
+    pub(crate) output: Option<PathBuf>,
+    /// How HIP kernel launches are written.
+    #[arg(long, value_enum)]
+    pub(crate) hip_kernel_launch: Option<LaunchArg>,
+    /// HIP library flavour: hipBLAS/hipSPARSE/... or rocBLAS/rocSPARSE/...
+    #[arg(long, value_enum)]
+    pub(crate) hip_libs: Option<HipLibsArg>,
+    /// Exit 1 when a diagnostic at this level or above remains.
+    #[arg(long, value_enum)]
+    pub(crate) fail_on: Option<FailOn>,
+    /// What goes to stdout (diagnostics and statistics; the diff with --diff).
+    #[arg(long, value_enum, default_value_t = MigrateFormat::Text)]
+    pub(crate) format: MigrateFormat,
+    /// Extra rule file layered over the built-in tables; repeatable (later wins).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) rules: Vec<PathBuf>,
+    /// Also write each diagnostic into the output as a `CUPORT` comment.
+    #[arg(long)]
+    pub(crate) annotate: bool,
+    /// Leave out paths matching this glob; repeatable.
+    #[arg(long, value_name = "GLOB")]
+    pub(crate) exclude: Vec<String>,
+    /// Also migrate hidden files and directories.
+    #[arg(long)]
+    pub(crate) hidden: bool,
+    /// Do not honour .gitignore and .ignore files.
+    #[arg(long)]
+    pub(crate) no_ignore: bool,
+    /// With --to ascend and --out: write an Ascend C skeleton per CUDA kernel
+    /// to OUT/<source path>.ascend/<kernel>_kernel.cpp.
+    #[arg(long, requires = "out")]
+    pub(crate) ascend_kernel_skeletons: bool,
+    /// With --out or --in-place: rename sources to the target's conventions
+    /// (HIP .cu->.hip; MUSA .cu->.mu, .cuh->.muh; MLU .cu->.mlu, .cuh->.mluh;
+    /// Ascend keeps names); includes and build files follow.
+    #[arg(long)]
+    pub(crate) rename_sources: bool,
+    /// Print the resolved settings and where each came from, then exit.
+    #[arg(long)]
+    pub(crate) show_settings: bool,
+    /// Also write review reports into DIR: report.json, summary.md,
+    /// diagnostics.sarif, changes.csv and unsupported.csv.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) report: Option<PathBuf>,
+}
+
+impl MigrateArgs {
+    /// The flags the settings resolver combines with cuport.toml.
+    pub(crate) fn flags(&self) -> Flags {
+        Flags {
+            path: self.path.clone(),
+            to: self.to.clone(),
+            dual: self.dual,
+            exclude: self.exclude.clone(),
+            rules: self.rules.clone(),
+            hip_kernel_launch: self.hip_kernel_launch.map(|l| match l {
+                LaunchArg::Chevron => HipLaunch::Chevron,
+                LaunchArg::Ggl => HipLaunch::Ggl,
+            }),
+            hip_libs: self.hip_libs.map(|l| match l {
+                HipLibsArg::Hip => Flavour::Default,
+                HipLibsArg::Roc => Flavour::Roc,
+            }),
+            annotate: self.annotate,
+        }
+    }
+}
