@@ -11,6 +11,8 @@ id_enum! {
         Musa = "musa",
         /// Cambricon MLU: CNRT, CNNL, CNCL, torch_mlu.
         Mlu = "mlu",
+        /// MetaX MACA: mc* runtime, mcBLAS, mcDNN, MCCL, mcPytorch.
+        Maca = "maca",
     }
 }
 

@@ -90,15 +90,13 @@ fn every_cuda_name_left_in_the_output_has_a_diagnostic() {
 }
 
 /// Names a target accepts as they are: the tables say `exact`, or the
-/// kernel language is native (HIP, MUSA).
+/// kernel language is native (HIP, MUSA, MACA: `model = "native"`).
 fn is_accepted_unchanged(target: cuport_model::Target, site: &cuport_analyze::Site) -> bool {
     let exact = rules()
         .lookup(target, &site.name)
         .is_some_and(|r| r.status() == cuport_rules::Status::Exact);
-    let native = matches!(
-        target,
-        cuport_model::Target::Hip | cuport_model::Target::Musa
-    ) && site.library == Library::Device
+    let native = target.profile().kernels_native()
+        && site.library == Library::Device
         && !matches!(site.kind, SiteKind::WarpSizeAssumption);
     let kernel = matches!(
         site.kind,

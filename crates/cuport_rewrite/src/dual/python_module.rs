@@ -389,7 +389,7 @@ mod tests {
                 "npu [ascend] adapter=Some(\"torch_npu\") dist=hccl",
                 "musa [musa] adapter=Some(\"torch_musa\") dist=mccl",
                 "mlu [mlu] adapter=Some(\"torch_mlu\") dist=cncl",
-                "cuda [hip] adapter=None dist=nccl",
+                "cuda [hip,maca] adapter=None dist=nccl",
             ]
         );
     }

@@ -53,7 +53,7 @@ pub(crate) fn migrate_dir(dir: &Path, options: &MigrateOptions) -> Migration {
     migrate_report(&report, rules(), options).unwrap()
 }
 
-pub(crate) fn target_ids() -> [Target; 4] {
+pub(crate) fn target_ids() -> [Target; Target::ALL.len()] {
     Target::ALL
 }
 
