@@ -49,7 +49,7 @@ pub(crate) fn run(args: &DoctorArgs, out: &Output) -> anyhow::Result<ExitCode> {
         let schema = serde_json::to_string_pretty(&cuport_doctor::json_schema())
             .context("serializing the doctor report schema")?;
         write_stdout(&(schema + "\n"))?;
-        return Ok(ExitCode::SUCCESS);
+        return Ok(crate::exit::success());
     }
     let config = cuport_doctor::Config::from_process(Duration::from_millis(args.timeout_ms));
     let report = cuport_doctor::diagnose(&config);
@@ -64,9 +64,9 @@ pub(crate) fn run(args: &DoctorArgs, out: &Output) -> anyhow::Result<ExitCode> {
     };
     write_stdout(&text)?;
     if args.strict && report.has_warnings() {
-        return Ok(ExitCode::from(1));
+        return Ok(crate::exit::findings());
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(crate::exit::success())
 }
 
 /// Colours the stack headers and finding levels when stdout allows it.

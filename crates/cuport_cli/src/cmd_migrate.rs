@@ -7,13 +7,14 @@ use anstyle::AnsiColor;
 use anyhow::{bail, Context};
 use cuport_analyze::{scan_tree, AnalyzeOptions, ScanOptions, ScanReport, SyntaxCheck};
 use cuport_model::Target;
+use cuport_report::ReportDocument;
 use cuport_rewrite::{
     ascend_skeletons, migrate_report, tree_files, unified_diff, KernelSkeleton, Level, Migration,
     RenamePlan,
 };
 
 use crate::migrate_args::{FailOn, MigrateArgs, MigrateFormat};
-use crate::migrate_report_json::{self, MigrateDocument};
+use crate::migrate_summary;
 use crate::output::Output;
 use crate::settings::{self, Settings};
 
@@ -21,7 +22,7 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
     let settings = settings::resolve(&args.flags())?;
     if args.show_settings {
         print!("{}", settings.describe());
-        return Ok(ExitCode::SUCCESS);
+        return Ok(crate::exit::success());
     }
     check_extra_flags(args, &settings)?;
     let rules = std::sync::Arc::new(settings.load_rules()?);
@@ -30,9 +31,12 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
     out.info(&format!("migrated in {:.2?}", started.elapsed()));
     let extras = Extras::plan(args, settings.target.value, &scan, &migration, out)?;
     write_mode(args, &migration, &extras, out)?;
-    report(args, &migration, &settings, &extras, out)?;
+    // One document of the run: the text summary, --format json and every
+    // --report format render from it.
+    let document = ReportDocument::new(&migration, crate::cmd_report::run_meta(&settings, &rules));
+    report(args, &migration, &document, &settings, &extras, out)?;
     if let Some(dir) = &args.report {
-        crate::cmd_report::write_migration_reports(dir, &migration, &settings, &rules, out)?;
+        crate::cmd_report::write_migration_reports(dir, &document, out)?;
     }
     Ok(exit_code(&migration, args.fail_on))
 }
@@ -208,6 +212,7 @@ fn write_file(
 fn report(
     args: &MigrateArgs,
     migration: &Migration,
+    document: &ReportDocument,
     settings: &Settings,
     extras: &Extras,
     out: &Output,
@@ -215,8 +220,7 @@ fn report(
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     match (args.format, args.diff) {
         (MigrateFormat::Json, _) => {
-            let document = MigrateDocument::new(migration, settings, args.diff);
-            let mut document = serde_json::to_value(&document)?;
+            let mut document = serde_json::to_value(document)?;
             add_extras_json(&mut document, args, extras)?;
             serde_json::to_writer_pretty(&mut stdout, &document)?;
             writeln!(stdout)?;
@@ -234,7 +238,7 @@ fn report(
         (MigrateFormat::Text, false) => {
             write_diagnostics(&mut stdout, migration, out)?;
             let wrote = args.out.is_some() || args.in_place || args.output.is_some();
-            migrate_report_json::write_summary(&mut stdout, migration, settings, wrote, out)?;
+            migrate_summary::write_summary(&mut stdout, document, settings, wrote, out)?;
             write_extras_summary(&mut stdout, args, extras)?;
         }
     }
@@ -357,7 +361,7 @@ fn write_diagnostics(
 
 fn exit_code(migration: &Migration, fail_on: Option<FailOn>) -> ExitCode {
     let Some(fail_on) = fail_on else {
-        return ExitCode::SUCCESS;
+        return crate::exit::success();
     };
     let threshold = match fail_on {
         FailOn::Approximate => Level::Approximate,
@@ -369,9 +373,5 @@ fn exit_code(migration: &Migration, fail_on: Option<FailOn>) -> ExitCode {
         .iter()
         .flat_map(|f| &f.result.diagnostics)
         .any(|d| d.level >= threshold);
-    if failing {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    crate::exit::gate(failing)
 }

@@ -318,7 +318,7 @@ fn emit(report: &RunReport, args: &ReportArgs, out: &Output) -> anyhow::Result<E
 }
 
 fn gate(report: &RunReport) -> ExitCode {
-    ExitCode::from(report.summary.exit_code)
+    crate::exit::gate(report.summary.exit_code != 0)
 }
 
 fn rendered(report: &RunReport, format: Format) -> anyhow::Result<String> {
@@ -447,7 +447,7 @@ fn run_baseline(cmd: &BaselineCommand, out: &Output) -> anyhow::Result<ExitCode>
             return Ok(gate(&report));
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(crate::exit::success())
 }
 
 fn read_report(path: &Path) -> anyhow::Result<RunReport> {
@@ -482,7 +482,7 @@ fn run_leg(args: &LegArgs) -> anyhow::Result<ExitCode> {
         .transpose()?
         .flatten();
     cuport_regress::leg::run_op_leg(&file, &args.case, &args.backend, perturb, &out_dir)?;
-    Ok(ExitCode::SUCCESS)
+    Ok(crate::exit::success())
 }
 
 fn perturbation_for(value: &str, index: usize) -> anyhow::Result<Option<Perturbation>> {

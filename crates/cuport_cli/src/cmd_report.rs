@@ -10,7 +10,6 @@ use cuport_report::{
     changes_csv, render, summary_markdown_within, unsupported_csv, write_rendered, Format,
     ReportDocument, RulesInfo, RunMeta, SUMMARY_LIMIT,
 };
-use cuport_rewrite::Migration;
 use cuport_rules::RuleSet;
 
 use crate::output::Output;
@@ -108,7 +107,7 @@ pub(crate) fn run(args: &ReportArgs, out: &Output) -> anyhow::Result<ExitCode> {
         for path in written {
             out.info(&format!("wrote {}", path.display()));
         }
-        return Ok(ExitCode::SUCCESS);
+        return Ok(crate::exit::success());
     }
     let text = render_one(&document, args)?;
     match &args.output {
@@ -122,7 +121,7 @@ pub(crate) fn run(args: &ReportArgs, out: &Output) -> anyhow::Result<ExitCode> {
                 .context("could not write to standard output")?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(crate::exit::success())
 }
 
 fn render_one(document: &ReportDocument, args: &ReportArgs) -> anyhow::Result<String> {
@@ -200,13 +199,10 @@ const MIGRATE_FORMATS: [Format; 5] = [
 /// Writes every report format for `cuport migrate --report DIR`.
 pub(crate) fn write_migration_reports(
     dir: &Path,
-    migration: &Migration,
-    settings: &Settings,
-    rules: &RuleSet,
+    document: &ReportDocument,
     out: &Output,
 ) -> anyhow::Result<()> {
-    let meta = run_meta(settings, rules);
-    let written = cuport_report::write_reports(migration, &meta, dir, &MIGRATE_FORMATS)
+    let written = write_rendered(document, dir, &MIGRATE_FORMATS)
         .with_context(|| format!("could not write the reports to {}", dir.display()))?;
     for path in written {
         out.info(&format!("wrote {}", path.display()));

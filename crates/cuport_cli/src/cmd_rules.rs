@@ -133,7 +133,7 @@ pub(crate) fn run(args: &RulesArgs, out: &Output) -> anyhow::Result<ExitCode> {
         }
         RulesCommand::Check { .. } => {}
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(crate::exit::success())
 }
 
 /// Writes `text` to stdout; a reader that stops early (`| head`) is not an error.
@@ -181,10 +181,10 @@ fn check(args: &RulesArgs, files: &[PathBuf], out: &Output) -> anyhow::Result<Ex
     }
     if diags.is_empty() {
         println!("{count} rule files OK");
-        Ok(ExitCode::SUCCESS)
+        Ok(crate::exit::success())
     } else {
         println!("{} problem(s) in {count} rule files", diags.len());
-        Ok(ExitCode::from(1))
+        Ok(crate::exit::findings())
     }
 }
 
@@ -247,12 +247,12 @@ fn show(
     }
     emit(&buf)?;
     if found {
-        Ok(ExitCode::SUCCESS)
+        Ok(crate::exit::success())
     } else {
         out.warn(&format!(
             "`{name}` is not in any rule table; `cuport rules list` shows what is"
         ));
-        Ok(ExitCode::from(1))
+        Ok(crate::exit::findings())
     }
 }
 

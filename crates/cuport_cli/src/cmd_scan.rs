@@ -112,7 +112,7 @@ pub(crate) fn run(args: &ScanArgs, out: &Output) -> anyhow::Result<ExitCode> {
         ScanFormat::Text => write_text(&mut stdout, &document, args.top, out)?,
     }
     stdout.flush()?;
-    Ok(ExitCode::SUCCESS)
+    Ok(crate::exit::success())
 }
 
 /// The rule tables' CUDA names, so a project's `atomicAdd` overload or

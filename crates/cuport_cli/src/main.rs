@@ -10,17 +10,15 @@ mod cmd_regress;
 mod cmd_report;
 mod cmd_rules;
 mod cmd_scan;
+mod exit;
 mod migrate_args;
-mod migrate_report_json;
+mod migrate_summary;
 mod output;
 mod settings;
 
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
-
-/// Exit status for usage errors and I/O errors on the chosen root.
-pub(crate) const EXIT_ERROR: u8 = 2;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -75,14 +73,14 @@ fn main() -> ExitCode {
         Command::Doctor(args) => cmd_doctor::run(&args, &out),
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut Cli::command(), "cuport", &mut std::io::stdout());
-            Ok(ExitCode::SUCCESS)
+            Ok(exit::success())
         }
     };
     match result {
         Ok(code) => code,
         Err(err) => {
             out.error(&format!("{err:#}"));
-            ExitCode::from(EXIT_ERROR)
+            exit::error()
         }
     }
 }

@@ -418,9 +418,10 @@ fn json_report_is_versioned_and_its_totals_add_up() {
         .migrate(&["--to", "ascend", "--format", "json"])
         .expect_code(0);
     let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("valid JSON");
-    assert_eq!(doc["format"], "cuport-migrate");
+    // The same document as report.json: one JSON format per migration.
+    assert_eq!(doc["format"], "cuport-report");
     assert_eq!(doc["version"], 1);
-    assert_eq!(doc["target"], "ascend");
+    assert_eq!(doc["run"]["target"], "ascend");
     let files = doc["files"].as_array().expect("files");
     let totals = &doc["totals"];
     assert_eq!(files.len(), 3);

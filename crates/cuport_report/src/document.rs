@@ -5,12 +5,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use cuport_model::{Language, Library, LineIndex, SiteKind};
-use cuport_rewrite::{effort_hours, unified_diff, Diagnostic, Edit, MigratedFile, Migration};
+use cuport_rewrite::{
+    effort_hours, unified_diff, Diagnostic, Edit, FileStats, Level, MigratedFile, Migration, Tally,
+};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{io, ReportError};
 use crate::meta::RunMeta;
-use crate::record::{DiagnosticRecord, EditRecord, Level, Tally};
+use crate::record::{DiagnosticRecord, EditRecord};
 
 pub const REPORT_FORMAT_NAME: &str = "cuport-report";
 /// Bumped on any change a reader of version N could misread.
@@ -26,6 +28,10 @@ pub struct ReportDocument {
     pub root: String,
     pub totals: Totals,
     pub files: Vec<FileReport>,
+    /// Files the run generates (the dual-stack shim, helper sources),
+    /// relative to the output root.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub generated: Vec<String>,
 }
 
 /// Sums over all files.
@@ -42,6 +48,10 @@ pub struct Totals {
     pub suppressed: usize,
     pub edits: usize,
     pub changed_lines: usize,
+    #[serde(default)]
+    pub bytes_removed: usize,
+    #[serde(default)]
+    pub bytes_added: usize,
     /// Estimated hours of manual work: the sum of every diagnostic's weight
     /// (`cuport_rewrite::effort_hours`).
     pub effort_hours: f64,
@@ -67,22 +77,6 @@ pub struct FileReport {
     pub diff: Option<String>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct FileStats {
-    pub sites: usize,
-    pub converted: usize,
-    pub not_converted: usize,
-    pub approximate: usize,
-    pub suppressed: usize,
-    pub edits: usize,
-    pub changed_lines: usize,
-    pub bytes_removed: usize,
-    pub bytes_added: usize,
-    pub effort_hours: f64,
-    pub by_library: BTreeMap<Library, Tally>,
-    pub by_kind: BTreeMap<SiteKind, Tally>,
-}
-
 impl ReportDocument {
     pub fn new(migration: &Migration, run: RunMeta) -> Self {
         let files: Vec<FileReport> = migration.files.iter().map(FileReport::of).collect();
@@ -93,6 +87,7 @@ impl ReportDocument {
             root: migration.root.display().to_string(),
             totals: Totals::of(&files),
             files,
+            generated: migration.generated.iter().map(|g| g.path.clone()).collect(),
         }
     }
 
@@ -152,26 +147,11 @@ impl FileReport {
     fn of(file: &MigratedFile) -> Self {
         let lines = LineIndex::new(&file.original);
         let result = &file.result;
-        let s = &result.stats;
         Self {
             path: file.path.clone(),
             language: file.language,
             changed: result.changed(),
-            stats: FileStats {
-                sites: s.sites,
-                converted: s.converted,
-                not_converted: s.not_converted,
-                approximate: s.approximate,
-                suppressed: s.suppressed,
-                edits: s.edits,
-                changed_lines: s.changed_lines,
-                bytes_removed: s.bytes_removed,
-                bytes_added: s.bytes_added,
-                // `+ 0.0` turns the -0.0 of an empty float sum into 0.0.
-                effort_hours: s.effort_hours + 0.0,
-                by_library: tallies(&s.by_library),
-                by_kind: tallies(&s.by_kind),
-            },
+            stats: result.stats.clone(),
             edits: result
                 .edits
                 .iter()
@@ -185,18 +165,6 @@ impl FileReport {
             diff: result.changed().then(|| unified_diff(file)),
         }
     }
-}
-
-fn tallies<K: Ord + Copy>(from: &BTreeMap<K, cuport_rewrite::Tally>) -> BTreeMap<K, Tally> {
-    from.iter()
-        .map(|(key, t)| {
-            let tally = Tally {
-                converted: t.converted,
-                not_converted: t.not_converted,
-            };
-            (*key, tally)
-        })
-        .collect()
 }
 
 fn edit_record(edit: &Edit, file: &MigratedFile, lines: &LineIndex) -> EditRecord {
@@ -218,7 +186,7 @@ fn edit_record(edit: &Edit, file: &MigratedFile, lines: &LineIndex) -> EditRecor
 fn diagnostic_record(d: &Diagnostic, src: &[u8], lines: &LineIndex) -> DiagnosticRecord {
     DiagnosticRecord {
         code: d.code.clone(),
-        level: d.level.into(),
+        level: d.level,
         effort: d.effort.clone(),
         effort_hours: effort_hours(d),
         message: d.message.clone(),
@@ -261,6 +229,8 @@ impl Totals {
             t.suppressed += s.suppressed;
             t.edits += s.edits;
             t.changed_lines += s.changed_lines;
+            t.bytes_removed += s.bytes_removed;
+            t.bytes_added += s.bytes_added;
             t.effort_hours += s.effort_hours;
             for d in &file.diagnostics {
                 *t.diagnostics.entry(d.level).or_default() += 1;

@@ -10,7 +10,7 @@ mod data;
 
 use crate::document::ReportDocument;
 use crate::error::ReportError;
-use crate::record::Level;
+use cuport_rewrite::Level;
 
 const STYLE: &str = include_str!("html/page.css");
 const SCRIPT: &str = include_str!("html/page.js");

@@ -17,15 +17,15 @@ mod sarif;
 use std::path::{Path, PathBuf};
 
 pub use csv_out::{changes_csv, unsupported_csv};
+pub use cuport_rewrite::{FileStats, Level, Tally};
 pub use document::{
-    report_schema, FileReport, FileStats, ReportDocument, Totals, REPORT_FORMAT_NAME,
-    REPORT_FORMAT_VERSION,
+    report_schema, FileReport, ReportDocument, Totals, REPORT_FORMAT_NAME, REPORT_FORMAT_VERSION,
 };
 pub use error::ReportError;
 pub use html::{embedded_json, escape as html_escape, report_html};
 pub use markdown::{summary_markdown, summary_markdown_within, SUMMARY_LIMIT};
 pub use meta::{rfc3339, RulesInfo, RunMeta};
-pub use record::{DiagnosticRecord, EditRecord, EditStatus, Level, Tally};
+pub use record::{DiagnosticRecord, EditRecord, EditStatus};
 pub use sarif::sarif;
 
 use error::io;

@@ -7,7 +7,9 @@ use std::fmt::Write;
 use cuport_model::Library;
 
 use crate::document::ReportDocument;
-use crate::record::{DiagnosticRecord, Level, Tally};
+use cuport_rewrite::{Level, Tally};
+
+use crate::record::DiagnosticRecord;
 
 /// GitHub job summaries take up to 1 MiB; stay a little under it.
 pub const SUMMARY_LIMIT: usize = 1_000_000;

@@ -1,67 +1,8 @@
 //! One edit and one diagnostic as report.json stores them: self-contained
 //! (line, column and effort resolved), so renderers need nothing else.
 use cuport_model::{Library, SiteKind};
-use cuport_rewrite::{Diagnostic, Edit};
+use cuport_rewrite::{Diagnostic, Edit, Level};
 use serde::{Deserialize, Serialize};
-
-/// How much attention a diagnostic needs, lowest first (mirrors
-/// `cuport_rewrite::Level`).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Level {
-    Note,
-    Approximate,
-    Manual,
-    Unsupported,
-}
-
-impl Level {
-    pub fn id(self) -> &'static str {
-        match self {
-            Level::Note => "note",
-            Level::Approximate => "approximate",
-            Level::Manual => "manual",
-            Level::Unsupported => "unsupported",
-        }
-    }
-
-    /// Whether a site with this level is left for a person.
-    pub fn is_unported(self) -> bool {
-        matches!(self, Level::Manual | Level::Unsupported)
-    }
-}
-
-impl From<cuport_rewrite::Level> for Level {
-    fn from(level: cuport_rewrite::Level) -> Self {
-        match level {
-            cuport_rewrite::Level::Note => Level::Note,
-            cuport_rewrite::Level::Approximate => Level::Approximate,
-            cuport_rewrite::Level::Manual => Level::Manual,
-            cuport_rewrite::Level::Unsupported => Level::Unsupported,
-        }
-    }
-}
-
-/// Converted and not converted sites of one library or kind.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
-pub struct Tally {
-    pub converted: usize,
-    pub not_converted: usize,
-}
 
 /// What an applied edit did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
@@ -92,8 +33,8 @@ impl EditStatus {
 }
 
 /// Codes the rewriter gives to the headers and imports it adds.
-const HEADER_CODE: &str = "CP0030";
-const IMPORT_CODE: &str = "CP0031";
+const HEADER_CODE: &str = cuport_rewrite::codes::HEADER_ADDED;
+const IMPORT_CODE: &str = cuport_rewrite::codes::IMPORT_ADDED;
 
 pub(crate) fn edit_status(edit: &Edit, diagnostics: &[Diagnostic]) -> EditStatus {
     if edit.code == HEADER_CODE {

@@ -7,7 +7,9 @@ use serde_json::{json, Value};
 
 use crate::document::ReportDocument;
 use crate::error::ReportError;
-use crate::record::{DiagnosticRecord, Level};
+use cuport_rewrite::Level;
+
+use crate::record::DiagnosticRecord;
 
 const SARIF_SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
@@ -131,22 +133,9 @@ fn is_uri(text: &str) -> bool {
         && !text.contains(char::is_whitespace)
 }
 
-/// Help for the codes cuport itself gives (`cuport_rewrite::codes`).
+/// Help for the codes cuport itself gives (`cuport_rewrite::CODES`).
 fn own_code_help(code: &str) -> Option<&'static str> {
-    Some(match code {
-        "CP0001" => "A CUDA name the rule tables do not know for this target",
-        "CP0002" => "A rewrite template could not be applied to this call",
-        "CP0003" => "A mapped name used in a way the rewrite cannot handle",
-        "CP0004" => "Two edits overlapped; the later one was not applied",
-        "CP0010" => "A kernel definition that needs a hand port on this target",
-        "CP0011" => "A kernel launch that needs a hand port on this target",
-        "CP0012" => "Code that assumes a 32-wide warp",
-        "CP0013" => "A preprocessor condition on the CUDA version",
-        "CP0014" => "Runtime setup the target needs",
-        "CP0020" => "A build rule cuport does not rewrite",
-        "CP0021" => "A package that only runs on NVIDIA GPUs",
-        _ => return None,
-    })
+    cuport_rewrite::code_info(code).map(|c| c.summary)
 }
 
 fn result(path: &str, d: &DiagnosticRecord, rule_index: Option<usize>) -> Value {

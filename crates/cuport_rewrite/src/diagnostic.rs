@@ -5,7 +5,19 @@ use serde::{Deserialize, Serialize};
 
 /// How much attention a diagnostic needs, lowest first. `--fail-on LEVEL`
 /// fails on this level and every level above it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum Level {
     /// Worth knowing (a CUDA-version condition, a setup requirement).
@@ -27,48 +39,95 @@ impl Level {
             Level::Unsupported => "unsupported",
         }
     }
+
+    /// Whether a site with this level is left for a person.
+    pub fn is_unported(self) -> bool {
+        matches!(self, Level::Manual | Level::Unsupported)
+    }
 }
 
-/// Codes of diagnostics that come from cuport itself rather than a table row.
-pub mod codes {
+/// One of cuport's own codes: what it means, for SARIF's rule list, the
+/// docs (`mappings/README.md` lists them; a test keeps the list in step) and
+/// `cuport rules explain`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CodeInfo {
+    pub code: &'static str,
+    /// Whether the code labels diagnostics (`true`) or edits cuport adds
+    /// on its own (a header, an import, a dual-stack spelling).
+    pub diagnostic: bool,
+    pub summary: &'static str,
+}
+
+/// Declares each code once: the constant the rewriter uses and its row in
+/// [`CODES`], so the two cannot drift apart.
+macro_rules! cuport_codes {
+    ($( $(#[$doc:meta])* $name:ident = $code:literal, $diagnostic:literal, $summary:literal; )+) => {
+        /// Codes of diagnostics (and edits) that come from cuport itself
+        /// rather than a table row. Once published a code keeps its meaning.
+        pub mod codes {
+            $( $(#[$doc])* pub const $name: &str = $code; )+
+        }
+
+        /// Every code of [`codes`], in order.
+        pub const CODES: &[CodeInfo] = &[
+            $( CodeInfo { code: $code, diagnostic: $diagnostic, summary: $summary }, )+
+        ];
+    };
+}
+
+cuport_codes! {
     /// A CUDA name the rule tables do not know for this target.
-    pub const UNKNOWN_NAME: &str = "CP0001";
+    UNKNOWN_NAME = "CP0001", true, "A CUDA name the rule tables do not know for this target";
     /// A rewrite template could not be applied to this call.
-    pub const TEMPLATE_FAILED: &str = "CP0002";
+    TEMPLATE_FAILED = "CP0002", true, "A rewrite template could not be applied to this call";
     /// A mapped name used in a way the rewrite cannot handle (aliased, not called).
-    pub const NOT_REWRITABLE: &str = "CP0003";
-    /// The rewrite calls a cuport helper (declared in `cuport_shim.h`,
-    /// implemented in the generated `cuport_ascend_helpers.cpp`).
-    pub const HELPER_REQUIRED: &str = "CP0005";
+    NOT_REWRITABLE = "CP0003", true, "A mapped name used in a way the rewrite cannot handle (aliased, not called)";
     /// Two edits overlapped; the later one was not applied.
-    pub const EDIT_CONFLICT: &str = "CP0004";
+    EDIT_CONFLICT = "CP0004", true, "Two edits overlapped; the later one was not applied";
+    /// The rewrite calls a cuport helper (declared in `cuport_shim.h`,
+    /// implemented in the generated helper source).
+    HELPER_REQUIRED = "CP0005", true, "The rewrite calls a cuport helper written with the port (cuport_shim.h and its implementation)";
     /// A kernel definition that needs a hand port on this target.
-    pub const KERNEL_MANUAL: &str = "CP0010";
+    KERNEL_MANUAL = "CP0010", true, "A kernel definition that needs a hand port on this target";
     /// A kernel launch that needs a hand port on this target.
-    pub const LAUNCH_MANUAL: &str = "CP0011";
+    LAUNCH_MANUAL = "CP0011", true, "A kernel launch that needs a hand port on this target";
     /// Code that assumes a 32-wide warp.
-    pub const WARP_SIZE: &str = "CP0012";
+    WARP_SIZE = "CP0012", true, "Code that assumes a 32-wide warp";
     /// A preprocessor condition on the CUDA version.
-    pub const CUDA_VERSION_CONDITION: &str = "CP0013";
+    CUDA_VERSION_CONDITION = "CP0013", true, "A preprocessor condition on the CUDA version";
     /// Runtime setup the target needs (aclInit, device and stream setup).
-    pub const SETUP_REQUIRED: &str = "CP0014";
+    SETUP_REQUIRED = "CP0014", true, "Runtime setup the target needs (aclInit, device and stream setup)";
     /// A build rule cuport does not rewrite.
-    pub const BUILD_MANUAL: &str = "CP0020";
+    BUILD_MANUAL = "CP0020", true, "A build rule cuport does not rewrite";
     /// A package that only runs on NVIDIA GPUs.
-    pub const CUDA_ONLY_PACKAGE: &str = "CP0021";
+    CUDA_ONLY_PACKAGE = "CP0021", true, "A package that only runs on NVIDIA GPUs";
+    /// An edit: a header the target needs, added at the top of the file.
+    HEADER_ADDED = "CP0030", false, "A header the target needs, added to the file";
+    /// An edit: an import the target needs (`import torch_npu`).
+    IMPORT_ADDED = "CP0031", false, "An import the target needs, added to the file";
+    /// An edit: a reference to a source file `--rename-sources` renamed.
+    RENAMED_SOURCE = "CP0032", false, "A reference (include, build file) to a source file --rename-sources renamed";
     /// Dual-stack: the source keeps a CUDA spelling that a target spells
     /// differently and the shim cannot provide (a preprocessor test, C++
     /// framework API, build rule).
-    pub const DUAL_KEPT: &str = "CP0040";
+    DUAL_KEPT = "CP0040", true, "Dual-stack: a CUDA spelling kept for CUDA that a target spells differently";
     /// Dual-stack: a kernel launch or definition that cannot be put behind
     /// the backend switch automatically.
-    pub const DUAL_NOT_WRAPPED: &str = "CP0041";
+    DUAL_NOT_WRAPPED = "CP0041", true, "Dual-stack: a kernel launch or definition that cannot be put behind the backend switch";
     /// Dual-stack: an edit to the portable spelling (not a diagnostic; the
     /// code labels the edit in reports).
-    pub const DUAL_PORTABLE: &str = "CP0042";
+    DUAL_PORTABLE = "CP0042", false, "Dual-stack: a name rewritten to its portable spelling";
     /// Dual-stack Python: a dtype a selected target does not support (fp64
     /// on Ascend). The code is kept; nothing converts it silently.
-    pub const DUAL_UNSUPPORTED_DTYPE: &str = "CP0050";
+    DUAL_UNSUPPORTED_DTYPE = "CP0050", true, "Dual-stack Python: a dtype a selected target does not support";
+    /// An edit: a HIP launch written as `hipLaunchKernelGGL`
+    /// (`--hip-kernel-launch ggl`).
+    HIP_GGL_LAUNCH = "CP1099", false, "A kernel launch written as hipLaunchKernelGGL (--hip-kernel-launch ggl)";
+}
+
+/// The registry row of one of cuport's own codes.
+pub fn code_info(code: &str) -> Option<&'static CodeInfo> {
+    CODES.iter().find(|c| c.code == code)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -125,7 +125,8 @@ fn finish(src: &[u8], lines: &LineIndex, planned: Planned, mut stats: FileStats)
     stats.bytes_removed = applied.iter().map(|e| e.range.len()).sum();
     stats.bytes_added = applied.iter().map(|e| e.replacement.len()).sum();
     stats.changed_lines = changed_lines(lines, &applied);
-    stats.effort_hours = diagnostics.iter().map(effort_hours).sum();
+    // `+ 0.0` turns the -0.0 of an empty float sum into 0.0.
+    stats.effort_hours = diagnostics.iter().map(effort_hours).sum::<f64>() + 0.0;
     FileMigration {
         output,
         edits: applied,

@@ -5,7 +5,7 @@
 use cuport_analyze::FileAnalysis;
 use cuport_model::{Language, Library, LineIndex, SiteKind, TextRange};
 
-use crate::diagnostic::{Diagnostic, Level};
+use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::edit::Edit;
 use crate::plan::Planned;
 
@@ -95,7 +95,7 @@ fn c_header_edits(
             } else {
                 format!("#include <{header}>{newline}")
             },
-            code: "CP0030".into(),
+            code: codes::HEADER_ADDED.into(),
             cuda_name: "(implicit CUDA runtime header)".into(),
         })
         .collect()
@@ -215,7 +215,7 @@ fn python_import_edits(src: &[u8], planned: &Planned) -> Vec<Edit> {
         .map(|import| Edit {
             range: TextRange::new(at, at),
             replacement: format!("{newline}{import}{}", line_ending(src)),
-            code: "CP0031".into(),
+            code: codes::IMPORT_ADDED.into(),
             cuda_name: "import torch".into(),
         })
         .collect()

@@ -17,6 +17,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use cuport_model::{Language, Target, TextRange};
 
+use crate::diagnostic::codes;
 use crate::edit::{apply_edits, Edit};
 use crate::result::RewriteError;
 
@@ -115,7 +116,7 @@ impl RenamePlan {
         Some(Edit {
             range: TextRange::new(range.start + dot + 1, range.end),
             replacement: new_ext.to_owned(),
-            code: "CP0040".into(),
+            code: codes::RENAMED_SOURCE.into(),
             cuda_name: reference.to_owned(),
         })
     }

@@ -38,13 +38,16 @@ pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RewriteError + '
 }
 
 /// Converted and not converted sites of one library or kind.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 pub struct Tally {
     pub converted: usize,
     pub not_converted: usize,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+/// What migrating one file did, in numbers.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileStats {
     pub sites: usize,
     /// Sites ported automatically (approximate ones included, and reported).

@@ -439,7 +439,7 @@ impl<'a> Planner<'a> {
             text.push_str(self.text(*arg));
         }
         text.push(')');
-        self.edit(call, text, "CP1099".into(), &site.name);
+        self.edit(call, text, codes::HIP_GGL_LAUNCH.into(), &site.name);
     }
 
     fn warp_size(&mut self, site: &Site) {

@@ -7,6 +7,7 @@ use cuport_model::{Library, Target};
 use cuport_rules::{EnumMap, Flavour, NameKind, RuleSet, Status};
 
 use super::entry::{provision, Provision};
+use crate::diagnostic::codes;
 use crate::dual::names::{is_shimmed, portable_name};
 
 /// One backend's provision of every portable name, per library.
@@ -112,7 +113,7 @@ impl Section {
                     continue;
                 }
                 let known = self.names.entry(*library).or_default();
-                let message = format!("{cuda_name} is not in cuport's rule tables for {target}; port it by hand or add a rule with --rules [CP0001]");
+                let message = format!("{cuda_name} is not in cuport's rule tables for {target}; port it by hand or add a rule with --rules [{}]", codes::UNKNOWN_NAME);
                 let provided = Provision::Unavailable {
                     kind: *kind,
                     message,

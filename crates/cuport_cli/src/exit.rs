@@ -1,0 +1,36 @@
+//! Every exit status cuport uses, in one place, so that `--help` texts, CI
+//! scripts and the code agree:
+//!
+//! - 0: the command did its job and found nothing it was asked to fail on;
+//! - 1: it did its job and found what the caller asked it to fail on
+//!   (`migrate --fail-on`, a regression, invalid rule files, failed
+//!   `doctor --require`);
+//! - 2: it could not do its job (usage error, unreadable input, I/O error).
+use std::process::ExitCode;
+
+/// Done; nothing to fail on.
+pub(crate) fn success() -> ExitCode {
+    ExitCode::SUCCESS
+}
+
+/// Done, and the result is what the caller asked to fail on.
+pub(crate) fn findings() -> ExitCode {
+    ExitCode::from(FINDINGS)
+}
+
+/// [`success`] or [`findings`].
+pub(crate) fn gate(failing: bool) -> ExitCode {
+    if failing {
+        findings()
+    } else {
+        success()
+    }
+}
+
+/// The command could not run to the end (usage, input or I/O error).
+pub(crate) fn error() -> ExitCode {
+    ExitCode::from(ERROR)
+}
+
+const FINDINGS: u8 = 1;
+const ERROR: u8 = 2;
