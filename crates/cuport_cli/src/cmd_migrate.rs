@@ -100,7 +100,7 @@ impl Extras {
         }
         let writes_tree = args.out.is_some() || args.in_place;
         if writes_tree && !migration.root.is_file() {
-            extras.tree = tree_files(&migration.root, args.hidden, args.no_ignore)?;
+            extras.tree = tree_files(&migration.root, args.walk.hidden, args.walk.no_ignore)?;
         }
         if args.rename_sources {
             if target == Target::Ascend {
@@ -126,8 +126,8 @@ fn migrate(
 ) -> anyhow::Result<(ScanReport, Migration)> {
     let scan_options = ScanOptions {
         excludes: settings.excludes.value.clone(),
-        include_hidden: args.hidden,
-        no_ignore: args.no_ignore,
+        include_hidden: args.walk.hidden,
+        no_ignore: args.walk.no_ignore,
         analyze: AnalyzeOptions {
             syntax_check: SyntaxCheck::Off,
         },

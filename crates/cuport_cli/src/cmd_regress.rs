@@ -382,23 +382,13 @@ fn print_report(report: &RunReport, format: Format, out: &Output) -> anyhow::Res
             p.accuracy.label()
         );
     }
-    let counts: Vec<String> = report
-        .summary
-        .counts
-        .iter()
-        .map(|(k, v)| format!("{v} {k}"))
-        .collect();
-    let verdict = if report.summary.exit_code == 0 {
-        "PASS"
-    } else {
-        "REGRESSION"
-    };
+    let verdict = report.summary.verdict();
     let bold = out.bold();
     println!(
         "{bold}{verdict}{bold:#}: {} cases, {} checks ({})",
         report.summary.cases,
         report.summary.checks,
-        counts.join(", ")
+        report.summary.counts_text()
     );
     Ok(())
 }

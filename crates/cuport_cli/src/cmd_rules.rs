@@ -336,19 +336,11 @@ fn stats(set: &RuleSet, format: StatsFormat) -> anyhow::Result<String> {
             .map(|(l, c)| (*l, c))
             .chain(std::iter::once(("ALL", &t.total)));
         for (lib, c) in rows {
-            let _ = writeln!(
-                buf,
-                "{:<8} {:<20} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7} {:>7}",
-                label,
-                lib,
-                c.exact,
-                c.renamed,
-                c.rewrite,
-                c.approximate,
-                c.manual,
-                c.unsupported,
-                c.total
-            );
+            let _ = write!(buf, "{label:<8} {lib:<20}");
+            for n in c.columns() {
+                let _ = write!(buf, " {n:>7}");
+            }
+            let _ = writeln!(buf);
         }
     }
     Ok(buf)

@@ -45,15 +45,8 @@ pub(crate) struct ScanArgs {
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = ScanFormat::Text)]
     pub(crate) format: ScanFormat,
-    /// Leave out paths matching this glob (gitignore syntax); repeatable.
-    #[arg(long, value_name = "GLOB")]
-    pub(crate) exclude: Vec<String>,
-    /// Also scan hidden files and directories.
-    #[arg(long)]
-    pub(crate) hidden: bool,
-    /// Do not honour .gitignore and .ignore files.
-    #[arg(long)]
-    pub(crate) no_ignore: bool,
+    #[command(flatten)]
+    pub(crate) walk: crate::walk_args::WalkArgs,
     /// Skip files larger than this many bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 32 * 1024 * 1024)]
     pub(crate) max_file_size: u64,
@@ -71,9 +64,9 @@ pub(crate) struct ScanArgs {
 
 pub(crate) fn run(args: &ScanArgs, out: &Output) -> anyhow::Result<ExitCode> {
     let options = ScanOptions {
-        excludes: args.exclude.clone(),
-        include_hidden: args.hidden,
-        no_ignore: args.no_ignore,
+        excludes: args.walk.exclude.clone(),
+        include_hidden: args.walk.hidden,
+        no_ignore: args.walk.no_ignore,
         max_file_size: args.max_file_size,
         analyze: AnalyzeOptions {
             syntax_check: match args.syntax_check {

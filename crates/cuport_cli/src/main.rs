@@ -15,6 +15,7 @@ mod migrate_args;
 mod migrate_summary;
 mod output;
 mod settings;
+mod walk_args;
 
 use std::process::ExitCode;
 

@@ -106,15 +106,8 @@ pub(crate) struct MigrateArgs {
     /// Also write each diagnostic into the output as a `CUPORT` comment.
     #[arg(long)]
     pub(crate) annotate: bool,
-    /// Leave out paths matching this glob; repeatable.
-    #[arg(long, value_name = "GLOB")]
-    pub(crate) exclude: Vec<String>,
-    /// Also migrate hidden files and directories.
-    #[arg(long)]
-    pub(crate) hidden: bool,
-    /// Do not honour .gitignore and .ignore files.
-    #[arg(long)]
-    pub(crate) no_ignore: bool,
+    #[command(flatten)]
+    pub(crate) walk: crate::walk_args::WalkArgs,
     /// With --to ascend and --out: write an Ascend C skeleton per CUDA kernel
     /// to OUT/<source path>.ascend/<kernel>_kernel.cpp.
     #[arg(long, requires = "out")]
@@ -140,7 +133,7 @@ impl MigrateArgs {
             path: self.path.clone(),
             to: self.to.clone(),
             dual: self.dual,
-            exclude: self.exclude.clone(),
+            exclude: self.walk.exclude.clone(),
             rules: self.rules.clone(),
             hip_kernel_launch: self.hip_kernel_launch.map(|l| match l {
                 LaunchArg::Chevron => HipLaunch::Chevron,

@@ -9,7 +9,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use assert_cmd::Command;
 use common::{copy_dir, Run};
 use tempfile::TempDir;
 
@@ -67,20 +66,7 @@ impl Scratch {
     }
 
     fn migrate_path(&self, path: &Path, args: &[&str]) -> Run {
-        let out = Command::cargo_bin("cuport")
-            .expect("binary builds")
-            .env("NO_COLOR", "1")
-            .current_dir(self.dir.path())
-            .arg("migrate")
-            .arg(path)
-            .args(args)
-            .output()
-            .expect("runs");
-        Run {
-            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-            code: out.status.code(),
-        }
+        common::migrate_from(Some(self.dir.path()), path, args)
     }
 
     /// Every file of the scratch directory, except those under `skip`.

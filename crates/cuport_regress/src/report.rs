@@ -206,6 +206,27 @@ pub struct Summary {
     pub exit_code: u8,
 }
 
+impl Summary {
+    /// The one-word outcome every renderer leads with.
+    pub fn verdict(&self) -> &'static str {
+        if self.exit_code == 0 {
+            "PASS"
+        } else {
+            "REGRESSION"
+        }
+    }
+
+    /// `3 pass, 1 skip`: the checks by outcome.
+    pub fn counts_text(&self) -> String {
+        let counts: Vec<String> = self
+            .counts
+            .iter()
+            .map(|(k, v)| format!("{v} {k}"))
+            .collect();
+        counts.join(", ")
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
     pub format: String,

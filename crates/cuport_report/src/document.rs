@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use cuport_model::{Language, Library, LineIndex, SiteKind};
+use cuport_model::{Language, LineIndex};
 use cuport_rewrite::{
-    effort_hours, unified_diff, Diagnostic, Edit, FileStats, Level, MigratedFile, Migration, Tally,
+    effort_hours, unified_diff, Diagnostic, Edit, FileStats, Level, MigratedFile, Migration,
 };
 use serde::{Deserialize, Serialize};
 
@@ -34,33 +34,28 @@ pub struct ReportDocument {
     pub generated: Vec<String>,
 }
 
-/// Sums over all files.
+/// Sums over all files: every file statistic added up, plus counts by
+/// diagnostic level.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Totals {
     pub files: usize,
     pub files_changed: usize,
-    pub sites: usize,
-    /// Sites ported automatically (approximate ones included).
-    pub converted: usize,
-    /// Sites left for a person (manual, unsupported, unknown).
-    pub not_converted: usize,
-    pub approximate: usize,
-    pub suppressed: usize,
-    pub edits: usize,
-    pub changed_lines: usize,
-    #[serde(default)]
-    pub bytes_removed: usize,
-    #[serde(default)]
-    pub bytes_added: usize,
-    /// Estimated hours of manual work: the sum of every diagnostic's weight
-    /// (`cuport_rewrite::effort_hours`).
-    pub effort_hours: f64,
+    /// The files' statistics added up (`effort_hours` is the sum of every
+    /// diagnostic's weight, `cuport_rewrite::effort_hours`).
+    #[serde(flatten)]
+    pub sums: FileStats,
     /// `effort_hours` split by diagnostic level.
     pub effort_by_level: BTreeMap<Level, f64>,
     /// Diagnostics per level.
     pub diagnostics: BTreeMap<Level, usize>,
-    pub by_library: BTreeMap<Library, Tally>,
-    pub by_kind: BTreeMap<SiteKind, Tally>,
+}
+
+/// Reads of the sums (`totals.sites`) as of a file's statistics.
+impl std::ops::Deref for Totals {
+    type Target = FileStats;
+    fn deref(&self) -> &FileStats {
+        &self.sums
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -220,34 +215,14 @@ impl Totals {
             ..Totals::default()
         };
         for file in files {
-            let s = &file.stats;
             t.files_changed += usize::from(file.changed);
-            t.sites += s.sites;
-            t.converted += s.converted;
-            t.not_converted += s.not_converted;
-            t.approximate += s.approximate;
-            t.suppressed += s.suppressed;
-            t.edits += s.edits;
-            t.changed_lines += s.changed_lines;
-            t.bytes_removed += s.bytes_removed;
-            t.bytes_added += s.bytes_added;
-            t.effort_hours += s.effort_hours;
+            t.sums.add(&file.stats);
             for d in &file.diagnostics {
                 *t.diagnostics.entry(d.level).or_default() += 1;
                 *t.effort_by_level.entry(d.level).or_default() += d.effort_hours;
             }
-            add_tallies(&mut t.by_library, &s.by_library);
-            add_tallies(&mut t.by_kind, &s.by_kind);
         }
         t
-    }
-}
-
-fn add_tallies<K: Ord + Copy>(into: &mut BTreeMap<K, Tally>, from: &BTreeMap<K, Tally>) {
-    for (key, tally) in from {
-        let entry = into.entry(*key).or_default();
-        entry.converted += tally.converted;
-        entry.not_converted += tally.not_converted;
     }
 }
 

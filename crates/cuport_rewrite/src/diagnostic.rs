@@ -1,22 +1,13 @@
 //! Everything cuport could not port automatically becomes a coded
 //! diagnostic: nothing is dropped silently.
 use cuport_model::{Library, SiteKind, TextRange};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// How much attention a diagnostic needs, lowest first. `--fail-on LEVEL`
 /// fails on this level and every level above it.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum Level {
@@ -149,6 +140,20 @@ pub struct Diagnostic {
     pub suggestion: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
+}
+
+impl Diagnostic {
+    /// `PATH:LINE:COL LEVEL CODE MESSAGE`: one plain line for logs and tests.
+    pub fn plain_line(&self, path: &str) -> String {
+        format!(
+            "{path}:{}:{} {} {} {}",
+            self.line,
+            self.column,
+            self.level.id(),
+            self.code,
+            self.message
+        )
+    }
 }
 
 /// Weight of a diagnostic in the effort estimate, in hours of engineer

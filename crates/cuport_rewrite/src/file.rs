@@ -13,20 +13,9 @@ use crate::plan::{FileInput, Planned, PlannedFile};
 use crate::result::{FileMigration, FileStats};
 use crate::suppress::Suppressions;
 
-/// Migrates `src` (analysed as `analysis`) to `options.target`, as a file
-/// at the root of the tree.
-pub fn migrate_source(
-    language: Language,
-    src: &[u8],
-    analysis: &FileAnalysis,
-    rules: &RuleSet,
-    options: &MigrateOptions,
-) -> FileMigration {
-    migrate_file("", language, src, analysis, rules, options)
-}
-
-/// Migrates the file at `path` (relative to the root, `/`-separated; dual
-/// stack includes the shim relative to it).
+/// Migrates `src` (analysed as `analysis`), the file at `path` (relative to
+/// the root, `/`-separated; `""` for a file at the root). Dual-stack output
+/// includes the shim relative to it.
 pub fn migrate_file(
     path: &str,
     language: Language,

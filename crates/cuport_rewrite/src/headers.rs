@@ -16,6 +16,8 @@ pub(crate) struct MainHeader<'a> {
     pub(crate) even_without_edits: bool,
 }
 
+/// Includes (C family) or imports (Python) the planned edits need, and
+/// the runtime header a `.cu` file relied on nvcc for.
 pub(crate) fn header_edits(
     src: &[u8],
     language: Language,
@@ -24,21 +26,10 @@ pub(crate) fn header_edits(
     main_header: &MainHeader<'_>,
 ) -> Vec<Edit> {
     match language {
-        Language::Cuda | Language::Cpp => {
-            c_header_edits(src, language, analysis, planned, main_header)
-        }
-        Language::Python => python_import_edits(src, planned),
-        _ => Vec::new(),
+        Language::Cuda | Language::Cpp => {}
+        Language::Python => return python_import_edits(src, planned),
+        _ => return Vec::new(),
     }
-}
-
-fn c_header_edits(
-    src: &[u8],
-    language: Language,
-    analysis: &FileAnalysis,
-    planned: &Planned,
-    main_header: &MainHeader<'_>,
-) -> Vec<Edit> {
     let mut wanted: Vec<String> = planned.headers.clone();
     let uses_runtime = analysis.sites.iter().any(|s| {
         matches!(s.library, Library::Runtime | Library::Device) && s.kind != SiteKind::Qualifier

@@ -26,7 +26,7 @@ pub use dual::names::{portable_name, shim_header};
 pub use dual::python_module::{build_module, device_module, python_generated_files};
 pub use dual::shim::{backend_macro, shim_headers, ProjectUse};
 pub use edit::{apply_edits, Conflict, Edit};
-pub use file::{migrate_file, migrate_source};
+pub use file::migrate_file;
 pub use options::{HipLaunch, MigrateOptions};
 pub use rename::{renamed_path, RenamePlan};
 pub use result::{

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use cuport_model::{Language, Library, SiteKind};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::diagnostic::{Diagnostic, Level};
@@ -38,16 +39,14 @@ pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RewriteError + '
 }
 
 /// Converted and not converted sites of one library or kind.
-#[derive(
-    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Tally {
     pub converted: usize,
     pub not_converted: usize,
 }
 
 /// What migrating one file did, in numbers.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct FileStats {
     pub sites: usize,
     /// Sites ported automatically (approximate ones included, and reported).
@@ -83,6 +82,22 @@ impl FileMigration {
 }
 
 impl FileStats {
+    /// Adds `other`'s counts to these (totals over files).
+    pub fn add(&mut self, other: &FileStats) {
+        self.sites += other.sites;
+        self.converted += other.converted;
+        self.not_converted += other.not_converted;
+        self.approximate += other.approximate;
+        self.suppressed += other.suppressed;
+        self.edits += other.edits;
+        self.changed_lines += other.changed_lines;
+        self.bytes_removed += other.bytes_removed;
+        self.bytes_added += other.bytes_added;
+        self.effort_hours += other.effort_hours;
+        add_tallies(&mut self.by_library, &other.by_library);
+        add_tallies(&mut self.by_kind, &other.by_kind);
+    }
+
     /// Counts one planned site: converted unless a diagnostic it raised
     /// (`new`) leaves it for a person.
     pub(crate) fn count_site(&mut self, library: Library, kind: SiteKind, new: &[Diagnostic]) {
@@ -104,6 +119,14 @@ impl FileStats {
         } else {
             self.not_converted += 1;
         }
+    }
+}
+
+fn add_tallies<K: Ord + Copy>(into: &mut BTreeMap<K, Tally>, from: &BTreeMap<K, Tally>) {
+    for (key, tally) in from {
+        let entry = into.entry(*key).or_default();
+        entry.converted += tally.converted;
+        entry.not_converted += tally.not_converted;
     }
 }
 

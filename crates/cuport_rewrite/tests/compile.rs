@@ -17,16 +17,7 @@ use std::process::Command;
 
 use common::*;
 use cuport_model::Target;
-use cuport_rewrite::{Level, MigrateOptions, Migration};
-
-fn write_tree(migration: &Migration) -> tempfile::TempDir {
-    let out = tempfile::tempdir().unwrap();
-    let files = cuport_rewrite::tree_files(&migration.root, false, false).unwrap();
-    migration
-        .write_copy(&out.path().join("tree"), &files)
-        .unwrap();
-    out
-}
+use cuport_rewrite::{Level, MigrateOptions};
 
 /// `(line number, message)` of each `error:` hipcc reports for `file`.
 fn errors_in(stderr: &str, file: &Path) -> Vec<(usize, String)> {
@@ -51,7 +42,7 @@ fn hip_output_compiles_with_hipcc_or_the_failure_was_flagged() {
     let mut unverifiable = Vec::new();
     for dir in fixture_dirs() {
         let migration = migrate_dir(&dir, &MigrateOptions::new(Target::Hip));
-        let out = write_tree(&migration);
+        let out = write_output(&migration);
         let root = out.path().join("tree");
         for file in migration.files.iter().filter(|f| f.path.ends_with(".cu")) {
             let path = root.join(&file.path);
@@ -68,13 +59,7 @@ fn hip_output_compiles_with_hipcc_or_the_failure_was_flagged() {
             let stderr = String::from_utf8_lossy(&output.stderr);
             let text = String::from_utf8_lossy(&file.result.output).into_owned();
             let lines: Vec<&str> = text.lines().collect();
-            let flagged: Vec<&str> = file
-                .result
-                .diagnostics
-                .iter()
-                .filter(|d| d.level >= Level::Manual)
-                .map(|d| d.cuda_name.as_str())
-                .collect();
+            let flagged = flagged_names(file);
             for (line, message) in errors_in(&stderr, &path) {
                 let source = lines.get(line.saturating_sub(1)).copied().unwrap_or("");
                 if NOT_PACKAGED
@@ -115,13 +100,7 @@ fn unexplained_errors(
 ) -> Vec<String> {
     let text = String::from_utf8_lossy(&file.result.output).into_owned();
     let lines: Vec<&str> = text.lines().collect();
-    let flagged: Vec<&str> = file
-        .result
-        .diagnostics
-        .iter()
-        .filter(|d| d.level >= Level::Manual)
-        .map(|d| d.cuda_name.as_str())
-        .collect();
+    let flagged = flagged_names(file);
     errors_in(stderr, path)
         .into_iter()
         .filter(|(line, _)| {
@@ -190,7 +169,7 @@ fn ascend_host_code_compiles_against_the_generated_declarations() {
     for dir in fixture_dirs() {
         let fixture = dir.file_name().unwrap().to_string_lossy().into_owned();
         let migration = migrate_dir(&dir, &MigrateOptions::new(Target::Ascend));
-        let out = write_tree(&migration);
+        let out = write_output(&migration);
         let root = out.path().join("tree");
         for file in migration.files.iter().filter(|f| f.path.ends_with(".cpp")) {
             let name = format!("{fixture}/{}", file.path);
@@ -233,4 +212,14 @@ fn ascend_host_code_compiles_against_the_generated_declarations() {
         "expected fixtures missing: checked {clean:?}, expected {ASCEND_CLEAN:?}"
     );
     eprintln!("g++: compiled cleanly against the generated declarations: {clean:?}");
+}
+
+/// The CUDA names of `file` that cuport flagged as needing a person.
+fn flagged_names(file: &cuport_rewrite::MigratedFile) -> Vec<&str> {
+    file.result
+        .diagnostics
+        .iter()
+        .filter(|d| d.level >= Level::Manual)
+        .map(|d| d.cuda_name.as_str())
+        .collect()
 }

@@ -45,16 +45,7 @@ fn render_python(migration: &Migration) -> String {
     let mut out = String::new();
     for file in python_files(migration) {
         for d in &file.result.diagnostics {
-            let line = format!(
-                "{}:{}:{} {} {} {}",
-                file.path,
-                d.line,
-                d.column,
-                d.level.id(),
-                d.code,
-                d.message
-            );
-            writeln!(out, "{line}").unwrap();
+            writeln!(out, "{}", d.plain_line(&file.path)).unwrap();
         }
     }
     for file in python_files(migration).filter(|f| f.result.changed()) {

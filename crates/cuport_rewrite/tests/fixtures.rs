@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use common::*;
 use cuport_analyze::{scan_tree, NO_PROGRESS};
 use cuport_model::{Library, SiteKind};
-use cuport_rewrite::{MigrateOptions, Migration};
+use cuport_rewrite::MigrateOptions;
 
 #[test]
 fn every_fixture_for_every_target_as_reviewed() {
@@ -22,15 +22,6 @@ fn every_fixture_for_every_target_as_reviewed() {
             insta::assert_snapshot!(format!("migrate_{target}_{name}"), render(&migration));
         }
     }
-}
-
-fn write_output(migration: &Migration) -> tempfile::TempDir {
-    let out = tempfile::tempdir().unwrap();
-    let files = cuport_rewrite::tree_files(&migration.root, false, false).unwrap();
-    migration
-        .write_copy(&out.path().join("tree"), &files)
-        .unwrap();
-    out
 }
 
 #[test]

@@ -7,7 +7,7 @@ mod common;
 use common::*;
 use cuport_analyze::{analyze_source, AnalyzeOptions};
 use cuport_model::{Language, Target};
-use cuport_rewrite::{migrate_source, MigrateOptions};
+use cuport_rewrite::{migrate_file, MigrateOptions};
 use proptest::prelude::*;
 
 fn corpus() -> Vec<(Language, Vec<u8>)> {
@@ -100,7 +100,7 @@ proptest! {
         let src = mutate(original, &ops);
         let analysis = analyze_source(*language, &src, &AnalyzeOptions::default());
         let options = MigrateOptions::new(Target::ALL[target]);
-        let result = migrate_source(*language, &src, &analysis, rules(), &options);
+        let result = migrate_file("", *language, &src, &analysis, rules(), &options);
         prop_assert!(untouched_outside_edits(&src, &result.output, &result.edits));
     }
 }

@@ -43,6 +43,19 @@ impl Counts {
         self.total += other.total;
     }
 
+    /// Exact, renamed, rewrite, approximate, manual, unsupported, total.
+    pub fn columns(&self) -> [usize; 7] {
+        [
+            self.exact,
+            self.renamed,
+            self.rewrite,
+            self.approximate,
+            self.manual,
+            self.unsupported,
+            self.total,
+        ]
+    }
+
     /// Names that resolve to something usable (everything but unsupported).
     pub fn mapped(&self) -> usize {
         self.total - self.unsupported
@@ -160,17 +173,9 @@ fn row(c: &Counts) -> Vec<String> {
     let auto = ((c.exact + c.renamed) * 100)
         .checked_div(c.total)
         .unwrap_or(0);
-    [
-        c.exact,
-        c.renamed,
-        c.rewrite,
-        c.approximate,
-        c.manual,
-        c.unsupported,
-        c.total,
-        auto,
-    ]
-    .iter()
-    .map(ToString::to_string)
-    .collect()
+    c.columns()
+        .iter()
+        .chain(std::iter::once(&auto))
+        .map(ToString::to_string)
+        .collect()
 }

@@ -53,8 +53,16 @@ pub(crate) fn scratch(fixture: &str) -> (TempDir, PathBuf) {
 }
 
 pub(crate) fn migrate(path: &Path, args: &[&str]) -> Run {
-    let out = Command::cargo_bin("cuport")
-        .expect("binary builds")
+    migrate_from(None, path, args)
+}
+
+/// `cuport migrate PATH ARGS...`, run in `dir` when given.
+pub(crate) fn migrate_from(dir: Option<&Path>, path: &Path, args: &[&str]) -> Run {
+    let mut command = Command::cargo_bin("cuport").expect("binary builds");
+    if let Some(dir) = dir {
+        command.current_dir(dir);
+    }
+    let out = command
         .env("NO_COLOR", "1")
         .arg("migrate")
         .arg(path)

@@ -16,11 +16,7 @@ fn esc(text: &str) -> String {
 
 pub fn render(report: &RunReport) -> String {
     let mut h = String::new();
-    let verdict = if report.summary.exit_code == 0 {
-        "PASS"
-    } else {
-        "REGRESSION"
-    };
+    let verdict = report.summary.verdict();
     let _ = write!(h, "<!doctype html><html><head><meta charset=\"utf-8\"><title>cuport regress: {verdict}</title><style>{STYLE}</style></head><body>");
     let _ = write!(
         h,

@@ -9,24 +9,14 @@ const LIMIT: usize = 900 * 1024;
 
 pub fn render(report: &RunReport) -> String {
     let mut md = String::new();
-    let verdict = if report.summary.exit_code == 0 {
-        "PASS"
-    } else {
-        "REGRESSION"
-    };
+    let verdict = report.summary.verdict();
     let _ = writeln!(md, "# cuport regress: {verdict}\n");
-    let counts: Vec<String> = report
-        .summary
-        .counts
-        .iter()
-        .map(|(k, v)| format!("{v} {k}"))
-        .collect();
     let _ = writeln!(
         md,
         "{} cases, {} checks: {}.\n",
         report.summary.cases,
         report.summary.checks,
-        counts.join(", ")
+        report.summary.counts_text()
     );
     checks_table(report, &mut md);
     cross_table(report, &mut md);

@@ -267,20 +267,23 @@ fn aliases(backend: &TorchBackend) -> Vec<String> {
     aliases
 }
 
+/// `    Class(device, aliases=..., adapter=...,`: what both modules' backend
+/// entries start with.
+fn write_backend_head(out: &mut String, class: &str, backend: &TorchBackend) {
+    let _ = writeln!(out, "    {class}(");
+    let _ = writeln!(out, "        {},", py_str(&backend.device));
+    let _ = writeln!(out, "        aliases={},", py_tuple(&aliases(backend)));
+    let adapter = py_opt(backend.adapter.as_deref());
+    let _ = writeln!(out, "        adapter={adapter},");
+}
+
 fn write_device_backend(out: &mut String, backend: &TorchBackend) {
     let renames: Vec<String> = backend
         .renames
         .iter()
         .map(|(from, to)| format!("{}: {}", py_str(from), py_str(to)))
         .collect();
-    let _ = writeln!(out, "    Backend(");
-    let _ = writeln!(out, "        {},", py_str(&backend.device));
-    let _ = writeln!(out, "        aliases={},", py_tuple(&aliases(backend)));
-    let _ = writeln!(
-        out,
-        "        adapter={},",
-        py_opt(backend.adapter.as_deref())
-    );
+    write_backend_head(out, "Backend", backend);
     let _ = writeln!(
         out,
         "        dist_backend={},",
@@ -300,14 +303,7 @@ fn write_build_backend(out: &mut String, backend: &TorchBackend) {
     if !build.unconfirmed.is_empty() {
         let _ = writeln!(out, "    # UNCONFIRMED ({}): not in the rule tables or vendor docs; check against the installed adapter.", build.unconfirmed.join(", "));
     }
-    let _ = writeln!(out, "    BuildBackend(");
-    let _ = writeln!(out, "        {},", py_str(&backend.device));
-    let _ = writeln!(out, "        aliases={},", py_tuple(&aliases(backend)));
-    let _ = writeln!(
-        out,
-        "        adapter={},",
-        py_opt(backend.adapter.as_deref())
-    );
+    write_backend_head(out, "BuildBackend", backend);
     let _ = writeln!(out, "        extension={},", py_str(&build.extension));
     let _ = writeln!(out, "        build_ext={},", py_str(&build.build_ext));
     let _ = writeln!(out, "        macro={},", py_str(&build.macro_name));

@@ -62,17 +62,7 @@ pub(crate) fn render(migration: &Migration) -> String {
     let mut out = String::new();
     for file in &migration.files {
         for d in &file.result.diagnostics {
-            writeln!(
-                out,
-                "{}:{}:{} {} {} {}",
-                file.path,
-                d.line,
-                d.column,
-                d.level.id(),
-                d.code,
-                d.message
-            )
-            .unwrap();
+            writeln!(out, "{}", d.plain_line(&file.path)).unwrap();
         }
     }
     for file in migration.changed_files() {
@@ -138,4 +128,14 @@ pub(crate) fn include_dirs(root: &Path) -> Vec<String> {
         .chain(walk(root).into_iter().filter(|p| p.is_dir()))
         .map(|dir| format!("-I{}", dir.display()))
         .collect()
+}
+
+/// Writes the ported copy of `migration` into a fresh `tree/` directory.
+pub(crate) fn write_output(migration: &Migration) -> tempfile::TempDir {
+    let out = tempfile::tempdir().unwrap();
+    let files = cuport_rewrite::tree_files(&migration.root, false, false).unwrap();
+    migration
+        .write_copy(&out.path().join("tree"), &files)
+        .unwrap();
+    out
 }

@@ -6,7 +6,7 @@ use cuport_model::{Language, Target};
 use cuport_rules::RuleSet;
 
 use super::dtype::fp64_uses;
-use crate::file::migrate_source;
+use crate::file::migrate_file;
 use crate::options::MigrateOptions;
 use crate::Diagnostic;
 
@@ -20,7 +20,8 @@ fn dual(src: &str, targets: &[Target]) -> (String, Vec<Diagnostic>) {
     let analysis = analyze_source(Language::Python, src.as_bytes(), &AnalyzeOptions::default());
     let mut options = MigrateOptions::new(targets[0]);
     options.dual = targets.to_vec();
-    let migrated = migrate_source(
+    let migrated = migrate_file(
+        "",
         Language::Python,
         src.as_bytes(),
         &analysis,
