@@ -242,10 +242,12 @@ pub struct RunReport {
 }
 
 impl RunReport {
-    /// Assemble the report: cross ratios, placement and the gate's verdict.
+    /// Assemble the report: cross ratios, the placement advice computed
+    /// from the cases (`crate::placement`), and the gate's verdict.
     pub fn new(
         cases: Vec<CaseReport>,
         cross_backend: Vec<CrossRatio>,
+        placement: Vec<PlacementRow>,
         uncertain_fails: bool,
     ) -> RunReport {
         let mut pairs: BTreeMap<String, Vec<f64>> = BTreeMap::new();
@@ -259,7 +261,6 @@ impl RunReport {
             .into_iter()
             .filter_map(|(k, v)| geometric_mean(&v).map(|g| (k, g)))
             .collect();
-        let placement = crate::placement::placement(&cases);
         let summary = summarise(&cases, uncertain_fails);
         RunReport {
             format: REPORT_FORMAT.to_owned(),

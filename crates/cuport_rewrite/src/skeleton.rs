@@ -19,6 +19,7 @@
 //! arguments may be pointers or primitive types), the CUDA body as a
 //! comment, a TODO list and, when the kernel looks like an elementwise op or
 //! a reduction, the aclnn operator that may replace it.
+mod buffer;
 mod params;
 mod render;
 mod todos;

@@ -76,7 +76,8 @@ pub fn finish(
     baseline: Option<&BaselineFile>,
     uncertain_fails: bool,
 ) -> RunReport {
-    let mut report = RunReport::new(cases, cross, uncertain_fails);
+    let placement = crate::placement::placement(&cases);
+    let mut report = RunReport::new(cases, cross, placement, uncertain_fails);
     if let Some(base) = baseline {
         baseline::apply(&mut report, base, &crate::stats::DecisionConfig::default());
     }

@@ -2,63 +2,16 @@
 //! cancelling them on a signal or timeout, and reading back what each leg
 //! left in the run directory together with Slurm's verdict.
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::Path;
 
 use super::client;
-use super::config::Placement;
+use super::legs::Group;
+pub use super::legs::{BatchLeg, BatchOptions, LegOutcome, NOT_SUBMITTED};
 use super::outcome::outcome;
 use super::script::{self, JobSpec, ScriptLeg};
 use super::wait::{await_status_files, final_records, wait};
 use crate::error::{RegressError, Result};
-use crate::exec::{CommandSpec, ExitState, LegRequest};
-use crate::report::SlurmLeg;
-
-/// One leg to run as an array task.
-#[derive(Debug, Clone)]
-pub struct BatchLeg {
-    /// Placement name (`[slurm.placement.NAME]`).
-    pub placement_name: String,
-    pub placement: Placement,
-    /// Folder name in the run directory (unique).
-    pub name: String,
-    pub request: LegRequest,
-}
-
-/// How to submit and wait.
-pub struct BatchOptions<'a> {
-    pub run_dir: &'a Path,
-    pub max_concurrent: Option<u32>,
-    pub poll: Duration,
-    pub wait_timeout: Duration,
-    /// Asked between polls: a reason to give up and cancel the jobs.
-    pub stop: &'a dyn Fn() -> Option<String>,
-}
-
-/// What became of one leg.
-#[derive(Debug)]
-pub struct LegOutcome {
-    /// The leg's folder; its `out/` holds what the leg wrote.
-    pub dir: PathBuf,
-    pub slurm: SlurmLeg,
-    /// How the leg's command ended and its wall time, or why it never
-    /// ended on its own (Slurm's reason).
-    pub result: std::result::Result<(ExitState, f64), String>,
-    pub log_excerpt: String,
-}
-
-pub(super) struct Group {
-    /// Unique: the job's and script's name.
-    pub(super) name: String,
-    pub(super) placement_name: String,
-    pub(super) placement: Placement,
-    pub(super) legs: Vec<usize>,
-    pub(super) script: PathBuf,
-    pub(super) job: std::result::Result<String, String>,
-}
-
-/// The job id of a leg whose array `sbatch` refused.
-pub const NOT_SUBMITTED: &str = "not submitted";
+use crate::exec::CommandSpec;
 
 /// Run every leg through Slurm; returns one outcome per leg, in order.
 /// Fails only when the run directory cannot be written.
@@ -221,7 +174,11 @@ fn write_job_list(groups: &[Group], run_dir: &Path) -> Result<()> {
 
 #[cfg(test)]
 pub(super) mod tests {
+    use std::time::Duration;
+
     use super::*;
+    use crate::exec::LegRequest;
+    use crate::slurm::config::Placement;
 
     pub(in crate::slurm) fn leg(placement_name: &str, partition: &str, timeout_s: f64) -> BatchLeg {
         BatchLeg {

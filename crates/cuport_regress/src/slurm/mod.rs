@@ -12,6 +12,7 @@ pub mod batch;
 pub mod client;
 pub mod config;
 pub mod interrupt;
+mod legs;
 mod outcome;
 pub mod parse;
 pub mod script;

@@ -2,7 +2,7 @@
 //! words for a leg Slurm ended before it finished.
 use std::path::Path;
 
-use super::batch::{BatchLeg, BatchOptions, Group, LegOutcome, NOT_SUBMITTED};
+use super::legs::{BatchLeg, BatchOptions, Group, LegOutcome, NOT_SUBMITTED};
 use super::parse::JobRecord;
 use super::script::{LOG_FILE, NODE_FILE, STATUS_FILE, TIMEOUT_STATUS};
 use crate::exec::ExitState;

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::batch::{BatchLeg, BatchOptions, Group};
 use super::client;
+use super::legs::{BatchLeg, BatchOptions, Group};
 use super::parse::{JobRecord, TaskIds};
 use super::script::STATUS_FILE;
 

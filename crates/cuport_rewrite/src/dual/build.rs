@@ -14,7 +14,7 @@
 use cuport_analyze::Site;
 use cuport_model::TextRange;
 
-use super::planner::DualPlanner;
+use super::state::DualPlanner;
 use crate::diagnostic::codes;
 
 /// Whether the dual build rewrite takes care of `site` on every backend.

@@ -8,8 +8,8 @@ use cuport_model::{Language, Library, SiteKind, Target, TextRange};
 use cuport_rules::Status;
 
 use super::names::{portable_name, shim_header};
-use super::planner::{DualPlanner, Launch};
 use super::shim::{backend_macro, shimmed_library, target_header};
+use super::state::{DualPlanner, Launch};
 use crate::diagnostic::{codes, Level};
 use crate::plan::{Planned, Planner};
 

@@ -10,6 +10,7 @@ mod planner;
 mod python;
 pub(crate) mod python_module;
 pub(crate) mod shim;
+mod state;
 
 pub(crate) use planner::plan_file;
 

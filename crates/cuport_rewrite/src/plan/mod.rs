@@ -263,16 +263,6 @@ pub(crate) trait PlanSite {
     fn diagnostics(&self) -> &[Diagnostic];
 }
 
-impl PlanSite for Planner<'_> {
-    fn plan_site(&mut self, site: &Site) {
-        self.one_way_site(site);
-    }
-
-    fn diagnostics(&self) -> &[Diagnostic] {
-        &self.out.diagnostics
-    }
-}
-
 /// Plans every site of the file that no `cuport:` marker suppresses and
 /// counts each in the statistics by the diagnostics it raised.
 pub(crate) fn plan_sites(planner: &mut impl PlanSite, input: &FileInput<'_>) -> FileStats {

@@ -5,8 +5,8 @@ use cuport_analyze::Site;
 use cuport_model::{Language, Library, SiteKind, Target, TextRange, WarpDiagnostic};
 use cuport_rules::{Resolved, Status};
 
-use super::{plan_sites, FileInput, PendingRewrite, PlannedFile, Planner};
-use crate::diagnostic::{codes, Level};
+use super::{plan_sites, FileInput, PendingRewrite, PlanSite, PlannedFile, Planner};
+use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::options::HipLaunch;
 
 /// Plans a file for the one-way target.
@@ -18,6 +18,17 @@ pub(crate) fn plan_file(input: &FileInput<'_>) -> PlannedFile {
         planned: planner.out,
         stats,
         runtime_header: input.options.target.profile().target.runtime_header.clone(),
+    }
+}
+
+/// A one-way planner is the shared context itself.
+impl PlanSite for Planner<'_> {
+    fn plan_site(&mut self, site: &Site) {
+        self.one_way_site(site);
+    }
+
+    fn diagnostics(&self) -> &[Diagnostic] {
+        &self.out.diagnostics
     }
 }
 

@@ -2,32 +2,10 @@
 //! Ascend C documentation and public samples (`AscendC::TPipe`, `TQue`,
 //! `GlobalTensor`, `LocalTensor`, `DataCopy`, `GetBlockIdx`, `GM_ADDR`);
 //! anything not confirmed there is marked UNCONFIRMED in the output.
-use super::params::{ascend_type, camel_case, Param, ParamKind};
+use super::buffer::{buffers, Buffer};
+use super::params::{ascend_type, camel_case, ParamKind};
 use super::todos::todos;
 use super::KernelShape;
-
-/// A global-memory buffer the pipeline moves through a queue.
-pub(super) struct Buffer {
-    name: String,
-    element: String,
-    input: bool,
-    output: bool,
-}
-
-impl Buffer {
-    fn gm(&self) -> String {
-        format!("{}Gm", self.name)
-    }
-    fn local(&self) -> String {
-        format!("{}Local", self.name)
-    }
-    fn in_queue(&self) -> String {
-        format!("inQueue{}", camel_case(&self.name))
-    }
-    fn out_queue(&self) -> String {
-        format!("outQueue{}", camel_case(&self.name))
-    }
-}
 
 /// Lines of C++ being built.
 #[derive(Default)]
@@ -52,30 +30,6 @@ pub(crate) fn render(k: &KernelShape) -> String {
 
 /// `const` pointers are read (VECIN), the others written (VECOUT); a
 /// kernel without any `const` pointer reads and writes each one.
-fn buffers(params: &[Param]) -> Vec<Buffer> {
-    let pointers: Vec<(&str, &str, bool)> = params
-        .iter()
-        .filter_map(|p| match &p.kind {
-            ParamKind::Pointer {
-                element,
-                is_const,
-                indirect: false,
-            } => Some((p.name.as_str(), element.as_str(), *is_const)),
-            _ => None,
-        })
-        .collect();
-    let any_const = pointers.iter().any(|p| p.2);
-    pointers
-        .into_iter()
-        .map(|(name, element, is_const)| Buffer {
-            name: name.to_owned(),
-            element: ascend_type(element),
-            input: is_const || !any_const,
-            output: !is_const,
-        })
-        .collect()
-}
-
 fn class_name(k: &KernelShape) -> String {
     format!("Kernel{}", camel_case(k.name))
 }

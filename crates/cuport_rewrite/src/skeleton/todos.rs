@@ -1,7 +1,7 @@
 //! The TODO list at the top of a skeleton: what every port must do, and
 //! what this kernel's body uses that has no direct Ascend C counterpart.
+use super::buffer::Buffer;
 use super::params::{ascend_type, ParamKind};
-use super::render::Buffer;
 use super::KernelShape;
 
 pub(super) fn todos(k: &KernelShape, buffers: &[Buffer]) -> Vec<String> {
