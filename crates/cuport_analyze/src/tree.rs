@@ -12,6 +12,7 @@ use rayon::prelude::*;
 
 use crate::error::AnalyzeError;
 use crate::file::{analyze_source, AnalyzeOptions};
+use crate::inventory::{inventory, relative, TreeEntry};
 use crate::site::{ScannedFile, SkippedFile};
 
 /// Bytes examined for NUL when deciding whether a file is binary.
@@ -46,6 +47,9 @@ pub struct ScanOptions {
     pub known_names: Option<KnownNames>,
     /// Keep each analysed file's bytes in `ScannedFile::source`.
     pub keep_sources: bool,
+    /// Also list every entry of the tree in `ScanReport::tree` (hidden,
+    /// ignored and excluded ones too), for a complete copy.
+    pub inventory: bool,
 }
 
 impl Default for ScanOptions {
@@ -59,6 +63,7 @@ impl Default for ScanOptions {
             threads: 0,
             known_names: None,
             keep_sources: false,
+            inventory: false,
         }
     }
 }
@@ -91,6 +96,13 @@ pub struct ScanReport {
     /// CUDA-looking names the project defines itself, with the number of
     /// uses that were therefore not counted as CUDA touchpoints.
     pub project_names: BTreeMap<String, usize>,
+    /// Whether the root is one file rather than a directory (asked of the
+    /// file system once, here).
+    pub root_is_file: bool,
+    /// Every entry of the tree (with `ScanOptions::inventory`): what a
+    /// complete copy must reproduce. Symbolic links are listed, never
+    /// followed; version-control directories are left out.
+    pub tree: Vec<TreeEntry>,
 }
 
 /// Scans `root` (a directory or a single file).
@@ -125,8 +137,19 @@ pub fn scan_tree(
         root: root.to_path_buf(),
         skipped: walked.skipped,
         other_files: walked.other_files,
+        root_is_file: metadata.is_file(),
         ..ScanReport::default()
     };
+    if options.inventory && !report.root_is_file {
+        let canonical_root = canonical(root)?;
+        let (tree, errors) = inventory(root, &canonical_root);
+        report.tree = tree;
+        for (path, reason) in errors {
+            if !report.skipped.iter().any(|s| s.reason == reason) {
+                report.skipped.push(SkippedFile { path, reason });
+            }
+        }
+    }
     for outcome in outcomes {
         match outcome {
             Ok(file) => report.files.push(file),
@@ -137,6 +160,13 @@ pub fn scan_tree(
     report.skipped.sort_by(|a, b| a.path.cmp(&b.path));
     drop_project_names(&mut report, options.known_names.as_ref());
     Ok(report)
+}
+
+/// Every entry of the tree at `root` (see [`TreeEntry`]), for a caller
+/// whose scan did not ask for `ScanOptions::inventory`.
+pub fn list_tree(root: &Path) -> Result<Vec<TreeEntry>, AnalyzeError> {
+    let canonical_root = canonical(root)?;
+    Ok(inventory(root, &canonical_root).0)
 }
 
 fn run_in_pool<T: Send>(threads: usize, work: impl FnOnce() -> T + Send) -> T {
@@ -172,11 +202,15 @@ fn single_file(path: &Path) -> Walked {
     walked
 }
 
-fn walk(root: &Path, options: &ScanOptions) -> Result<Walked, AnalyzeError> {
-    let canonical_root = root.canonicalize().map_err(|source| AnalyzeError::Root {
+fn canonical(root: &Path) -> Result<PathBuf, AnalyzeError> {
+    root.canonicalize().map_err(|source| AnalyzeError::Root {
         path: root.to_path_buf(),
         source,
-    })?;
+    })
+}
+
+fn walk(root: &Path, options: &ScanOptions) -> Result<Walked, AnalyzeError> {
+    let canonical_root = canonical(root)?;
     let walker = walk_builder(root, options)?.build_parallel();
     let walked = Mutex::new(Walked::default());
     walker.run(|| Box::new(|entry| visit(root, &canonical_root, entry, &walked)));
@@ -197,7 +231,9 @@ fn walk_builder(root: &Path, options: &ScanOptions) -> Result<WalkBuilder, Analy
         .git_global(!options.no_ignore)
         .parents(!options.no_ignore)
         .require_git(false)
-        .follow_links(true);
+        // A link's target inside the root is analysed at its own path (once);
+        // the link itself stays a link in any copy.
+        .follow_links(false);
     if !options.excludes.is_empty() {
         let mut overrides = OverrideBuilder::new(root);
         for glob in &options.excludes {
@@ -235,12 +271,14 @@ fn visit(
             return WalkState::Continue;
         }
     };
-    if entry.path_is_symlink() && !stays_inside(entry.path(), canonical_root) {
-        record(SkippedFile {
-            path: relative(root, entry.path()),
-            reason: "symbolic link points outside the scanned root; not followed".into(),
-        });
-        return WalkState::Skip;
+    if entry.path_is_symlink() {
+        if let Some(reason) = unfollowed_link(entry.path(), canonical_root) {
+            record(SkippedFile {
+                path: relative(root, entry.path()),
+                reason,
+            });
+        }
+        return WalkState::Continue;
     }
     let Some(file_type) = entry.file_type() else {
         return WalkState::Continue;
@@ -263,9 +301,23 @@ fn visit(
     WalkState::Continue
 }
 
-fn stays_inside(path: &Path, canonical_root: &Path) -> bool {
-    path.canonicalize()
-        .is_ok_and(|target| target.starts_with(canonical_root))
+/// Why a symbolic link deserves a warning: it dangles, leaves the root or
+/// points back at a directory above it. A link to another path inside the
+/// root needs none: its target is analysed where it is.
+fn unfollowed_link(path: &Path, canonical_root: &Path) -> Option<String> {
+    let Ok(target) = path.canonicalize() else {
+        return Some("symbolic link to a path that does not exist; not followed".into());
+    };
+    if !target.starts_with(canonical_root) {
+        return Some("symbolic link points outside the scanned root; not followed".into());
+    }
+    let parent = path.parent().and_then(|p| p.canonicalize().ok())?;
+    parent.starts_with(&target).then(|| {
+        format!(
+            "symbolic link loop (points back to {}); not followed",
+            target.display()
+        )
+    })
 }
 
 fn walk_error(root: &Path, error: &ignore::Error) -> SkippedFile {
@@ -294,19 +346,6 @@ fn describe_walk_error(error: &ignore::Error) -> (Option<PathBuf>, String) {
         ),
         ignore::Error::Io(io) => (None, format!("cannot read: {io}")),
         other => (None, other.to_string()),
-    }
-}
-
-/// `path` relative to `root`, with `/` separators.
-pub(crate) fn relative(root: &Path, path: &Path) -> String {
-    let rel = path.strip_prefix(root).unwrap_or(path);
-    let text = rel.to_string_lossy().replace('\\', "/");
-    if text.is_empty() {
-        path.file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default()
-    } else {
-        text
     }
 }
 

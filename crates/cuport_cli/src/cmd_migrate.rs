@@ -1,16 +1,17 @@
 //! `cuport migrate`: port a tree (or one file) to a target.
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::ExitCode;
 
 use anstyle::AnsiColor;
 use anyhow::{bail, Context};
+use cuport_analyze::EntryKind;
 use cuport_analyze::{scan_tree, AnalyzeOptions, ScanOptions, ScanReport, SyntaxCheck};
 use cuport_model::Target;
 use cuport_report::ReportDocument;
 use cuport_rewrite::{
-    ascend_skeletons, migrate_report, tree_files, unified_diff, KernelSkeleton, Level, Migration,
-    RenamePlan,
+    ascend_skeletons, migrate_report, unified_diff, CopySummary, InPlace, KernelSkeleton, Level,
+    Migration, RenamePlan,
 };
 
 use crate::migrate_args::{FailOn, MigrateArgs, MigrateFormat};
@@ -67,7 +68,7 @@ fn check_extra_flags(args: &MigrateArgs, settings: &Settings) -> anyhow::Result<
     if args.rename_sources && !(args.out.is_some() || args.in_place) {
         bail!("--rename-sources needs --out DIR or --in-place (it renames the files written)");
     }
-    if args.rename_sources && args.in_place && args.path.is_file() {
+    if args.rename_sources && args.in_place && !args.path.is_dir() {
         bail!(
             "--rename-sources needs a directory with --in-place ({} is a file); rename one \
              file with -o OUTFILE instead",
@@ -82,8 +83,6 @@ fn check_extra_flags(args: &MigrateArgs, settings: &Settings) -> anyhow::Result<
 struct Extras {
     skeletons: Vec<KernelSkeleton>,
     renames: RenamePlan,
-    /// The tree's files, listed once for the copy and the rename.
-    tree: Vec<PathBuf>,
 }
 
 impl Extras {
@@ -98,18 +97,15 @@ impl Extras {
         if args.ascend_kernel_skeletons {
             extras.skeletons = ascend_skeletons(scan, migration);
         }
-        let writes_tree = args.out.is_some() || args.in_place;
-        if writes_tree && !migration.root.is_file() {
-            extras.tree = tree_files(&migration.root, args.walk.hidden, args.walk.no_ignore)?;
-        }
         if args.rename_sources {
             if target == Target::Ascend {
                 out.warn("--rename-sources does nothing for ascend: host code keeps its file names and Ascend C kernels are new .cpp files (see --ascend-kernel-skeletons)");
             }
-            let keys: Vec<String> = extras
+            let keys: Vec<String> = migration
                 .tree
                 .iter()
-                .map(|p| p.to_string_lossy().replace('\\', "/"))
+                .filter(|e| e.kind == EntryKind::File)
+                .map(|e| e.path.clone())
                 .collect();
             extras.renames = RenamePlan::new(&keys, target)
                 .with_context(|| format!("cannot rename the sources of {}", args.path.display()))?;
@@ -135,6 +131,8 @@ fn migrate(
             rules,
         ))),
         keep_sources: true,
+        // A copy or in-place run reproduces the whole tree the scan lists.
+        inventory: args.out.is_some() || args.in_place,
         ..ScanOptions::default()
     };
     let bar = crate::cmd_scan::BarProgress(out.progress(0, "analysing"));
@@ -156,57 +154,47 @@ fn write_mode(
     out: &Output,
 ) -> anyhow::Result<()> {
     if let Some(dir) = &args.out {
-        if migration.root.is_file() {
+        if migration.root_is_file {
             bail!("--out needs a directory to migrate; for one file use -o OUTFILE");
         }
-        let written = migration.write_copy_renamed(dir, &extras.tree, &extras.renames)?;
-        out.info(&format!("wrote {written} files under {}", dir.display()));
+        let copy = migration.write_copy(dir, &extras.renames)?;
+        report_copy(&copy, dir, out);
         let skeletons = migration.write_skeletons(dir, &extras.skeletons)?;
         out.info(&format!("wrote {skeletons} Ascend C kernel skeletons"));
     } else if args.in_place {
-        let written = if args.rename_sources {
-            migration.write_in_place_renamed(!args.no_backup, &extras.tree, &extras.renames)?
-        } else {
-            migration.write_in_place(!args.no_backup)?
+        let how = InPlace {
+            backup: !args.no_backup,
+            force: args.force,
         };
-        out.info(&format!("rewrote {written} files in place"));
+        let written = migration.write_in_place_renamed(how, &extras.renames)?;
+        out.status(&format!("rewrote {written} files in place"));
     } else if let Some(file) = &args.output {
-        if !migration.root.is_file() {
+        if !migration.root_is_file {
             bail!("-o OUTFILE needs PATH to be one source file, and {} is a directory; use --out DIR for a tree", args.path.display());
         }
-        let [only] = migration.files.as_slice() else {
-            bail!(
-                "-o OUTFILE needs PATH to be one source file cuport analyses ({} given)",
-                args.path.display()
-            );
-        };
-        write_file(file, &only.result.output, &migration.root)?;
+        for path in migration.write_single(file)? {
+            out.status(&format!("wrote {}", path.display()));
+        }
     }
     Ok(())
 }
 
-/// Atomic (temporary file, then rename), with the source file's permissions.
-fn write_file(
-    path: &std::path::Path,
-    bytes: &[u8],
-    source: &std::path::Path,
-) -> anyhow::Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let mut temp = tempfile::NamedTempFile::new_in(dir)
-        .with_context(|| format!("cannot write into {}", dir.display()))?;
-    temp.write_all(bytes)
-        .with_context(|| format!("cannot write {}", path.display()))?;
-    if let Ok(metadata) = std::fs::metadata(source) {
-        temp.as_file()
-            .set_permissions(metadata.permissions())
-            .with_context(|| format!("cannot set permissions of {}", path.display()))?;
+/// What the copy holds, and every entry it could not reproduce.
+fn report_copy(copy: &CopySummary, dir: &Path, out: &Output) {
+    out.status(&format!(
+        "wrote {} files under {}: {} migrated, {} copied as they are, {} generated; {} directories, {} symbolic links; {} left out",
+        copy.files(),
+        dir.display(),
+        copy.migrated,
+        copy.copied,
+        copy.generated,
+        copy.directories,
+        copy.symlinks,
+        copy.left_out.len()
+    ));
+    for (path, reason) in &copy.left_out {
+        out.warn(&format!("{path}: left out of the copy: {reason}"));
     }
-    temp.persist(path)
-        .map_err(|e| anyhow::anyhow!("cannot write {}: {}", path.display(), e.error))?;
-    Ok(())
 }
 
 fn report(

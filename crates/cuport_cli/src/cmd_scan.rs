@@ -78,6 +78,7 @@ pub(crate) fn run(args: &ScanArgs, out: &Output) -> anyhow::Result<ExitCode> {
         threads: args.threads,
         known_names: known_cuda_names(out),
         keep_sources: false,
+        inventory: false,
     };
     let started = std::time::Instant::now();
     let bar = BarProgress(out.progress(0, "scanning"));

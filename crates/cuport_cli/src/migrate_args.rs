@@ -82,6 +82,10 @@ pub(crate) struct MigrateArgs {
     /// With --in-place: keep no backups.
     #[arg(long, requires = "in_place")]
     pub(crate) no_backup: bool,
+    /// With --in-place: also rewrite read-only files (their mode is kept);
+    /// without it a read-only file stops the run before anything is written.
+    #[arg(long, requires = "in_place")]
+    pub(crate) force: bool,
     /// Print a unified diff and write nothing.
     #[arg(long, group = "mode")]
     pub(crate) diff: bool,

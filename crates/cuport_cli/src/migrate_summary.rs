@@ -33,12 +33,18 @@ pub(crate) fn write_summary(
         t.edits,
         t.changed_lines
     )?;
-    let share = if t.sites == 0 {
-        100.0
+    if t.sites == 0 {
+        // No share to report: nothing was there to convert.
+        let what = if t.files == 0 {
+            "no files cuport analyses (C/C++/CUDA, Python, CMake, Rust) were found"
+        } else {
+            "no CUDA touchpoints were found in them"
+        };
+        writeln!(w, "Sites: none; {what}")?;
     } else {
-        100.0 * t.converted as f64 / t.sites as f64
-    };
-    writeln!(w, "Sites: {} converted automatically ({share:.1}%), {} left for a person, {} approximate, {} suppressed", t.converted, t.not_converted, t.approximate, t.suppressed)?;
+        let share = 100.0 * t.converted as f64 / t.sites as f64;
+        writeln!(w, "Sites: {} converted automatically ({share:.1}%), {} left for a person, {} approximate, {} suppressed", t.converted, t.not_converted, t.approximate, t.suppressed)?;
+    }
     let levels: Vec<String> = [
         Level::Unsupported,
         Level::Manual,

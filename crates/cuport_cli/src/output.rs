@@ -67,6 +67,13 @@ impl Output {
         }
     }
 
+    /// What a command did (files written), on stderr unless `--quiet`.
+    pub(crate) fn status(&self, message: &str) {
+        if !self.quiet {
+            eprintln!("{message}");
+        }
+    }
+
     pub(crate) fn info(&self, message: &str) {
         if self.verbose {
             eprintln!("{message}");

@@ -283,15 +283,24 @@ impl Settings {
             .context("the built-in rule tables failed to load (a cuport bug; please report it)")?;
         for (index, path) in self.rules.value.iter().enumerate() {
             let priority = i32::try_from(index + 1).unwrap_or(i32::MAX);
-            rules = rules.with_user_file(path, priority).with_context(|| {
-                format!(
-                    "rule file {} has problems; `cuport rules check {}` lists them",
-                    path.display(),
-                    path.display()
-                )
-            })?;
+            // The error names the file, line and field.
+            rules = rules.with_user_file(path, priority)?;
+            self.check_rules_target(&rules, path)?;
         }
         Ok(rules)
+    }
+
+    /// A user rule file for a target this run does not migrate to would be
+    /// ignored: that is an error, not a silent no-op.
+    fn check_rules_target(&self, rules: &RuleSet, path: &Path) -> anyhow::Result<()> {
+        let name = path.display().to_string();
+        match rules.file_target(&name) {
+            Some(target) if !self.targets.value.contains(&target) => bail!(
+                "{name}: [meta] target = \"{target}\", but this run migrates to {}; its rules would not apply. Pass it with --to {target}, or remove it from --rules / cuport.toml",
+                self.targets_text()
+            ),
+            _ => Ok(()),
+        }
     }
 
     /// Files matched by `ignore` are analysed but not rewritten.

@@ -54,7 +54,7 @@ fn large_migration() -> Migration {
     Migration {
         root: PathBuf::from("big"),
         files,
-        generated: Vec::new(),
+        ..Migration::default()
     }
 }
 

@@ -35,4 +35,4 @@ pub use result::{
 };
 pub use run::migrate_report;
 pub use skeleton::{ascend_skeletons, file_skeletons, KernelSkeleton};
-pub use write::tree_files;
+pub use write::{CopySummary, InPlace};

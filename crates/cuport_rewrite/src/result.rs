@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use cuport_analyze::TreeEntry;
 use cuport_model::{Language, Library, SiteKind};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -29,6 +30,10 @@ pub enum RewriteError {
     WouldOverwrite { path: PathBuf },
     #[error("cannot rename {from} to {to}: {to} already exists; rename or remove one of them, or run without --rename-sources")]
     RenameCollision { from: String, to: String },
+    #[error("-o OUTFILE needs exactly one source file cuport analyses ({count} were analysed); use --out DIR for a tree")]
+    NotOneFile { count: usize },
+    #[error("nothing was written: {}", problems.join("; "))]
+    Refused { problems: Vec<String> },
 }
 
 pub(crate) fn io(path: &Path) -> impl FnOnce(std::io::Error) -> RewriteError + '_ {
@@ -143,6 +148,11 @@ pub struct MigratedFile {
 #[derive(Debug, Clone, Default)]
 pub struct Migration {
     pub root: PathBuf,
+    /// Whether `root` is one file (asked of the file system once, by the
+    /// scan).
+    pub root_is_file: bool,
+    /// Every entry of the tree, from the scan: what a copy reproduces.
+    pub tree: Vec<TreeEntry>,
     pub files: Vec<MigratedFile>,
     /// Files the run adds (the dual-stack shim), relative to the root.
     pub generated: Vec<GeneratedFile>,

@@ -17,7 +17,7 @@ pub fn migrate_report(
     options: &MigrateOptions,
 ) -> Result<Migration, RewriteError> {
     let root = report.root.clone();
-    let single_file = root.is_file();
+    let single_file = report.root_is_file;
     let files = report
         .files
         .par_iter()
@@ -31,8 +31,19 @@ pub fn migrate_report(
         })
         .collect::<Result<Vec<_>, _>>()?;
     let generated = crate::mode::generated_files(report, &files, rules, options);
+    // The copy reproduces the tree the scan listed (one file list for both).
+    let tree = if single_file || !report.tree.is_empty() {
+        report.tree.clone()
+    } else {
+        cuport_analyze::list_tree(&root).map_err(|e| RewriteError::Io {
+            path: root.clone(),
+            error: std::io::Error::other(e.to_string()),
+        })?
+    };
     Ok(Migration {
         root,
+        root_is_file: single_file,
+        tree,
         files,
         generated,
     })

@@ -36,8 +36,9 @@ fn dual_tree(targets: &[Target]) -> (Migration, tempfile::TempDir) {
     options.dual = targets.to_vec();
     let migration = migrate_dir(&fixtures_root(), &options);
     let out = tempfile::tempdir().unwrap();
-    let files = cuport_rewrite::tree_files(&migration.root, false, false).unwrap();
-    migration.write_copy(out.path(), &files).unwrap();
+    migration
+        .write_copy(out.path(), &cuport_rewrite::RenamePlan::default())
+        .unwrap();
     (migration, out)
 }
 

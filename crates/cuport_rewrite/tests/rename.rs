@@ -6,11 +6,11 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use common::*;
 use cuport_model::Target;
-use cuport_rewrite::{tree_files, MigrateOptions, Migration, RenamePlan};
+use cuport_rewrite::{InPlace, MigrateOptions, Migration, RenamePlan};
 
 const FIXTURES: [&str; 3] = ["cmake_project", "torch_extension", "reduction"];
 const RENAMING: [Target; 3] = [Target::Hip, Target::Musa, Target::Mlu];
@@ -20,35 +20,29 @@ type Tree = BTreeMap<String, Vec<u8>>;
 
 /// Every file under `dir`.
 fn read_tree(dir: &Path) -> Tree {
-    tree_files(dir, true, true)
-        .unwrap()
+    files_under(dir)
         .into_iter()
         .map(|rel| {
             let bytes = std::fs::read(dir.join(&rel)).unwrap();
-            (rel.to_string_lossy().replace('\\', "/"), bytes)
+            (rel, bytes)
         })
         .collect()
 }
 
-fn plan_for(migration: &Migration, target: Target) -> (Vec<PathBuf>, RenamePlan) {
-    let files = tree_files(&migration.root, false, false).unwrap();
-    let keys: Vec<String> = files
-        .iter()
-        .map(|p| p.to_string_lossy().replace('\\', "/"))
-        .collect();
-    (files, RenamePlan::new(&keys, target).unwrap())
+fn plan_for(migration: &Migration, target: Target) -> RenamePlan {
+    RenamePlan::new(&files_under(&migration.root), target).unwrap()
 }
 
 /// The plain copy and the renamed copy of one fixture.
 fn both_copies(fixture: &str, target: Target) -> (Tree, Tree, RenamePlan) {
     let migration = migrate_dir(&fixtures_root().join(fixture), &MigrateOptions::new(target));
-    let (files, plan) = plan_for(&migration, target);
+    let plan = plan_for(&migration, target);
     let out = tempfile::tempdir().unwrap();
     migration
-        .write_copy(&out.path().join("plain"), &files)
+        .write_copy(&out.path().join("plain"), &RenamePlan::default())
         .unwrap();
     migration
-        .write_copy_renamed(&out.path().join("renamed"), &files, &plan)
+        .write_copy(&out.path().join("renamed"), &plan)
         .unwrap();
     (
         read_tree(&out.path().join("plain")),
@@ -139,7 +133,7 @@ fn ascend_renames_nothing() {
 
 fn copy_fixture(name: &str, to: &Path) {
     let from = fixtures_root().join(name);
-    for rel in tree_files(&from, true, true).unwrap() {
+    for rel in files_under(&from) {
         let target = to.join(&rel);
         std::fs::create_dir_all(target.parent().unwrap()).unwrap();
         std::fs::copy(from.join(&rel), target).unwrap();
@@ -148,10 +142,12 @@ fn copy_fixture(name: &str, to: &Path) {
 
 fn rename_in_place(root: &Path, target: Target, backup: bool) -> usize {
     let migration = migrate_dir(root, &MigrateOptions::new(target));
-    let (files, plan) = plan_for(&migration, target);
-    migration
-        .write_in_place_renamed(backup, &files, &plan)
-        .unwrap()
+    let plan = plan_for(&migration, target);
+    let how = InPlace {
+        backup,
+        force: false,
+    };
+    migration.write_in_place_renamed(how, &plan).unwrap()
 }
 
 #[test]

@@ -88,8 +88,8 @@ impl Builder {
                     line: lc.line,
                     column: lc.column,
                 };
-                let message = err.message().trim().to_owned();
-                self.error(location, DiagKind::Syntax, message);
+                let (kind, message) = describe_parse_error(err.message().trim());
+                self.error(location, kind, message);
                 None
             }
         }
@@ -586,4 +586,26 @@ fn signature(p: &Parsed, f: &RawFunction) -> Signature {
         note: f.note.clone(),
         origin: p.at(&f.name),
     }
+}
+
+/// A TOML or schema error in words a rule author acts on: a missing field
+/// is `missing-field` with what to write, everything else `syntax`.
+fn describe_parse_error(message: &str) -> (DiagKind, String) {
+    let Some(field) = message
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split('`').next())
+    else {
+        return (DiagKind::Syntax, message.to_owned());
+    };
+    let what = match field {
+        "source" => "add `source = \"...\"` to [meta]: where the facts come from (vendor header, documentation page)",
+        "cuda" => "every [[entry]] needs `cuda = \"NAME\"`: the CUDA name it maps",
+        "status" => "every [[entry]] needs `status` (exact, renamed, rewrite, approximate, manual, unsupported)",
+        "meta" => "the file needs a [meta] table (target, source, code)",
+        _ => "add it (mappings/README.md lists every field)",
+    };
+    (
+        DiagKind::MissingField,
+        format!("missing field `{field}`: {what}"),
+    )
 }

@@ -20,6 +20,8 @@ pub enum DiagKind {
     BadPattern,
     MissingField,
     Unconfirmed,
+    /// A generated name or template that is not code of the expected shape.
+    BadName,
 }
 
 impl DiagKind {
@@ -35,6 +37,7 @@ impl DiagKind {
             DiagKind::BadTemplate => "bad-template",
             DiagKind::EnumGap => "enum-gap",
             DiagKind::UnknownName => "unknown-name",
+            DiagKind::BadName => "bad-name",
             DiagKind::BadCode => "bad-code",
             DiagKind::BadPattern => "bad-pattern",
             DiagKind::MissingField => "missing-field",
@@ -80,21 +83,25 @@ impl std::fmt::Display for Diagnostic {
 /// Why a rule set could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum RulesError {
-    #[error("cannot read rule file {path}: {source}")]
-    Io {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{} problem(s) in rule files; first: {}; run `cuport rules check` to list them all", .0.len(), first(.0))]
+    /// The I/O error is part of the message (not a `source`), so chained
+    /// printing does not repeat it.
+    #[error("cannot read rule file {path}: {error}; check the path")]
+    Io { path: String, error: std::io::Error },
+    #[error("{}", invalid_message(.0))]
     Invalid(Vec<Diagnostic>),
 }
 
-fn first(diagnostics: &[Diagnostic]) -> String {
-    diagnostics
-        .first()
-        .map(ToString::to_string)
-        .unwrap_or_default()
+/// The problem (each names its file, line, column and field), or the first
+/// of several with the command that lists them all.
+fn invalid_message(diagnostics: &[Diagnostic]) -> String {
+    match diagnostics {
+        [] => "the rule files are invalid".to_owned(),
+        [one] => one.to_string(),
+        [first, rest @ ..] => format!(
+            "{first} (and {} more problem(s): `cuport rules check FILE` lists them all)",
+            rest.len()
+        ),
+    }
 }
 
 impl RulesError {

@@ -1,11 +1,11 @@
 //! Per-entry checks run while an entry is added: required fields per status
 //! and argument templates (syntax, enum maps, `$n` range, arity).
-use cuport_model::Target;
+use cuport_model::{Library, Target};
 use toml::Spanned;
 
 use crate::builder::{Builder, Parsed};
 use crate::diag::DiagKind;
-use crate::model::Status;
+use crate::model::{NameKind, Status};
 use crate::raw::RawEntry;
 use crate::ruleset::Rule;
 use crate::template::Template;
@@ -52,6 +52,12 @@ impl Builder {
             );
             problems.push((at.clone(), DiagKind::Conflict, msg));
         }
+        if let Some(to) = &e.to {
+            if let Some(why) = name_shape_problem(rule.kind, rule.library, to) {
+                let msg = format!("`{name}`: field `to` = {to:?} is not {why}; cuport writes `to` into the code as it is");
+                problems.push((at.clone(), DiagKind::BadName, msg));
+            }
+        }
         if e.unconfirmed && e.status.is_mechanical() {
             let msg = format!("`{name}` is marked unconfirmed, so it cannot be `{}`; use approximate or manual until the fact is checked", e.status);
             problems.push((at.clone(), DiagKind::Unconfirmed, msg));
@@ -86,6 +92,13 @@ impl Builder {
             Ok(t) => t,
             Err(err) => return self.error(at, DiagKind::BadTemplate, err.to_string()),
         };
+        if let Some(why) = expression_problem(source.get_ref()) {
+            let msg = format!(
+                "field `template` {:?} {why}; a template replaces one call with one expression",
+                source.get_ref()
+            );
+            return self.error(at, DiagKind::BadTemplate, msg);
+        }
         self.check_arg_range(p, e, source, &template);
         self.check_arity(p, target, source, &template);
         rule.helpers = self.helpers_used(target, &template);
@@ -160,4 +173,99 @@ impl Builder {
         helpers.dedup();
         helpers
     }
+}
+
+/// Why `to` cannot be written where a name of `kind` goes, if it cannot: a
+/// rule file generates code, so a `to` must be a name, never a statement.
+fn name_shape_problem(kind: NameKind, library: Option<Library>, to: &str) -> Option<&'static str> {
+    let ident = |s: &str| {
+        let mut chars = s.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let ok = match kind {
+        NameKind::Header => {
+            !to.is_empty()
+                && to
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_./+-".contains(c))
+        }
+        NameKind::Python => to.split('.').all(ident),
+        NameKind::DeviceString => {
+            let (device, index) = to.split_once(':').unwrap_or((to, "0"));
+            ident(device) && index.chars().all(|c| c.is_ascii_digit())
+        }
+        _ if library == Some(Library::Build) => is_cmake_word(to),
+        _ => is_c_name(to, &ident),
+    };
+    (!ok).then_some(match kind {
+        NameKind::Header => "a header path (letters, digits, `_./+-`)",
+        NameKind::Python => "a dotted Python name",
+        NameKind::DeviceString => "a device name (`npu`, `npu:0`)",
+        _ if library == Some(Library::Build) => "a CMake word (name, `A::B` target or `cmd(ARGS)`)",
+        _ => "a C/C++ identifier or qualified name (`a::b`)",
+    })
+}
+
+/// Why a template's text is not one expression, if it is not: statements
+/// (`;`), comments, line breaks or unbalanced brackets would change code
+/// around the call it replaces. (An empty template deletes an include.)
+fn expression_problem(template: &str) -> Option<&'static str> {
+    if template.contains(';') || template.contains("//") || template.contains("/*") {
+        return Some("contains `;` or a comment");
+    }
+    if template.contains(['\n', '\r']) {
+        return Some("spans several lines");
+    }
+    let mut depth: Vec<char> = Vec::new();
+    let mut in_string = false;
+    for c in template.chars() {
+        match c {
+            '"' => in_string = !in_string,
+            _ if in_string => {}
+            '(' | '[' | '{' => depth.push(c),
+            ')' | ']' | '}' => {
+                let open = match c {
+                    ')' => '(',
+                    ']' => '[',
+                    _ => '{',
+                };
+                if depth.pop() != Some(open) {
+                    return Some("has unbalanced brackets");
+                }
+            }
+            _ => {}
+        }
+    }
+    (!depth.is_empty() || in_string).then_some("has unbalanced brackets or quotes")
+}
+
+/// A C/C++ name as a rename may write it: `a::b`, with template arguments
+/// of names and numbers (`engine<false>`) and trailing `*` for a type.
+fn is_c_name(to: &str, ident: &dyn Fn(&str) -> bool) -> bool {
+    let to = to.trim_end_matches(['*', ' ']);
+    let (name, args) = match to.split_once('<') {
+        Some((name, rest)) => (name, rest.strip_suffix('>')),
+        None => (to, Some("")),
+    };
+    let args_ok = args.is_some_and(|a| {
+        a.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_:, <>*".contains(c))
+    });
+    args_ok
+        && name
+            .strip_prefix("::")
+            .unwrap_or(name)
+            .split("::")
+            .all(ident)
+}
+
+/// A CMake word a build rule may produce: a name, an imported target
+/// (`hip::host`), a variable, or a one-line command call without `;`.
+fn is_cmake_word(to: &str) -> bool {
+    !to.is_empty()
+        && !to.contains(['\n', ';', '#', '"'])
+        && to.chars().filter(|&c| c == '(').count() == to.chars().filter(|&c| c == ')').count()
 }

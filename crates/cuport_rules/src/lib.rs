@@ -116,9 +116,9 @@ impl RuleSet {
     /// Reads a user rule file as a source with `priority` (built-ins are 0;
     /// higher wins).
     pub fn user_source(path: &Path, priority: i32) -> Result<Source, RulesError> {
-        let text = std::fs::read_to_string(path).map_err(|source| RulesError::Io {
+        let text = std::fs::read_to_string(path).map_err(|error| RulesError::Io {
             path: path.display().to_string(),
-            source,
+            error,
         })?;
         Ok(Source {
             name: path.display().to_string(),

@@ -433,6 +433,15 @@ impl RuleSet {
     }
 
     /// The files the set was built from.
+    /// The target a rule file of this set (by its source name) is for;
+    /// `None` for fact files without one or an unknown name.
+    pub fn file_target(&self, name: &str) -> Option<Target> {
+        self.parsed
+            .iter()
+            .find(|p| p.name == name)
+            .and_then(|p| p.target())
+    }
+
     pub fn sources(&self) -> &[Source] {
         &self.sources
     }

@@ -75,3 +75,13 @@ fn user_file_overrides_builtin_without_a_duplicate_error() {
 fn enum_map_values_outside_the_target_enum_and_misplaced_flavour() {
     insta::assert_snapshot!(problems("target_enum.toml"));
 }
+
+#[test]
+fn names_and_templates_must_be_code_of_the_right_shape() {
+    insta::assert_snapshot!(problems("code_generators.toml"));
+}
+
+#[test]
+fn a_missing_source_is_a_missing_field_with_what_to_write() {
+    insta::assert_snapshot!(problems("missing_source.toml"));
+}

@@ -31,7 +31,7 @@ pub(crate) fn generated_files(
     options: &MigrateOptions,
 ) -> Vec<GeneratedFile> {
     let mut project = project_use(report, rules, options);
-    if report.root.is_dir() {
+    if !report.root_is_file {
         shim::uses::read_previous(&report.root, &mut project);
     }
     // A Python-only project needs no C headers.

@@ -14,6 +14,7 @@ use cuport_analyze::{
     scan_tree, AnalyzeOptions, KnownNames, ScanOptions, SyntaxCheck, NO_PROGRESS,
 };
 use cuport_model::Target;
+use cuport_rewrite::RenamePlan;
 use cuport_rewrite::{migrate_report, unified_diff, MigrateOptions, Migration};
 use cuport_rules::RuleSet;
 
@@ -133,9 +134,18 @@ pub(crate) fn include_dirs(root: &Path) -> Vec<String> {
 /// Writes the ported copy of `migration` into a fresh `tree/` directory.
 pub(crate) fn write_output(migration: &Migration) -> tempfile::TempDir {
     let out = tempfile::tempdir().unwrap();
-    let files = cuport_rewrite::tree_files(&migration.root, false, false).unwrap();
     migration
-        .write_copy(&out.path().join("tree"), &files)
+        .write_copy(&out.path().join("tree"), &RenamePlan::default())
         .unwrap();
     out
+}
+
+/// The relative paths of the regular files under `dir`, sorted.
+pub(crate) fn files_under(dir: &Path) -> Vec<String> {
+    cuport_analyze::list_tree(dir)
+        .unwrap()
+        .into_iter()
+        .filter(|e| e.kind == cuport_analyze::EntryKind::File)
+        .map(|e| e.path)
+        .collect()
 }
