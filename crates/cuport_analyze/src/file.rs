@@ -4,6 +4,7 @@ use std::cell::RefCell;
 use cuport_model::{Language, LineIndex};
 
 use crate::cfamily::{self, SyntaxChecker};
+use crate::known::KnownNames;
 use crate::site::FileAnalysis;
 use crate::{cmake, pyproject, python, rust};
 
@@ -41,16 +42,28 @@ thread_local! {
 /// Analyses `src` as `language`. Never fails: unreadable regions become
 /// parse issues and decoding problems become warnings.
 pub fn analyze_source(language: Language, src: &[u8], options: &AnalyzeOptions) -> FileAnalysis {
+    analyze_known(language, src, options, None)
+}
+
+/// [`analyze_source`] that also finds the names `known` tables know where
+/// the naming conventions do not recognise them.
+pub(crate) fn analyze_known(
+    language: Language,
+    src: &[u8],
+    options: &AnalyzeOptions,
+    known: Option<&KnownNames>,
+) -> FileAnalysis {
     let line_index = LineIndex::new(src);
+    let input = Input {
+        language,
+        src,
+        line_index: &line_index,
+        options,
+        known,
+    };
     let mut analysis = PARSERS.with(|cell| match cell.try_borrow_mut() {
-        Ok(mut parsers) => dispatch(language, src, &line_index, options, &mut parsers),
-        Err(_) => dispatch(
-            language,
-            src,
-            &line_index,
-            options,
-            &mut ThreadParsers::default(),
-        ),
+        Ok(mut parsers) => dispatch(&input, &mut parsers),
+        Err(_) => dispatch(&input, &mut ThreadParsers::default()),
     });
     if let Err(error) = std::str::from_utf8(src) {
         let line = line_index.line_col(error.valid_up_to()).line;
@@ -67,13 +80,23 @@ pub fn analyze_source(language: Language, src: &[u8], options: &AnalyzeOptions) 
     analysis
 }
 
-fn dispatch(
+/// One file to analyse.
+struct Input<'a> {
     language: Language,
-    src: &[u8],
-    line_index: &LineIndex,
-    options: &AnalyzeOptions,
-    parsers: &mut ThreadParsers,
-) -> FileAnalysis {
+    src: &'a [u8],
+    line_index: &'a LineIndex,
+    options: &'a AnalyzeOptions,
+    known: Option<&'a KnownNames>,
+}
+
+fn dispatch(input: &Input<'_>, parsers: &mut ThreadParsers) -> FileAnalysis {
+    let Input {
+        language,
+        src,
+        line_index,
+        options,
+        known,
+    } = *input;
     match language {
         Language::Cuda | Language::Cpp => {
             let wants_check = match options.syntax_check {
@@ -87,7 +110,8 @@ fn dispatch(
             } else {
                 None
             };
-            let found = cfamily::analyze(src, line_index, language == Language::Cuda, checker);
+            let found =
+                cfamily::analyze(src, line_index, language == Language::Cuda, checker, known);
             merge_warnings(found, analysis)
         }
         Language::Python if !python::may_have_sites(src) => FileAnalysis::default(),

@@ -11,6 +11,7 @@ mod document;
 mod error;
 mod file;
 mod inventory;
+mod known;
 mod pyproject;
 mod python;
 mod rust;

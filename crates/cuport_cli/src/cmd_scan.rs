@@ -123,7 +123,11 @@ pub(crate) fn known_cuda_names(out: &Output) -> Option<KnownNames> {
 
 /// [`KnownNames`] backed by a loaded rule set (shared, not copied).
 pub(crate) fn known_names_of(rules: Arc<cuport_rules::RuleSet>) -> KnownNames {
-    KnownNames(Arc::new(move |name: &str| rules.is_known(name)))
+    let sites = Arc::clone(&rules);
+    KnownNames::new(
+        move |name: &str| rules.is_known(name),
+        move |name: &str| sites.site_of(name),
+    )
 }
 
 pub(crate) struct BarProgress(pub(crate) ProgressBar);

@@ -17,12 +17,15 @@ use tempfile::TempDir;
 /// report.json of fixtures/vector_add ported to `target`, in a scratch dir.
 fn report_json(target: Target) -> (TempDir, PathBuf, ReportDocument) {
     let rules = Arc::new(RuleSet::builtin().unwrap());
-    let known = Arc::clone(&rules);
+    let (known, sites) = (Arc::clone(&rules), Arc::clone(&rules));
     let options = ScanOptions {
         analyze: AnalyzeOptions {
             syntax_check: SyntaxCheck::Off,
         },
-        known_names: Some(KnownNames(Arc::new(move |n: &str| known.is_known(n)))),
+        known_names: Some(KnownNames::new(
+            move |n: &str| known.is_known(n),
+            move |n: &str| sites.site_of(n),
+        )),
         ..ScanOptions::default()
     };
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/vector_add");

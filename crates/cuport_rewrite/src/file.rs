@@ -7,7 +7,7 @@ use cuport_rules::RuleSet;
 
 use crate::diagnostic::{codes, effort_hours, Diagnostic, Level};
 use crate::edit::{apply_edits, Edit};
-use crate::headers::{annotation_edits, header_edits, MainHeader};
+use crate::headers::{annotation_edits, header_edits, included_paths, MainHeader};
 use crate::options::MigrateOptions;
 use crate::plan::{FileInput, Planned, PlannedFile};
 use crate::result::{FileMigration, FileStats};
@@ -49,6 +49,7 @@ pub fn migrate_file(
     let main = MainHeader {
         spelled: &runtime_header,
         even_without_edits: kernels_compile_here,
+        already_ported: already_ported(src, analysis, rules, options),
     };
     // First in the list: an include inserted where a kernel guard is also
     // inserted must come before the guard (edits at one offset keep their
@@ -60,6 +61,26 @@ pub fn migrate_file(
         planned.edits.extend(notes);
     }
     finish(src, &lines, planned, stats)
+}
+
+/// Whether the file was ported before: it includes no CUDA header but a
+/// header the tables produce for a target (or the dual-stack shim).
+fn already_ported(
+    src: &[u8],
+    analysis: &FileAnalysis,
+    rules: &RuleSet,
+    options: &MigrateOptions,
+) -> bool {
+    let includes_cuda = analysis.sites.iter().any(|s| s.kind == SiteKind::Include);
+    let targets: Vec<cuport_model::Target> = if options.is_dual() {
+        options.dual.clone()
+    } else {
+        vec![options.target]
+    };
+    !includes_cuda
+        && included_paths(src).iter().any(|path| {
+            path.contains("cuport/") || targets.iter().any(|&t| rules.is_target_header(t, path))
+        })
 }
 
 /// Inside a kernel that must be rewritten by hand (Ascend C, BANG C), the

@@ -14,6 +14,9 @@ pub(crate) struct MainHeader<'a> {
     pub(crate) spelled: &'a str,
     /// Added even to a file the migration does not otherwise change.
     pub(crate) even_without_edits: bool,
+    /// The file already includes target (or shim) headers and no CUDA one:
+    /// its runtime header was decided when it was ported.
+    pub(crate) already_ported: bool,
 }
 
 /// Includes (C family) or imports (Python) the planned edits need, and
@@ -30,55 +33,31 @@ pub(crate) fn header_edits(
         Language::Python => return python_import_edits(src, planned),
         _ => return Vec::new(),
     }
+    // Include policy: a target header comes only (a) in place of a CUDA
+    // header the file includes (the include rules rename those), (b) as the
+    // runtime header of a CUDA-language file that relied on nvcc's implicit
+    // one, or (c) as one of cuport's own generated headers the rewrites call
+    // into (`planned.headers`). Names used without an include of their own
+    // (a helper header's cuBLAS code under `#ifdef CUBLAS_API_H_`) get their
+    // declarations from whoever includes the library, as before the port.
     let mut wanted: Vec<String> = planned.headers.clone();
-    let uses_runtime = analysis.sites.iter().any(|s| {
-        matches!(s.library, Library::Runtime | Library::Device) && s.kind != SiteKind::Qualifier
-    });
-    let includes_runtime = analysis.sites.iter().any(|s| {
-        s.kind == SiteKind::Include
-            && matches!(
-                s.library,
-                Library::Runtime | Library::Driver | Library::Device
-            )
-    });
-    let edited = !planned.edits.is_empty() || main_header.even_without_edits;
-    if language == Language::Cuda && uses_runtime && !includes_runtime && edited {
+    let runtime = runtime_header_wanted(language, analysis, planned, main_header);
+    if runtime != RuntimeHeader::NotWanted {
         wanted.insert(0, main_header.spelled.to_owned());
     }
     wanted.dedup();
     let at = include_insertion_point(src);
     let newline = line_ending(src);
-    // Includes the rewrite renamed count as present (`cuda_runtime.h` became
-    // `hip/hip_runtime.h`); headers are compared by file name.
-    let renamed: Vec<&str> = planned
-        .edits
-        .iter()
-        .map(|e| e.replacement.as_str())
-        .filter(|r| r.starts_with('<') || r.starts_with('"'))
-        .collect();
-    let base = |path: &str| {
-        path.trim_matches(['<', '>', '"'])
-            .rsplit('/')
-            .next()
-            .unwrap_or("")
-            .to_owned()
-    };
-    // Only `#include` lines count: a comment naming the header does not.
-    let text = String::from_utf8_lossy(src);
-    let include_lines: Vec<&str> = text
-        .lines()
-        .map(str::trim_start)
-        .filter(|l| l.starts_with('#') && l[1..].trim_start().starts_with("include"))
-        .collect();
-    let present = |header: &str| {
-        let bare = header.trim_matches('"');
-        include_lines.iter().any(|l| l.contains(bare))
-            || renamed.iter().any(|r| base(r) == base(header))
-    };
+    let present = present_headers(src, planned);
     let mut seen = std::collections::HashSet::new();
     wanted
         .into_iter()
-        .filter(|h| seen.insert(base(h)) && !present(h))
+        .filter(|h| {
+            // The runtime header goes first even when the file includes it
+            // later: HIP's cooperative-groups header needs it before.
+            let first_anyway = runtime == RuntimeHeader::BeforeOthers && *h == main_header.spelled;
+            seen.insert(header_base(h)) && (first_anyway || !present(h))
+        })
         .map(|header| Edit {
             range: TextRange::new(at, at),
             replacement: if header.starts_with('"') {
@@ -90,6 +69,88 @@ pub(crate) fn header_edits(
             cuda_name: "(implicit CUDA runtime header)".into(),
         })
         .collect()
+}
+
+/// Whether a CUDA-language file needs the target's runtime header added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RuntimeHeader {
+    NotWanted,
+    /// The file includes no runtime header: add it.
+    Missing,
+    /// The file includes the runtime after another CUDA header (nvcc put it
+    /// first implicitly): add it first.
+    BeforeOthers,
+}
+
+fn runtime_header_wanted(
+    language: Language,
+    analysis: &FileAnalysis,
+    planned: &Planned,
+    main_header: &MainHeader<'_>,
+) -> RuntimeHeader {
+    let uses_runtime = analysis.sites.iter().any(|s| {
+        matches!(s.library, Library::Runtime | Library::Device) && s.kind != SiteKind::Qualifier
+    });
+    let edited = !planned.edits.is_empty() || main_header.even_without_edits;
+    if language != Language::Cuda || !uses_runtime || !edited || main_header.already_ported {
+        return RuntimeHeader::NotWanted;
+    }
+    let mut includes: Vec<&cuport_analyze::Site> = analysis
+        .sites
+        .iter()
+        .filter(|s| s.kind == SiteKind::Include)
+        .collect();
+    includes.sort_by_key(|s| s.range.start);
+    let is_runtime = |s: &&cuport_analyze::Site| {
+        matches!(
+            s.library,
+            Library::Runtime | Library::Driver | Library::Device
+        )
+    };
+    // HIP's cooperative-groups header needs the runtime before it; nvcc
+    // included the runtime first, so the port must too.
+    match includes.first() {
+        _ if !includes.iter().any(is_runtime) => RuntimeHeader::Missing,
+        Some(first)
+            if first.library == Library::CooperativeGroups && main_header.even_without_edits =>
+        {
+            RuntimeHeader::BeforeOthers
+        }
+        _ => RuntimeHeader::NotWanted,
+    }
+}
+
+/// The file name of a header as written (`<hip/hip_runtime.h>` → `hip_runtime.h`).
+fn header_base(path: &str) -> String {
+    path.trim_matches(['<', '>', '"'])
+        .rsplit('/')
+        .next()
+        .unwrap_or("")
+        .to_owned()
+}
+
+/// Whether a header is already there: an `#include` line names it, or a
+/// rewrite renamed an include into it (`cuda_runtime.h` → `hip/hip_runtime.h`).
+/// Only `#include` lines count: a comment naming the header does not.
+fn present_headers<'a>(src: &'a [u8], planned: &'a Planned) -> impl Fn(&str) -> bool + 'a {
+    let text = String::from_utf8_lossy(src);
+    let include_lines: Vec<String> = text
+        .lines()
+        .map(str::trim_start)
+        .filter(|l| l.starts_with('#') && l[1..].trim_start().starts_with("include"))
+        .map(str::to_owned)
+        .collect();
+    let renamed: Vec<String> = planned
+        .edits
+        .iter()
+        .map(|e| e.replacement.as_str())
+        .filter(|r| r.starts_with('<') || r.starts_with('"'))
+        .map(header_base)
+        .collect();
+    move |header: &str| {
+        let bare = header.trim_matches('"');
+        include_lines.iter().any(|l| l.contains(bare)) || renamed.contains(&header_base(header))
+    }
 }
 
 /// `\r\n` for files whose first line ends that way, so inserted lines match.
@@ -275,4 +336,22 @@ pub(crate) fn annotation_edits(
         });
     }
     edits
+}
+
+/// The paths the file's `#include` lines name (`<a/b.h>` → `a/b.h`).
+pub(crate) fn included_paths(src: &[u8]) -> Vec<String> {
+    String::from_utf8_lossy(src)
+        .lines()
+        .filter_map(|line| {
+            let rest = line.trim_start().strip_prefix('#')?.trim_start();
+            let rest = rest.strip_prefix("include")?.trim_start();
+            let close = match rest.chars().next()? {
+                '<' => '>',
+                '"' => '"',
+                _ => return None,
+            };
+            let inner = &rest[1..];
+            inner.find(close).map(|end| inner[..end].to_owned())
+        })
+        .collect()
 }

@@ -11,6 +11,10 @@ use crate::diagnostic::codes;
 use crate::options::MigrateOptions;
 use crate::result::{GeneratedFile, MigratedFile};
 
+/// The header declaring the helpers (and the shim's types), included by
+/// every file whose rewrites call a helper.
+pub(crate) const SHIM_HEADER: &str = "cuport_shim.h";
+
 /// The helper implementations cuport ships, by `helper-source` name.
 fn helper_source(name: &str) -> Option<&'static str> {
     match name {
@@ -35,7 +39,7 @@ pub(crate) fn helper_files(
     };
     vec![
         GeneratedFile {
-            path: format!("{dir}cuport_shim.h"),
+            path: format!("{dir}{SHIM_HEADER}"),
             text: rules.shim_declarations(target),
         },
         GeneratedFile {

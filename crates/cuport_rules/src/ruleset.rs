@@ -5,7 +5,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
-use cuport_model::{Library, Target};
+use cuport_model::{Library, SiteKind, Target};
 
 use crate::diag::Location;
 use crate::model::{Effort, Flavour, NameKind, RuleCode, Status};
@@ -217,6 +217,8 @@ pub struct RuleSet {
     pub(crate) cuda_enums: BTreeMap<String, Vec<String>>,
     /// CUDA enumerators whose numeric value the tables record (`= 0x02`).
     pub(crate) cuda_enum_values: BTreeMap<String, String>,
+    /// Per target, every header an include rule produces (computed once).
+    pub(crate) target_headers: std::sync::OnceLock<BTreeMap<Target, BTreeSet<String>>>,
 }
 
 /// What a CUDA name becomes on one target.
@@ -386,6 +388,55 @@ impl RuleSet {
                 self.resolve_indexed_device(t, Flavour::Default, cuda_name)
                     .is_some()
             })
+    }
+
+    /// What kind of touchpoint a C/C++ name the tables know is, for the
+    /// analyser's table-driven recognition: the library of its rule and a
+    /// site kind from the rule's name kind. `None` for names no table knows
+    /// and for headers, Python paths and device strings.
+    pub fn site_of(&self, cuda_name: &str) -> Option<(Library, SiteKind)> {
+        let hit = self
+            .tables
+            .values()
+            .flat_map(|t| t.layers.values())
+            .find_map(|l| l.resolved.get(cuda_name))?;
+        let rule = self.rules.get(hit.rule)?;
+        let library = rule.library?;
+        let kind = match rule.kind {
+            NameKind::Function => match library {
+                Library::Runtime => SiteKind::RuntimeApi,
+                Library::Driver => SiteKind::DriverApi,
+                _ => SiteKind::LibraryCall,
+            },
+            NameKind::Type => SiteKind::Type,
+            NameKind::EnumValue => SiteKind::EnumConstant,
+            NameKind::Macro => SiteKind::Macro,
+            NameKind::Intrinsic => SiteKind::DeviceIntrinsic,
+            NameKind::Header | NameKind::Python | NameKind::DeviceString => return None,
+        };
+        Some((library, kind))
+    }
+
+    /// Whether `header` (as written in an `#include`) is one the tables
+    /// produce for `target` (`hip/hip_fp16.h`): a file including it has been
+    /// ported already.
+    pub fn is_target_header(&self, target: Target, header: &str) -> bool {
+        let headers = self.target_headers.get_or_init(|| {
+            let mut all: BTreeMap<Target, BTreeSet<String>> = BTreeMap::new();
+            for (&t, table) in &self.tables {
+                let set = all.entry(t).or_default();
+                for layer in table.layers.values() {
+                    for hit in layer.resolved.values() {
+                        let rule = self.rules.get(hit.rule);
+                        if rule.is_some_and(|r| r.kind == NameKind::Header) {
+                            set.extend(hit.to.iter().cloned());
+                        }
+                    }
+                }
+            }
+            all
+        });
+        headers.get(&target).is_some_and(|set| set.contains(header))
     }
 
     /// Helper functions the shim must implement for `target`.

@@ -264,7 +264,7 @@ fn roc_flavour_samples() {
         Some("rocblas_create_handle"),
         Status::Renamed,
     );
-    assert_roc("cublas_v2.h", Some("rocblas.h"), Status::Renamed);
+    assert_roc("cublas_v2.h", Some("rocblas/rocblas.h"), Status::Renamed);
     // HIPIFY rewrites the arguments of this call for rocSPARSE.
     assert_roc("cusparseSpMV", Some("rocsparse_spmv"), Status::Approximate);
     // ROC_UNSUPPORTED names stay unsupported; they do not fall back to hipBLASLt.

@@ -203,6 +203,20 @@ def emit_unsupported(out, unsupported, base):
         out.append("]")
 
 
+# One spelling per header in a run: the subdirectory form the library files'
+# [meta] headers use (ROCm installs both spellings; Debian's hipsparse 5.3
+# only hipsparse/hipsparse.h). HIPIFY's CUDA_INCLUDE_MAP gives the bare name.
+SUBDIR_SPELLING = {
+    "hipblas.h": "hipblas/hipblas.h",
+    "hipblaslt.h": "hipblaslt/hipblaslt.h",
+    "hipsparse.h": "hipsparse/hipsparse.h",
+    "hipsolver.h": "hipsolver/hipsolver.h",
+    "hiprtc.h": "hip/hiprtc.h",
+    "rocblas.h": "rocblas/rocblas.h",
+    "rocsparse.h": "rocsparse/rocsparse.h",
+}
+
+
 def headers_file(path):
     rows = list(csv.DictReader(open(path), delimiter="\t"))
     out = [
@@ -214,7 +228,7 @@ def headers_file(path):
     ]
     unsupported = []
     for row in rows:
-        name, hip = row["cuda_header"], row["hip_header"]
+        name, hip = row["cuda_header"], SUBDIR_SPELLING.get(row["hip_header"], row["hip_header"])
         if row["api"] == "dnn" and row["roc_header"]:
             # The default HIP tables map cuDNN to MIOpen (see CUDNN), so the header follows.
             hip = row["roc_header"]
@@ -239,10 +253,10 @@ def headers_file(path):
 
 # library file -> (cuport library id, codes (renamed, approximate, unsupported), header, link, roc library name)
 ROC_LIBRARIES = {
-    "cublas": ("cublas", (1320, 1321, 1329), "rocblas.h", "rocblas", "rocBLAS"),
-    "cublas-lt": ("cublas-lt", (1370, 1371, 1379), "rocblas.h", "rocblas", "rocBLAS"),
+    "cublas": ("cublas", (1320, 1321, 1329), "rocblas/rocblas.h", "rocblas", "rocBLAS"),
+    "cublas-lt": ("cublas-lt", (1370, 1371, 1379), "rocblas/rocblas.h", "rocblas", "rocBLAS"),
     "curand": ("curand", (1580, 1581, 1582), "rocrand/rocrand.h", "rocrand", "rocRAND"),
-    "cusparse": ("cusparse", (1585, 1586, 1587), "rocsparse.h", "rocsparse", "rocSPARSE"),
+    "cusparse": ("cusparse", (1585, 1586, 1587), "rocsparse/rocsparse.h", "rocsparse", "rocSPARSE"),
     "cusolver": ("cusolver", (1590, 1591, 1592), "rocsolver/rocsolver.h", "rocsolver", "rocSOLVER"),
 }
 
@@ -331,7 +345,7 @@ def roc_headers_file(path):
         'reference = "HIPIFY src/CUDA2HIP.cpp (CUDA_INCLUDE_MAP)"', 'code = "CP1930"',
     ]
     for row in rows:
-        name, roc = row["cuda_header"], row["roc_header"]
+        name, roc = row["cuda_header"], SUBDIR_SPELLING.get(row["roc_header"], row["roc_header"])
         if not roc or row["api"] == "dnn":
             continue
         status = "exact" if roc == name else "renamed"

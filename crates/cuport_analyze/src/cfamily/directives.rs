@@ -115,7 +115,10 @@ impl Scanner<'_> {
                 continue;
             }
             let name = self.text(k);
-            if is_cuda_condition_macro(name) {
+            let table_macro = self
+                .table_name(name)
+                .is_some_and(|(library, _)| library == Library::Preprocessor);
+            if is_cuda_condition_macro(name) || table_macro {
                 let site = Site::new(
                     SiteKind::PreprocessorCondition,
                     Library::Preprocessor,

@@ -14,6 +14,7 @@ mod syntax;
 use cuport_model::{Library, LineIndex, SiteKind, TextRange};
 use rustc_hash::FxHashMap;
 
+use crate::known::{worth_looking_up, KnownNames};
 use crate::site::{FileAnalysis, ParseIssue, Site};
 use brackets::{match_brackets, UNMATCHED};
 use classify::{classify, namespace_library, Usage};
@@ -29,6 +30,7 @@ pub(crate) fn analyze(
     line_index: &LineIndex,
     cuda_file: bool,
     checker: Option<&mut SyntaxChecker>,
+    known: Option<&KnownNames>,
 ) -> FileAnalysis {
     let lexed = lex(src);
     let matches = match_brackets(&lexed.tokens);
@@ -38,6 +40,7 @@ pub(crate) fn analyze(
         tokens: &lexed.tokens,
         matches: &matches,
         cuda_file,
+        known,
         sites: Vec::new(),
         conditions: ConditionTracker::default(),
         defined_names: Vec::new(),
@@ -93,6 +96,7 @@ pub(crate) struct Scanner<'a> {
     tokens: &'a [Token],
     matches: &'a [u32],
     cuda_file: bool,
+    known: Option<&'a KnownNames>,
     sites: Vec<Site>,
     conditions: ConditionTracker,
     defined_names: Vec<String>,
@@ -226,6 +230,8 @@ impl<'a> Scanner<'a> {
                 SiteKind::EnumConstant
             };
             self.name_site(i, i, name, library, kind);
+        } else if let Some((library, kind)) = self.table_name(name) {
+            self.name_site(i, i, name, library, kind);
         }
         i + 1
     }
@@ -350,6 +356,16 @@ impl<'a> Scanner<'a> {
 
     /// Records a site for the name spanning tokens `first..=last`, with its
     /// call arguments when the name is called.
+    /// A name the rule tables know although the naming conventions do not
+    /// say it is CUDA's (`make_cuComplex`, `curand_init`, `CUaddress_mode`).
+    fn table_name(&self, name: &str) -> Option<(Library, SiteKind)> {
+        let known = self.known?;
+        if !worth_looking_up(name) {
+            return None;
+        }
+        (known.site_of)(name)
+    }
+
     fn name_site(
         &mut self,
         first: usize,

@@ -6,7 +6,13 @@ use super::analyze as analyze_cfamily;
 use crate::site::{FileAnalysis, Site};
 
 fn analyze(src: &str) -> FileAnalysis {
-    analyze_cfamily(src.as_bytes(), &LineIndex::new(src.as_bytes()), true, None)
+    analyze_cfamily(
+        src.as_bytes(),
+        &LineIndex::new(src.as_bytes()),
+        true,
+        None,
+        None,
+    )
 }
 
 fn of_kind(analysis: &FileAnalysis, kind: SiteKind) -> Vec<&Site> {

@@ -3,7 +3,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use cuport_analyze::{
     scan_tree, AnalyzeOptions, KnownNames, ScanOptions, SyntaxCheck, NO_PROGRESS,
@@ -37,12 +37,14 @@ pub(crate) fn fixture_names() -> Vec<String> {
 }
 
 fn scan_options() -> ScanOptions {
-    let rules = Arc::new(rules().clone());
     ScanOptions {
         analyze: AnalyzeOptions {
             syntax_check: SyntaxCheck::Off,
         },
-        known_names: Some(KnownNames(Arc::new(move |n: &str| rules.is_known(n)))),
+        known_names: Some(KnownNames::new(
+            |n: &str| rules().is_known(n),
+            |n: &str| rules().site_of(n),
+        )),
         ..ScanOptions::default()
     }
 }

@@ -64,6 +64,10 @@ impl<'a> Planner<'a> {
             .code()
             .map_or_else(|| codes::UNKNOWN_NAME.to_owned(), |c| c.to_string());
         let status = resolved.status();
+        if status == Status::Approximate && self.is_value_use(site) {
+            self.value_use(site, &resolved, &code);
+            return;
+        }
         let applied = match status {
             Status::Exact => true,
             Status::Approximate if resolved.template().is_some() => {
@@ -74,7 +78,13 @@ impl<'a> Planner<'a> {
             Status::Manual | Status::Unsupported => false,
         };
         if applied {
-            self.out.headers.extend(resolved.headers().iter().cloned());
+            // Library headers come with the include they replace (see
+            // `headers`); only cuport's own shim is added for the call.
+            if !resolved.helpers().is_empty() {
+                self.out
+                    .headers
+                    .push(format!("\"{}\"", crate::helper_files::SHIM_HEADER));
+            }
             self.out.imports.extend(resolved.imports().iter().cloned());
             self.helpers_needed(site, &resolved);
         }
@@ -90,6 +100,61 @@ impl<'a> Planner<'a> {
         if is_version_macro(&site.name) && site.kind == SiteKind::PreprocessorCondition {
             self.version_condition(site);
         }
+    }
+
+    /// Whether a CUDA macro is used for its value (`__CUDA_ARCH__ >= 800`,
+    /// `CUDA_VERSION >= 12080`) rather than tested for existence
+    /// (`#ifdef`, `defined(...)`), which is all an approximate mapping keeps.
+    fn is_value_use(&self, site: &Site) -> bool {
+        if site.library != Library::Preprocessor {
+            return false;
+        }
+        let line_start = self
+            .lines
+            .line_range(self.lines.line_of(site.range.start))
+            .map_or(0, |r| r.start);
+        let before = self
+            .text(TextRange::new(line_start, site.range.start))
+            .trim_end();
+        let before = before.strip_suffix('(').map_or(before, str::trim_end);
+        let tested = before.ends_with("defined")
+            || before.ends_with("#ifdef")
+            || before.ends_with("#ifndef")
+            || before
+                .trim_start_matches('#')
+                .trim_start()
+                .starts_with("ifdef")
+            || before
+                .trim_start_matches('#')
+                .trim_start()
+                .starts_with("ifndef")
+            || before
+                .trim_start_matches('#')
+                .trim_start()
+                .starts_with("define")
+            || before
+                .trim_start_matches('#')
+                .trim_start()
+                .starts_with("undef");
+        !tested
+    }
+
+    /// A macro compared by value whose target counterpart has another value
+    /// (or none): left as it is, for a person, never rewritten into a test
+    /// that silently takes another branch.
+    fn value_use(&mut self, site: &Site, resolved: &Resolved<'_>, code: &str) {
+        let target = self.target();
+        let to = resolved.target_name.as_deref().unwrap_or("no counterpart");
+        let message = format!(
+            "`{}` is used for its value here; {target}'s `{to}` does not carry the same value, so the condition is left as it is (it is false on {target} unless you rewrite it)",
+            site.name
+        );
+        let note = resolved.note().map(str::to_owned);
+        let reference = resolved.reference().map(str::to_owned);
+        let diagnostic = self.diagnose(site, code, Level::Manual, message);
+        diagnostic.suggestion = note;
+        diagnostic.reference = reference;
+        diagnostic.effort = Some("low".into());
     }
 
     /// A rewrite into a cuport helper (`cuport_blas_sgemm` over aclnn's

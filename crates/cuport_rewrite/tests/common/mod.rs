@@ -8,7 +8,7 @@
 
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use cuport_analyze::{
     scan_tree, AnalyzeOptions, KnownNames, ScanOptions, SyntaxCheck, NO_PROGRESS,
@@ -39,12 +39,14 @@ pub(crate) fn fixture_dirs() -> Vec<PathBuf> {
 }
 
 pub(crate) fn scan_options() -> ScanOptions {
-    let rules = Arc::new(rules().clone());
     ScanOptions {
         analyze: AnalyzeOptions {
             syntax_check: SyntaxCheck::Off,
         },
-        known_names: Some(KnownNames(Arc::new(move |n: &str| rules.is_known(n)))),
+        known_names: Some(KnownNames::new(
+            |n: &str| rules().is_known(n),
+            |n: &str| rules().site_of(n),
+        )),
         ..ScanOptions::default()
     }
 }
