@@ -24,6 +24,6 @@ pub use document::{scan_schema, ScanDocument, ScanSummary, SCAN_FORMAT_NAME, SCA
 pub use error::AnalyzeError;
 pub use file::{analyze_source, AnalyzeOptions, SyntaxCheck};
 pub use inventory::{EntryKind, TreeEntry, VCS_DIRS};
-pub use site::{Condition, FileAnalysis, ParseIssue, ScannedFile, Site, SkippedFile};
 pub use known::SiteOf;
+pub use site::{Condition, FileAnalysis, ParseIssue, ScannedFile, Site, SkippedFile};
 pub use tree::{list_tree, scan_tree, KnownNames, Progress, ScanOptions, ScanReport, NO_PROGRESS};

@@ -187,7 +187,6 @@ pub struct LibraryProfile {
     pub upper_prefixes: Vec<String>,
     #[serde(default)]
     pub header_stems: Vec<String>,
-    pub cuda_header: Option<String>,
     pub shim_header: Option<String>,
     pub cmake_target: Option<String>,
 }

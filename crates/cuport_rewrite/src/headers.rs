@@ -17,6 +17,9 @@ pub(crate) struct MainHeader<'a> {
     /// The file already includes target (or shim) headers and no CUDA one:
     /// its runtime header was decided when it was ported.
     pub(crate) already_ported: bool,
+    /// Put the runtime header before a cooperative-groups include that
+    /// came first (one-way HIP/MUSA; a dual-stack switch already does).
+    pub(crate) before_cooperative_groups: bool,
 }
 
 /// Includes (C family) or imports (Python) the planned edits need, and
@@ -112,7 +115,8 @@ fn runtime_header_wanted(
     match includes.first() {
         _ if !includes.iter().any(is_runtime) => RuntimeHeader::Missing,
         Some(first)
-            if first.library == Library::CooperativeGroups && main_header.even_without_edits =>
+            if first.library == Library::CooperativeGroups
+                && main_header.before_cooperative_groups =>
         {
             RuntimeHeader::BeforeOthers
         }

@@ -113,18 +113,16 @@ fn name(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
             if written != site.name {
                 return false;
             }
+            // The portable name comes from the shim header that replaced the
+            // library's include, in this file or in one that includes it
+            // (the include policy: nothing is added for a name alone).
+            let _ = library;
             planner.edit(
                 site.range,
                 portable,
                 codes::DUAL_PORTABLE.into(),
                 &site.name,
             );
-            // The file must see the portable name even when the CUDA header
-            // reached it through another header.
-            if let Some(header) = shim_header(library) {
-                let spelled = format!("\"{}cuport/{header}\"", planner.prefix);
-                planner.out.headers.push(spelled);
-            }
             true
         }
         _ => site.library == Library::Device && device_name_provided(planner, site),
@@ -147,26 +145,23 @@ fn device_name_provided(planner: &DualPlanner<'_>, site: &Site) -> bool {
     })
 }
 
-/// `#include <cublas_v2.h>` → `#include "../cuport/blas.h"`; other CUDA
-/// headers (cuda_fp16.h, cooperative_groups.h) get a backend switch.
+/// A CUDA header the tables know becomes a backend switch: each target's
+/// counterpart, else the original include for the CUDA build (which so sees
+/// exactly the headers it saw before). A library the shim renames is also
+/// given its shim header (`#include "../cuport/blas.h"`) for the portable
+/// names. A header no table knows (a project's own `helper_cuda.h` outside
+/// the migrated folder) is kept as it is; its diagnostic says why.
 fn include(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
-    let written = planner.text(site.range);
-    if let Some(header) = shimmed_library(&site.name, Some(site.library)).and_then(shim_header) {
-        let replacement = format!("\"{}cuport/{header}\"", planner.prefix);
-        if replacement != written {
-            planner.edit(
-                site.range,
-                replacement,
-                codes::DUAL_PORTABLE.into(),
-                &site.name,
-            );
-        }
+    if !planner.rules.is_known(&site.name) {
         return true;
     }
-    include_switch(planner, site)
+    let shim = shimmed_library(&site.name, Some(site.library))
+        .and_then(shim_header)
+        .map(|header| format!("#include \"{}cuport/{header}\"", planner.prefix));
+    include_switch(planner, site, shim.as_deref())
 }
 
-fn include_switch(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
+fn include_switch(planner: &mut DualPlanner<'_>, site: &Site, shim: Option<&str>) -> bool {
     let line = planner.lines.line_of(site.range.start);
     let Some(range) = planner.lines.line_range(line) else {
         return false;
@@ -184,18 +179,29 @@ fn include_switch(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
         .text(range)
         .trim_end_matches(['\r', '\n'])
         .to_owned();
-    // The runtime header first: target headers such as HIP's cooperative
-    // groups expect the runtime to be included before them.
-    let mut text = format!("#include {}{newline}", runtime_include(&planner.prefix));
+    // The runtime header first where the target header may need it (HIP's
+    // cooperative groups do); a library's own shim header brings what its
+    // names need.
+    let mut text = String::new();
+    match shim {
+        Some(shim) if site.library != Library::Runtime => {
+            text.push_str(&format!("{shim}{newline}"));
+        }
+        _ => text.push_str(&format!(
+            "#include {}{newline}",
+            runtime_include(&planner.prefix)
+        )),
+    }
     let per_target: Vec<(Target, Option<String>)> = targets(planner)
         .map(|t| {
             let header = target_header(planner.rules, planner.options.flavour, t, &site.name);
             (t, header)
         })
         .collect();
-    if per_target
-        .iter()
-        .all(|(_, h)| h.as_deref() == Some(site.name.as_str()))
+    if shim.is_none()
+        && per_target
+            .iter()
+            .all(|(_, h)| h.as_deref() == Some(site.name.as_str()))
     {
         return true;
     }
@@ -206,6 +212,11 @@ fn include_switch(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
             backend_macro(*target)
         ));
         match header {
+            // cuport's own headers sit in the shim folder.
+            Some(h) if h.starts_with("cuport_") => text.push_str(&format!(
+                "#include \"{}cuport/{h}\"{newline}",
+                planner.prefix
+            )),
             Some(h) => text.push_str(&format!("#include <{h}>{newline}")),
             None => text.push_str(&format!(
                 "/* {}: no counterpart on {target} (see the cuport diagnostic) */{newline}",

@@ -56,8 +56,6 @@ pub fn shim_headers(
             continue;
         };
         let header = LibraryHeader {
-            rules,
-            flavour,
             library: *library,
             includes: headers,
             names: project.names.get(library),
@@ -79,8 +77,6 @@ pub fn shim_headers(
 }
 
 struct LibraryHeader<'a> {
-    rules: &'a RuleSet,
-    flavour: Flavour,
     library: Library,
     includes: &'a BTreeSet<String>,
     names: Option<&'a BTreeMap<String, NameKind>>,
@@ -136,20 +132,17 @@ impl LibraryHeader<'_> {
         uses::write_line(out, "names", &names);
     }
 
+    /// A target's section: the headers its rules need for the names below
+    /// (the target headers that replace a file's CUDA includes are included
+    /// per file, next to the include they replace), then the names.
     fn write_target(&self, out: &mut String, target: Target, section: &Section) {
-        let mut headers: Vec<String> = self
-            .cuda_headers()
-            .iter()
-            .filter_map(|h| target_header(self.rules, self.flavour, target, h))
+        let mut headers: Vec<String> = section
+            .headers
+            .get(&self.library)
+            .into_iter()
+            .flatten()
+            .cloned()
             .collect();
-        headers.extend(
-            section
-                .headers
-                .get(&self.library)
-                .into_iter()
-                .flatten()
-                .cloned(),
-        );
         if has_helpers(target) {
             // The target's rules may use the shim's own types and helpers.
             headers.push("cuport_shim.h".to_owned());
@@ -177,10 +170,10 @@ impl LibraryHeader<'_> {
         }
     }
 
+    /// The CUDA section forwards the portable names and includes nothing:
+    /// each file keeps its own CUDA includes for the CUDA build, so it sees
+    /// exactly the headers it saw before the port.
     fn write_cuda(&self, out: &mut String) {
-        for header in self.cuda_headers() {
-            write_include(out, &header);
-        }
         let mut names: BTreeMap<&str, &str> = BTreeMap::new();
         for (_, section) in self.sections {
             for (cuda, (portable, _)) in section.names.get(&self.library).into_iter().flatten() {
@@ -190,14 +183,6 @@ impl LibraryHeader<'_> {
         for (portable, cuda) in names {
             let _ = writeln!(out, "#define {portable} {cuda}");
         }
-    }
-
-    /// The project's includes for the library, or its usual header.
-    fn cuda_headers(&self) -> Vec<String> {
-        if self.includes.is_empty() {
-            return vec![default_cuda_header(self.library).to_owned()];
-        }
-        self.includes.iter().cloned().collect()
     }
 }
 
@@ -228,14 +213,4 @@ fn write_include(out: &mut String, header: &str) {
 /// The macro that selects `target` at build time.
 pub fn backend_macro(target: Target) -> String {
     format!("CUPORT_BACKEND_{}", target.id().to_ascii_uppercase())
-}
-
-/// The header the CUDA section includes when the project included none of
-/// the library's own (`cuda-header` in mappings/libraries.toml).
-fn default_cuda_header(library: Library) -> &'static str {
-    library
-        .profile()
-        .cuda_header
-        .as_deref()
-        .unwrap_or("cuda_runtime.h")
 }
