@@ -337,7 +337,10 @@ fn ctrl_c_cancels_the_jobs(cluster: &Cluster) {
         .unwrap();
     assert!(status.success());
     let (code, report) = report_of(child);
-    assert_eq!(code, Some(1), "{report:#}");
+    // 128 + SIGINT: the run was interrupted, and its report says so.
+    assert_eq!(code, Some(130), "{report:#}");
+    assert_eq!(report["summary"]["verdict"], "interrupted", "{report:#}");
+    assert_eq!(report["interrupted"]["signal"], 2, "{report:#}");
     let leg = &case(&report, "interrupted")["legs"][1];
     assert_eq!(leg["slurm"]["state"], "CANCELLED", "{leg:#}");
     let reason = leg["state"]["reason"].as_str().unwrap();
