@@ -14,7 +14,7 @@ use crate::stats::{geometric_mean, mad, median, relative_noise, PerfComparison};
 mod summary;
 
 use summary::summarise;
-pub use summary::{Summary, Verdict};
+pub use summary::{Summary, Verdict, COMPARED};
 
 pub const REPORT_FORMAT: &str = "cuport-regress-report";
 pub const REPORT_VERSION: u32 = 1;

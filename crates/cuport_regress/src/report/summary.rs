@@ -4,7 +4,10 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{CaseReport, Outcome};
+use super::{CaseReport, CheckKind, Outcome};
+
+/// Name of the check a case gets when some of its legs were skipped.
+pub const COMPARED: &str = "compared";
 use crate::interrupt::Interruption;
 
 /// The gate's word for a whole run, in order of precedence.
@@ -151,10 +154,16 @@ pub(super) fn summarise(
         incomplete |= check.outcome == Outcome::Incomplete;
     }
     let with_skipped_legs = cases.iter().filter(|c| c.skipped_legs()).count();
+    // Counted from the `compared` check itself, so that a report written
+    // before the gate existed (no such check) does not claim its skips
+    // were allowed.
     let skips_allowed = cases
         .iter()
-        .filter(|c| c.skipped_legs())
-        .filter(|c| !c.checks.iter().any(|k| k.outcome == Outcome::Incomplete))
+        .filter(|c| {
+            c.checks.iter().any(|k| {
+                k.kind == CheckKind::Harness && k.name == COMPARED && k.outcome == Outcome::Skipped
+            })
+        })
         .count();
     let compared_nothing = cases.iter().filter(|c| !c.compared()).count();
     let verdict = match () {
@@ -187,11 +196,15 @@ pub(super) fn summarise(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::{CaseKind, Check, CheckKind, LegReport, LegState};
+    use crate::report::{CaseKind, Check, LegReport, LegState};
 
     fn check(kind: CheckKind, outcome: Outcome, measured: bool) -> Check {
         Check {
-            name: format!("{kind:?}"),
+            name: if kind == CheckKind::Harness {
+                COMPARED.to_owned()
+            } else {
+                format!("{kind:?}")
+            },
             kind,
             outcome,
             message: String::new(),
@@ -320,5 +333,14 @@ mod tests {
         let clean = summarise(&[compared_pass()], false, None, None);
         assert_eq!(clean.line(), "PASS: 1 cases, 1 checks (1 pass)");
         assert_eq!(clean.coverage_text(), "");
+    }
+
+    #[test]
+    fn a_report_from_before_the_gate_does_not_claim_allowed_skips() {
+        let mut old = incomplete(true);
+        old.checks.pop();
+        let s = summarise(&[old], false, None, None);
+        assert_eq!((s.with_skipped_legs, s.skips_allowed), (1, 0));
+        assert_eq!(s.coverage_text(), "1 case with skipped legs");
     }
 }

@@ -9,7 +9,7 @@ use crate::dtype::DType;
 use crate::interrupt::Interruption;
 use crate::memory::{human_bytes, MachineMemory, MemoryLimit, DEFAULT_SHARE};
 use crate::ops::{Footprint, OpSpec};
-use crate::report::{CaseReport, Check, CheckKind, LegReport, LegState, Outcome};
+use crate::report::{CaseReport, Check, CheckKind, LegReport, LegState, Outcome, COMPARED};
 
 use super::RunOptions;
 
@@ -168,7 +168,7 @@ impl GateSettings {
                 ),
             )
         };
-        Some(harness_check("compared", outcome, message))
+        Some(harness_check(COMPARED, outcome, message))
     }
 }
 
