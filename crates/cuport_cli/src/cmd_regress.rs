@@ -1,27 +1,32 @@
-//! `cuport regress` (issue 7): run cases on several backends, compare
-//! accuracy and performance, gate CI. Exit 0 pass, 1 regression, 2 harness
-//! or usage error (an `Err` here; `main` maps it to 2).
+//! `cuport regress` (issues 7 and 15): run cases on several backends,
+//! compare accuracy and performance, gate CI. Exit 0 pass; 1 regression,
+//! incomplete or nothing compared; 2 harness or usage error (an `Err`
+//! here; `main` maps it to 2); 128 + N when signal N stopped the run.
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anstyle::AnsiColor;
 use anyhow::{bail, Context};
 use clap::{Args, Subcommand, ValueEnum};
 use cuport_regress::backend::Perturbation;
 use cuport_regress::baseline::{self, BaselineFile};
 use cuport_regress::case;
 use cuport_regress::exec::{CommandSpec, OUT_ENV};
+use cuport_regress::interrupt;
+use cuport_regress::memory::{MachineMemory, MemoryLimit};
 use cuport_regress::policy::AccuracyConfig;
 use cuport_regress::render;
-use cuport_regress::report::{LegState, Outcome, RunReport};
-use cuport_regress::run::{self, ExecCase, RunOptions};
+use cuport_regress::report::RunReport;
+use cuport_regress::run::{self, ExecCase, GateSettings, RunOptions};
 use cuport_regress::sampling::PerfSettings;
 
 use crate::output::Output;
 
+mod emit;
 mod slurm_cli;
+
+use emit::{emit, emit_harness_error, print_report, status};
 
 /// Test-only seam: `[INDEX:]rel=R,slow=S` damages the `cpu` backend's leg
 /// number INDEX (all legs without it), so tests can prove the gate works.
@@ -29,7 +34,7 @@ const PERTURB_ENV: &str = "CUPORT_REGRESS_TEST_PERTURB";
 
 #[derive(Debug, Args)]
 #[command(
-    after_help = "Examples:\n  cuport regress run regress/\n  cuport regress run regress/ --baseline base.json --junit junit.xml --markdown summary.md\n  cuport regress exec --reference './app_cuda' --candidate './app_hip' --timeout 600\n  cuport regress run regress/ --slurm --slurm-concurrency 4 --junit junit.xml\n  cuport regress baseline save --report report.json --to base.json"
+    after_help = "Examples:\n  cuport regress run regress/\n  cuport regress run regress/ --allow-skip --max-case-memory 8GiB --json report.json\n  cuport regress run regress/ --baseline base.json --junit junit.xml --markdown summary.md\n  cuport regress exec --reference './app_cuda' --candidate './app_hip' --timeout 600\n  cuport regress run regress/ --slurm --slurm-concurrency 4 --junit junit.xml\n  cuport regress baseline save --report report.json --to base.json"
 )]
 pub(crate) struct RegressArgs {
     // Boxed: the argument structs are large and `Command` is an enum.
@@ -94,6 +99,11 @@ struct ReportArgs {
     /// Whether UNCERTAIN performance verdicts fail the gate.
     #[arg(long, value_enum, default_value_t = UncertainPolicy::Pass)]
     uncertain: UncertainPolicy,
+    /// Legs whose backend cannot run here are warnings instead of making
+    /// their case INCOMPLETE (exit 1); a run that compared nothing still
+    /// fails.
+    #[arg(long)]
+    allow_skip: bool,
 }
 
 #[derive(Debug, Args)]
@@ -107,6 +117,12 @@ struct RunArgs {
     /// Seconds before an op leg is killed.
     #[arg(long, default_value_t = 600.0)]
     timeout: f64,
+    /// Host memory one op case may use, computed from its shapes before
+    /// anything is allocated (e.g. 8GiB, 500MB, 1.5G, 75%); a case over it
+    /// fails alone. Overrides the case files' `max_case_memory`
+    /// [default: 50% of this machine's memory].
+    #[arg(long, value_name = "SIZE", value_parser = parse_memory_limit)]
+    max_case_memory: Option<MemoryLimit>,
     #[command(flatten)]
     slurm: slurm_cli::SlurmArgs,
     #[command(flatten)]
@@ -188,7 +204,24 @@ pub(crate) fn run(args: &RegressArgs, out: &Output) -> anyhow::Result<ExitCode> 
     }
 }
 
+fn parse_memory_limit(text: &str) -> Result<MemoryLimit, String> {
+    text.parse()
+}
+
+/// `regress run`: every outcome ends with the report files written, a
+/// harness error included (they then say ERROR and why).
 fn run_cases(args: &RunArgs, out: &Output) -> anyhow::Result<ExitCode> {
+    interrupt::install();
+    match run_all(args, out) {
+        Ok(report) => emit(&report, &args.report, out),
+        Err(e) => {
+            emit_harness_error(&e, &args.report, out);
+            Err(e)
+        }
+    }
+}
+
+fn run_all(args: &RunArgs, out: &Output) -> anyhow::Result<RunReport> {
     let mut files = Vec::new();
     for path in &args.paths {
         files.extend(case::load(path)?);
@@ -211,6 +244,10 @@ fn run_cases(args: &RunArgs, out: &Output) -> anyhow::Result<ExitCode> {
         uncertain_fails: args.report.uncertain == UncertainPolicy::Fail,
         op_timeout: Duration::from_secs_f64(args.timeout.max(0.001)),
         filter: args.filter.clone(),
+        allow_skip: args.report.allow_skip,
+        max_case_memory: args.max_case_memory,
+        machine: MachineMemory::detect(),
+        stop: &interrupt::caught,
     };
     let bar = out.progress(total as u64, "regress");
     let mut on_case = |case: &cuport_regress::report::CaseReport| {
@@ -218,12 +255,12 @@ fn run_cases(args: &RunArgs, out: &Output) -> anyhow::Result<ExitCode> {
         bar.inc(1);
     };
     let report = if args.slurm.enabled() {
-        slurm_cli::run_slurm(&files, &opts, &args.slurm, out, &mut on_case)?
+        slurm_cli::run_slurm(&files, &opts, &args.slurm, out, &mut on_case)
     } else {
-        run::run_files(&files, &opts, &mut on_case)
+        Ok(run::run_files(&files, &opts, &mut on_case))
     };
     bar.finish_and_clear();
-    emit(&report, &args.report, out)
+    report
 }
 
 fn leg_command(exe: &Path, file: &Path, case: &str, backend: &str, index: usize) -> CommandSpec {
@@ -245,6 +282,7 @@ fn leg_command(exe: &Path, file: &Path, case: &str, backend: &str, index: usize)
 }
 
 fn run_exec(args: &ExecArgs, out: &Output) -> anyhow::Result<ExitCode> {
+    interrupt::install();
     let case = ExecCase {
         name: args.name.clone(),
         file: "(command line)".into(),
@@ -262,135 +300,30 @@ fn run_exec(args: &ExecArgs, out: &Output) -> anyhow::Result<ExitCode> {
             ..PerfSettings::default()
         },
         gate_cross: !args.no_cross_gate,
+        gate: GateSettings::command_line(args.report.allow_skip, &MachineMemory::detect()),
     };
-    let baseline = load_baseline(args.report.baseline.as_deref())?;
-    let (report, cross) = run::exec_case(&case);
-    let report = run::finish(
+    let baseline = match load_baseline(args.report.baseline.as_deref()) {
+        Ok(b) => b,
+        Err(e) => {
+            emit_harness_error(&e, &args.report, out);
+            return Err(e);
+        }
+    };
+    let (report, cross) = run::exec_case(&case, &interrupt::caught);
+    let mut report = run::finish(
         vec![report],
         cross,
         baseline.as_ref(),
         args.report.uncertain == UncertainPolicy::Fail,
     );
+    if let Some(why) = interrupt::caught() {
+        report.interrupt(why);
+    }
     emit(&report, &args.report, out)
 }
 
 fn load_baseline(path: Option<&Path>) -> anyhow::Result<Option<BaselineFile>> {
     path.map(BaselineFile::load).transpose().map_err(Into::into)
-}
-
-/// Print the chosen format, write the side files, save the baseline, and
-/// turn the gate's verdict into the exit code.
-fn emit(report: &RunReport, args: &ReportArgs, out: &Output) -> anyhow::Result<ExitCode> {
-    print_report(report, args.format, out)?;
-    let skipped = report
-        .cases
-        .iter()
-        .flat_map(|c| &c.legs)
-        .filter(|l| matches!(l.state, LegState::Skipped { .. }))
-        .count();
-    if skipped > 0 {
-        out.warn(&format!("{skipped} legs skipped: their backend is unavailable here or does not support the case (see the leg:* checks, or --verbose)"));
-    }
-    let sides: [(&Option<PathBuf>, Format); 4] = [
-        (&args.json, Format::Json),
-        (&args.markdown, Format::Markdown),
-        (&args.junit, Format::Junit),
-        (&args.html, Format::Html),
-    ];
-    for (path, format) in sides {
-        if let Some(path) = path {
-            let text = rendered(report, format)?;
-            std::fs::write(path, text)
-                .with_context(|| format!("cannot write {}", path.display()))?;
-        }
-    }
-    if let Some(path) = &args.save_baseline {
-        let mut file = if path.exists() {
-            BaselineFile::load(path)?
-        } else {
-            BaselineFile::default()
-        };
-        file.merge(BaselineFile::from_report(report));
-        file.save(path)?;
-        out.info(&format!("baseline written to {}", path.display()));
-    }
-    Ok(gate(report))
-}
-
-fn gate(report: &RunReport) -> ExitCode {
-    crate::exit::gate(report.summary.exit_code != 0)
-}
-
-fn rendered(report: &RunReport, format: Format) -> anyhow::Result<String> {
-    Ok(match format {
-        Format::Json | Format::Text => serde_json::to_string_pretty(report)? + "\n",
-        Format::Markdown => render::markdown::render(report),
-        Format::Junit => render::junit::render(report).context("cannot serialise JUnit XML")?,
-        Format::Html => render::html::render(report),
-    })
-}
-
-fn print_report(report: &RunReport, format: Format, out: &Output) -> anyhow::Result<()> {
-    if format != Format::Text {
-        print!("{}", rendered(report, format)?);
-        return Ok(());
-    }
-    for case in &report.cases {
-        let colour = match case.outcome {
-            Outcome::Pass => AnsiColor::Green,
-            Outcome::Skipped => AnsiColor::BrightBlack,
-            Outcome::Uncertain => AnsiColor::Yellow,
-            Outcome::Fail | Outcome::Error => AnsiColor::Red,
-        };
-        let style = out.style(colour, true);
-        println!("{style}{:<9}{style:#} {}", case.outcome.label(), case.name);
-        for check in case
-            .checks
-            .iter()
-            .filter(|c| out.verbose || !matches!(c.outcome, Outcome::Pass | Outcome::Skipped))
-        {
-            let mut lines = check.message.lines();
-            println!(
-                "    {:<9} {}: {}",
-                check.outcome.label(),
-                check.name,
-                lines.next().unwrap_or("")
-            );
-            if matches!(check.outcome, Outcome::Fail | Outcome::Error) {
-                lines.for_each(|l| println!("              {l}"));
-            }
-        }
-    }
-    for (pair, g) in &report.cross_geomean {
-        println!("cross-backend geometric mean {pair}: {g:.3}");
-    }
-    for p in &report.placement {
-        let by = p
-            .speedup
-            .map(|s| {
-                format!(
-                    ", {s:.2}× faster than {}",
-                    p.runner_up.as_deref().unwrap_or("?")
-                )
-            })
-            .unwrap_or_default();
-        println!(
-            "placement {} [{}]: {}{by} (accuracy {})",
-            p.op,
-            p.shape_class,
-            p.fastest,
-            p.accuracy.label()
-        );
-    }
-    let verdict = report.summary.verdict();
-    let bold = out.bold();
-    println!(
-        "{bold}{verdict}{bold:#}: {} cases, {} checks ({})",
-        report.summary.cases,
-        report.summary.checks,
-        report.summary.counts_text()
-    );
-    Ok(())
 }
 
 fn run_baseline(cmd: &BaselineCommand, out: &Output) -> anyhow::Result<ExitCode> {
@@ -434,7 +367,7 @@ fn run_baseline(cmd: &BaselineCommand, out: &Output) -> anyhow::Result<ExitCode>
             let mut report = read_report(report)?;
             baseline::apply(&mut report, &BaselineFile::load(path)?, &Default::default());
             print_report(&report, *format, out)?;
-            return Ok(gate(&report));
+            return Ok(status(&report));
         }
     }
     Ok(crate::exit::success())

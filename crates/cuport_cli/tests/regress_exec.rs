@@ -98,7 +98,7 @@ fn every_failure_mode_fails_its_own_case_and_the_run_goes_on() {
     let (o, text) = outcome("crash");
     assert_eq!(o, "error");
     assert!(
-        text.contains("killed by signal") && text.contains("about to abort"),
+        text.contains("aborted (signal 6, SIGABRT)") && text.contains("about to abort"),
         "{text}"
     );
     let (o, text) = outcome("hang");

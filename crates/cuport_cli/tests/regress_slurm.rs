@@ -169,8 +169,9 @@ fn legs_run_as_slurm_jobs_on_two_partitions() {
     let Some(cluster) = Cluster::start() else {
         return;
     };
-    let scenarios: [Scenario; 6] = [
+    let scenarios: [Scenario; 7] = [
         ("two partitions", two_partitions_pass),
+        ("gate: skips and memory", the_gate_holds_under_slurm),
         ("--slurm-config", site_config_replaces_case_tables),
         ("failed and cancelled legs", slurm_failures_fail_their_case),
         ("wait timeout", wait_timeout_cancels_the_jobs),
@@ -252,6 +253,43 @@ fn two_partitions_pass(cluster: &Cluster) {
     let junit = std::fs::read_to_string(dir.path().join("junit.xml")).unwrap();
     assert!(junit.contains("slurm.exec.candidate"), "{junit}");
     assert!(dir.path().join("run/jobs.json").is_file());
+}
+
+/// Issue 15 under `--slurm`: an oversized op case is judged before
+/// anything is submitted, and a leg whose backend is missing on the node
+/// makes its case INCOMPLETE unless skips are allowed.
+fn the_gate_holds_under_slurm(cluster: &Cluster) {
+    let cases = "\n[[case]]\nname = \"huge\"\n[case.op]\nkind = \"gemm\"\nm = 100000\nn = 100000\nk = 100000\n\n[[case]]\nname = \"add-cpu-vs-cuda\"\nbackends = [\"cpu\", \"cuda\"]\n[case.op]\nkind = \"add\"\nlen = 64\n[case.perf]\nbudget_s = 0.3\n";
+    let dir = setup(cases);
+    let (code, report, stderr) = cuport(cluster, dir.path(), &[]);
+    assert_eq!(code, Some(1), "{report:#}\n{stderr}");
+    let huge = case(&report, "huge");
+    assert_eq!(huge["outcome"], "error", "{huge:#}");
+    assert!(huge["legs"].as_array().unwrap().is_empty(), "{huge:#}");
+    assert!(huge["checks"][0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("Nothing was allocated and no leg ran"));
+    let legs: Vec<String> = std::fs::read_dir(dir.path().join("run/legs"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(legs.len(), 2, "{legs:?}");
+    assert!(
+        legs.iter().all(|l| l.contains("add-cpu-vs-cuda")),
+        "{legs:?}"
+    );
+    if Path::new("/proc/driver/nvidia/version").exists() {
+        return;
+    }
+    assert_eq!(case(&report, "add-cpu-vs-cuda")["outcome"], "incomplete");
+    let (code, report, stderr) = cuport(
+        cluster,
+        dir.path(),
+        &["--allow-skip", "--filter", "add-cpu"],
+    );
+    assert_eq!(code, Some(0), "{report:#}\n{stderr}");
+    assert_eq!(report["summary"]["skips_allowed"], 1);
 }
 
 fn site_config_replaces_case_tables(cluster: &Cluster) {
@@ -337,7 +375,10 @@ fn ctrl_c_cancels_the_jobs(cluster: &Cluster) {
         .unwrap();
     assert!(status.success());
     let (code, report) = report_of(child);
-    assert_eq!(code, Some(1), "{report:#}");
+    // 128 + SIGINT: the run was interrupted, and its report says so.
+    assert_eq!(code, Some(130), "{report:#}");
+    assert_eq!(report["summary"]["verdict"], "interrupted", "{report:#}");
+    assert_eq!(report["interrupted"]["signal"], 2, "{report:#}");
     let leg = &case(&report, "interrupted")["legs"][1];
     assert_eq!(leg["slurm"]["state"], "CANCELLED", "{leg:#}");
     let reason = leg["state"]["reason"].as_str().unwrap();

@@ -1,13 +1,14 @@
 //! Case files: TOML under `regress/`, one or more `[[case]]` (operator) and
 //! `[[app]]` (application) entries, plus `[defaults]`. The schema is
 //! documented in `regress/README.md`.
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use crate::dtype::DType;
 use crate::error::{RegressError, Result};
+use crate::memory::MemoryLimit;
 use crate::ops::OpSpec;
 use crate::policy::AccuracyConfig;
 use crate::sampling::PerfSettings;
@@ -42,6 +43,11 @@ pub struct Defaults {
     pub perf: PerfSettings,
     /// Seconds before an app leg is killed (default 300).
     pub timeout_s: Option<f64>,
+    /// Skipped legs are warnings instead of failing their case.
+    pub allow_skip: Option<bool>,
+    /// Host memory one case may use (`"8GiB"`, `"50%"`; default: half of
+    /// this machine's memory).
+    pub max_case_memory: Option<MemoryLimit>,
 }
 
 /// An operator case: inputs generated from `seed`, run on every backend.
@@ -56,6 +62,10 @@ pub struct OpCase {
     pub backends: Option<Vec<String>>,
     /// Label for the placement table (default: derived from the op's work).
     pub shape_class: Option<String>,
+    /// Overrides `[defaults] allow_skip`.
+    pub allow_skip: Option<bool>,
+    /// Overrides `[defaults] max_case_memory`.
+    pub max_case_memory: Option<MemoryLimit>,
     #[serde(default)]
     pub accuracy: AccuracyConfig,
     #[serde(default)]
@@ -84,6 +94,11 @@ pub struct AppCase {
     /// the `default` placement).
     pub reference_placement: Option<String>,
     pub candidate_placement: Option<String>,
+    /// Overrides `[defaults] allow_skip`.
+    pub allow_skip: Option<bool>,
+    /// Overrides `[defaults] max_case_memory`; bounds the tensors cuport
+    /// reads back from the two legs.
+    pub max_case_memory: Option<MemoryLimit>,
     #[serde(default)]
     pub accuracy: AccuracyConfig,
     #[serde(default)]
@@ -95,6 +110,8 @@ pub struct AppCase {
 pub struct LoadedFile {
     pub path: PathBuf,
     pub file: CaseFile,
+    /// Case name → line of its `[[case]]`/`[[app]]` header, for messages.
+    pub lines: BTreeMap<String, usize>,
 }
 
 impl LoadedFile {
@@ -109,9 +126,47 @@ impl LoadedFile {
         case.seed.or(self.file.defaults.seed).unwrap_or(0)
     }
 
+    /// The folder app legs run in by default; `.` for a bare file name
+    /// (whose parent is the empty path, which no process can start in).
     pub fn dir(&self) -> &Path {
-        self.path.parent().unwrap_or(Path::new("."))
+        match self.path.parent() {
+            Some(dir) if !dir.as_os_str().is_empty() => dir,
+            _ => Path::new("."),
+        }
     }
+
+    /// `regress/ops.toml:12` for the case named `name` (the file alone
+    /// when its header line is unknown).
+    pub fn location(&self, name: &str) -> String {
+        match self.lines.get(name) {
+            Some(line) => format!("{}:{line}", self.path.display()),
+            None => self.path.display().to_string(),
+        }
+    }
+}
+
+/// Line of each case's `[[case]]` or `[[app]]` header, found through the
+/// `name = ...` line that follows it (names are unique within a run).
+fn header_lines(text: &str) -> BTreeMap<String, usize> {
+    let mut lines = BTreeMap::new();
+    let mut header = None;
+    for (index, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if trimmed.starts_with('[') {
+            let table = trimmed.split('#').next().unwrap_or("").replace(' ', "");
+            header = matches!(table.as_str(), "[[case]]" | "[[app]]").then_some(index + 1);
+            continue;
+        }
+        let Some(at) = header else { continue };
+        let name = toml::from_str::<toml::Table>(trimmed)
+            .ok()
+            .and_then(|t| t.get("name").and_then(|v| v.as_str()).map(str::to_owned));
+        if let Some(name) = name {
+            lines.entry(name).or_insert(at);
+            header = None;
+        }
+    }
+    lines
 }
 
 /// Parse one case file; errors carry the path, line and the field.
@@ -124,6 +179,7 @@ pub fn load_file(path: &Path) -> Result<LoadedFile> {
     let loaded = LoadedFile {
         path: path.to_owned(),
         file,
+        lines: header_lines(&text),
     };
     validate(&loaded)?;
     Ok(loaded)
@@ -230,6 +286,39 @@ mod tests {
         assert_eq!(f.cases[0].dtype, DType::F32);
         assert!(matches!(f.cases[0].op, OpSpec::Gemm { alpha, trans_b: true, .. } if alpha == 1.0));
         Ok(())
+    }
+
+    #[test]
+    fn gate_settings_parse_and_cases_know_their_lines() -> std::result::Result<(), String> {
+        let text = "[defaults]\nallow_skip = true\nmax_case_memory = \"2GiB\"\n\n[[case]] # first\nname = 'a'\nmax_case_memory = \"25%\"\n[case.op]\nkind = \"add\"\nlen = 2\n\n[[app]]\n  name = \"b\"\nreference = \"true\"\ncandidate = \"true\"\n";
+        let f = parse(text)?;
+        assert_eq!(f.defaults.allow_skip, Some(true));
+        assert_eq!(
+            f.defaults.max_case_memory,
+            Some(MemoryLimit::Bytes(2 << 30))
+        );
+        assert_eq!(f.cases[0].max_case_memory, Some(MemoryLimit::Share(0.25)));
+        let lines = header_lines(text);
+        assert_eq!(lines.get("a"), Some(&5));
+        assert_eq!(lines.get("b"), Some(&12));
+        let e = parse("[defaults]\nmax_case_memory = \"8 bananas\"\n");
+        assert!(
+            e.as_ref()
+                .is_err_and(|m| m.contains("line 2") && m.contains("e.g. `8GiB`")),
+            "{e:?}"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_bare_file_name_runs_its_apps_in_the_current_folder() {
+        let at = |path: &str| LoadedFile {
+            path: path.into(),
+            file: CaseFile::default(),
+            lines: BTreeMap::new(),
+        };
+        assert_eq!(at("apps.toml").dir(), Path::new("."));
+        assert_eq!(at("regress/apps.toml").dir(), Path::new("regress"));
     }
 
     #[test]

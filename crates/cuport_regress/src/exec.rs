@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 
 use crate::error::{RegressError, Result};
+use crate::interrupt::{self, Stop};
 
 /// Environment variable naming the leg's (empty) output folder.
 pub const OUT_ENV: &str = "CUPORT_OUT";
@@ -51,9 +52,20 @@ pub struct LegRequest {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum ExitState {
-    Exited { code: i32 },
-    Signaled { signal: i32 },
-    TimedOut { after_s: f64 },
+    Exited {
+        code: i32,
+    },
+    Signaled {
+        signal: i32,
+    },
+    TimedOut {
+        after_s: f64,
+    },
+    /// cuport was interrupted while the leg ran and killed it.
+    Interrupted {
+        after_s: f64,
+        reason: String,
+    },
 }
 
 impl ExitState {
@@ -65,17 +77,28 @@ impl ExitState {
         match self {
             // `sh -c` reports a child killed by signal N as status 128 + N.
             ExitState::Exited { code } if (129..160).contains(code) => {
-                format!(
-                    "exited with status {code} (killed by signal {})",
-                    code - 128
-                )
+                format!("exited with status {code}: {}", signal_words(code - 128))
             }
             ExitState::Exited { code } => format!("exited with status {code}"),
-            ExitState::Signaled { signal } => format!("killed by signal {signal}"),
+            ExitState::Signaled { signal } => signal_words(*signal),
             ExitState::TimedOut { after_s } => {
                 format!("timed out after {after_s:.1} s; its process group was killed")
             }
+            ExitState::Interrupted { after_s, reason } => format!(
+                "stopped after {after_s:.1} s: cuport was {reason} and killed the leg's process group"
+            ),
         }
+    }
+}
+
+/// What a signal that ended a leg most likely means.
+fn signal_words(signal: i32) -> String {
+    match signal {
+        libc::SIGABRT => "aborted (signal 6, SIGABRT): likely out of memory (Rust aborts when an allocation fails) or a failed assertion in a native library; see the log excerpt".to_owned(),
+        libc::SIGKILL => "killed (signal 9, SIGKILL): likely by the kernel's out-of-memory killer (see `dmesg`), or by another process".to_owned(),
+        libc::SIGSEGV => "crashed (signal 11, SIGSEGV): an invalid memory access, often in a native library".to_owned(),
+        libc::SIGTERM => "terminated (signal 15, SIGTERM)".to_owned(),
+        s => format!("killed by signal {s}"),
     }
 }
 
@@ -88,8 +111,8 @@ pub struct LegRun {
     pub out_dir: tempfile::TempDir,
 }
 
-/// Launch the leg and wait for it (or for the timeout).
-pub fn run_leg(req: &LegRequest) -> Result<LegRun> {
+/// Launch the leg and wait for it, for the timeout, or for `stop`.
+pub fn run_leg(req: &LegRequest, stop: &Stop<'_>) -> Result<LegRun> {
     let shown = req.command.display();
     let spawn_err = |message: String| RegressError::Spawn {
         command: shown.clone(),
@@ -107,8 +130,10 @@ pub fn run_leg(req: &LegRequest) -> Result<LegRun> {
     let mut child = cmd
         .spawn()
         .map_err(|e| spawn_err(format!("cannot start: {e}")))?;
-    let state = wait_with_timeout(&mut child, req.timeout)
-        .map_err(|e| spawn_err(format!("wait failed: {e}")))?;
+    interrupt::set_leg_group(Some(child.id()));
+    let state = wait_with_timeout(&mut child, req.timeout, stop);
+    interrupt::set_leg_group(None);
+    let state = state.map_err(|e| spawn_err(format!("wait failed: {e}")))?;
     let wall_s = start.elapsed().as_secs_f64();
     Ok(LegRun {
         state,
@@ -147,6 +172,7 @@ fn build(req: &LegRequest, log: &std::fs::File, out: &std::ffi::OsStr) -> std::i
 fn wait_with_timeout(
     child: &mut std::process::Child,
     timeout: Duration,
+    stop: &Stop<'_>,
 ) -> std::io::Result<ExitState> {
     let start = Instant::now();
     let mut pause = Duration::from_millis(1);
@@ -163,6 +189,14 @@ fn wait_with_timeout(
             child.wait()?;
             return Ok(ExitState::TimedOut {
                 after_s: start.elapsed().as_secs_f64(),
+            });
+        }
+        if let Some(why) = stop() {
+            kill_group(child.id());
+            child.wait()?;
+            return Ok(ExitState::Interrupted {
+                after_s: start.elapsed().as_secs_f64(),
+                reason: why.reason,
             });
         }
         std::thread::sleep(pause);
@@ -183,30 +217,50 @@ fn kill_group(pid: u32) {
     }
 }
 
-/// The last lines of the log, lossily decoded.
+/// The last lines of the log, lossily decoded. When a backtrace pushed
+/// the allocator's `memory allocation of N bytes failed` out of them, that
+/// line is kept in front: it is the reason the leg died.
 pub(crate) fn excerpt(log: &mut std::fs::File) -> String {
     let len = log.seek(SeekFrom::End(0)).unwrap_or(0);
-    let start = len.saturating_sub(8192);
+    let start = len.saturating_sub(64 * 1024);
     let mut buf = Vec::new();
     if log.seek(SeekFrom::Start(start)).is_ok() {
         let _ = log.read_to_end(&mut buf);
     }
     let text = String::from_utf8_lossy(&buf);
     let lines: Vec<&str> = text.lines().collect();
-    lines[lines.len().saturating_sub(EXCERPT_LINES)..].join("\n")
+    let last = &lines[lines.len().saturating_sub(EXCERPT_LINES)..];
+    match allocation_failure(&text) {
+        Some(oom) if !last.iter().any(|l| l.trim() == oom) => {
+            format!("{oom}\n[…]\n{}", last.join("\n"))
+        }
+        _ => last.join("\n"),
+    }
+}
+
+/// The line Rust prints before it aborts on a failed allocation, if the
+/// log has one.
+pub(crate) fn allocation_failure(log: &str) -> Option<&str> {
+    log.lines()
+        .map(str::trim)
+        .rfind(|l| l.starts_with("memory allocation of") && l.ends_with("failed"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn shell(cmd: &str, timeout_ms: u64) -> Result<LegRun> {
-        run_leg(&LegRequest {
+    fn request(cmd: &str, timeout_ms: u64) -> LegRequest {
+        LegRequest {
             command: CommandSpec::Shell(cmd.into()),
             cwd: None,
             timeout: Duration::from_millis(timeout_ms),
             env: Vec::new(),
-        })
+        }
+    }
+
+    fn shell(cmd: &str, timeout_ms: u64) -> Result<LegRun> {
+        run_leg(&request(cmd, timeout_ms), &interrupt::never)
     }
 
     #[test]
@@ -227,5 +281,61 @@ mod tests {
         assert!(matches!(run.state, ExitState::TimedOut { .. }));
         assert!(run.wall_s < 5.0);
         Ok(())
+    }
+
+    #[test]
+    fn a_stop_request_kills_the_running_leg_and_its_children() -> Result<()> {
+        let start = std::time::Instant::now();
+        let stop = || {
+            (start.elapsed() > Duration::from_millis(200))
+                .then(|| crate::interrupt::Interruption::from_signal(libc::SIGINT))
+        };
+        let run = run_leg(&request("sleep 30 & sleep 30", 60_000), &stop)?;
+        assert!(run.wall_s < 5.0, "{}", run.wall_s);
+        let text = run.state.describe();
+        assert!(
+            text.contains("cuport was interrupted (SIGINT, Ctrl-C) and killed"),
+            "{text}"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn the_allocators_last_words_survive_a_long_backtrace() -> Result<()> {
+        let run = shell(
+            "echo 'memory allocation of 80000000000 bytes failed' >&2; for i in $(seq 1 100); do echo \"  $i: frame\" >&2; done; exit 134",
+            5000,
+        )?;
+        let mut lines = run.log_excerpt.lines();
+        assert_eq!(
+            lines.next(),
+            Some("memory allocation of 80000000000 bytes failed")
+        );
+        assert_eq!(lines.next(), Some("[…]"));
+        assert_eq!(run.log_excerpt.lines().last(), Some("  100: frame"));
+        assert_eq!(
+            allocation_failure("x\n  memory allocation of 8 bytes failed \ny"),
+            Some("memory allocation of 8 bytes failed")
+        );
+        assert_eq!(allocation_failure("memory allocation of 8 bytes"), None);
+        Ok(())
+    }
+
+    #[test]
+    fn signals_are_explained() {
+        let abort = ExitState::Signaled { signal: 6 }.describe();
+        assert!(
+            abort.starts_with("aborted (signal 6, SIGABRT): likely out of memory"),
+            "{abort}"
+        );
+        let by_shell = ExitState::Exited { code: 137 }.describe();
+        assert!(
+            by_shell.contains("status 137: killed (signal 9, SIGKILL)"),
+            "{by_shell}"
+        );
+        assert_eq!(
+            ExitState::Signaled { signal: 10 }.describe(),
+            "killed by signal 10"
+        );
     }
 }

@@ -109,3 +109,11 @@ fn chunks<T, const N: usize>(bytes: &[u8], convert: fn([u8; N]) -> T) -> Vec<T> 
 pub fn element_count(shape: &[usize]) -> usize {
     shape.iter().product()
 }
+
+/// Bytes a tensor of `shape` and `dtype` needs; saturates instead of
+/// overflowing, since shapes come from files legs wrote.
+pub fn byte_len(shape: &[usize], dtype: DType) -> usize {
+    shape
+        .iter()
+        .fold(dtype.size_bytes(), |bytes, &d| bytes.saturating_mul(d))
+}

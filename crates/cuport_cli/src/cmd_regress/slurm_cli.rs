@@ -69,14 +69,12 @@ pub(super) fn run_slurm(
         "Slurm run directory: {} (job scripts in jobs/, leg files and logs in legs/)",
         run_dir.display()
     ));
-    slurm::interrupt::install();
     let slurm_opts = SlurmRunOptions {
         run_dir,
         site,
         max_concurrent: args.slurm_concurrency,
         poll: seconds("slurm-poll", args.slurm_poll)?,
         wait_timeout: seconds("slurm-wait-timeout", args.slurm_wait_timeout)?,
-        stop: &slurm::interrupt::caught,
     };
     Ok(run::run_files_slurm(files, opts, &slurm_opts, on_case)?)
 }

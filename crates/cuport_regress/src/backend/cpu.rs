@@ -19,6 +19,11 @@ pub struct Perturbation {
     pub rel_error: f64,
     /// Stretch each run to `slowdown` times its duration.
     pub slowdown: f64,
+    /// Ask for this many bytes at once in `prepare` (0: don't), as a
+    /// backend running out of host memory would: the allocation fails and
+    /// the leg aborts, which must fail only its case.
+    #[serde(default)]
+    pub alloc_bytes: u64,
 }
 
 impl Default for Perturbation {
@@ -26,12 +31,13 @@ impl Default for Perturbation {
         Perturbation {
             rel_error: 0.0,
             slowdown: 1.0,
+            alloc_bytes: 0,
         }
     }
 }
 
 impl Perturbation {
-    /// Parse `rel=1e-3,slow=1.5` (either key optional).
+    /// Parse `rel=1e-3,slow=1.5,alloc=BYTES` (every key optional).
     pub fn parse(text: &str) -> Option<Perturbation> {
         let mut p = Perturbation::default();
         for part in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -40,6 +46,7 @@ impl Perturbation {
             match key.trim() {
                 "rel" => p.rel_error = value,
                 "slow" => p.slowdown = value,
+                "alloc" if value >= 0.0 => p.alloc_bytes = value as u64,
                 _ => return None,
             }
         }
@@ -94,6 +101,14 @@ impl Backend for CpuBackend {
     }
 
     fn prepare(&mut self, op: &OpSpec, dtype: DType, inputs: &[Tensor]) -> Result<()> {
+        if self.perturb.alloc_bytes > 0 {
+            // Capped below isize::MAX so the request reaches the allocator
+            // (and fails there) instead of panicking on capacity overflow.
+            let bytes = usize::try_from(self.perturb.alloc_bytes)
+                .unwrap_or(usize::MAX)
+                .min(isize::MAX as usize / 2);
+            std::hint::black_box(Vec::<u8>::with_capacity(bytes));
+        }
         let values = inputs.iter().map(Tensor::to_f64_vec).collect();
         self.prepared = Some((op.clone(), dtype, values, op.output_shape()?));
         Ok(())

@@ -3,7 +3,7 @@ use std::path::Path;
 
 use crate::dtype::DType;
 use crate::error::{RegressError, Result};
-use crate::tensor::{element_count, Tensor};
+use crate::tensor::{byte_len, Tensor};
 
 const MAGIC: &[u8] = b"\x93NUMPY";
 
@@ -81,7 +81,7 @@ pub fn parse(bytes: &[u8]) -> std::result::Result<Tensor, String> {
         .ok_or("truncated or non-UTF-8 .npy header")?;
     let (dtype, shape) = parse_header(header)?;
     let data = &bytes[start + header_len..];
-    let need = element_count(&shape) * dtype.size_bytes();
+    let need = byte_len(&shape, dtype);
     if data.len() != need {
         return Err(format!(
             "truncated tensor: header says shape {shape:?} of {dtype} ({need} bytes) but the file holds {} data bytes",
@@ -150,6 +150,23 @@ mod tests {
         assert_eq!(parse(&bytes)?, t);
         let err = parse(&bytes[..bytes.len() - 4]).err().unwrap_or_default();
         assert!(err.contains("truncated tensor"), "{err}");
+        Ok(())
+    }
+
+    #[test]
+    fn an_absurd_shape_is_an_error_not_an_overflow() -> std::result::Result<(), String> {
+        let header =
+            "{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 8), }\n";
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend([1, 0]);
+        bytes.extend((header.len() as u16).to_le_bytes());
+        bytes.extend(header.as_bytes());
+        bytes.extend([0u8; 16]);
+        let err = parse(&bytes).err().unwrap_or_default();
+        assert!(
+            err.contains("truncated tensor: header says shape [4611686018427387904, 8]"),
+            "{err}"
+        );
         Ok(())
     }
 

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::dtype::DType;
 use crate::error::{RegressError, Result};
-use crate::tensor::{element_count, Tensor};
+use crate::tensor::{byte_len, Tensor};
 
 #[derive(Debug, Serialize, Deserialize)]
 struct Entry {
@@ -96,7 +96,7 @@ fn tensor(name: &str, entry: &Entry, data: &[u8]) -> std::result::Result<Tensor,
         )
     })?;
     let [start, end] = entry.data_offsets;
-    let need = element_count(&entry.shape) * dtype.size_bytes();
+    let need = byte_len(&entry.shape, dtype);
     if end < start || end - start != need {
         return Err(format!(
             "tensor `{name}`: data_offsets span {} bytes, shape {:?} needs {need}",

@@ -45,8 +45,10 @@ fn conv(spec: &OpSpec) -> Option<Conv> {
 }
 
 fn out_len(input: usize, window: usize, cv: &Conv) -> usize {
-    let span = cv.dilation * (window - 1) + 1;
-    let padded = input + 2 * cv.padding;
+    // Saturating: absurd sizes in a case file must not overflow here; the
+    // memory check rejects them.
+    let span = cv.dilation.saturating_mul(window - 1).saturating_add(1);
+    let padded = input.saturating_add(cv.padding.saturating_mul(2));
     if padded < span || cv.stride == 0 {
         0
     } else {

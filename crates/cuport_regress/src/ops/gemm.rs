@@ -30,8 +30,10 @@ impl GemmShape {
             trans_b,
             alpha,
             beta,
-            stride_a: m * k,
-            stride_b: k * n,
+            // Saturating: shapes come from case files, and the memory check
+            // that rejects oversized cases runs on this shape.
+            stride_a: m.saturating_mul(k),
+            stride_b: k.saturating_mul(n),
             batched,
         };
         match *spec {
@@ -58,8 +60,8 @@ impl GemmShape {
                 stride_b,
             } => {
                 let mut shape = base(batch, m, n, k, trans_a, trans_b, alpha, beta, true);
-                shape.stride_a = stride_a.unwrap_or(m * k);
-                shape.stride_b = stride_b.unwrap_or(k * n);
+                shape.stride_a = stride_a.unwrap_or(shape.stride_a);
+                shape.stride_b = stride_b.unwrap_or(shape.stride_b);
                 shape
             }
             OpSpec::Gemm {
@@ -101,6 +103,30 @@ fn operand_shape(shape: &GemmShape, (rows, cols): (usize, usize), stride: usize)
     } else {
         vec![(shape.batch - 1) * stride + rows * cols]
     }
+}
+
+/// Elements of every input (A, B, C) and of the output, without overflow:
+/// the same layout as [`input_shapes`], counted in u128.
+pub(super) fn element_counts(shape: &GemmShape) -> (u128, u128) {
+    let count = |dims: &[usize]| {
+        dims.iter()
+            .fold(1u128, |acc, &d| acc.saturating_mul(d as u128))
+    };
+    let operand = |(rows, cols): (usize, usize), stride: usize| {
+        let one = count(&[rows, cols]);
+        if !shape.batched || stride == 0 {
+            one
+        } else if stride as u128 == one {
+            count(&[shape.batch, rows, cols])
+        } else {
+            count(&[shape.batch.saturating_sub(1), stride]).saturating_add(one)
+        }
+    };
+    let c = count(&[shape.batch, shape.m, shape.n]);
+    let inputs = operand(shape.a_dims(), shape.stride_a)
+        .saturating_add(operand(shape.b_dims(), shape.stride_b))
+        .saturating_add(c);
+    (inputs, c)
 }
 
 pub(super) fn input_shapes(shape: &GemmShape) -> Vec<Vec<usize>> {

@@ -4,10 +4,18 @@
 //! every backend and the oracle agree on what a case computes.
 mod conv;
 mod elementwise;
+mod footprint;
 mod gemm;
 mod norm;
 
+pub use footprint::Footprint;
+
 pub(crate) use gemm::GemmShape;
+
+/// A product of sizes in f64: never overflows, exact enough for work.
+fn product(sizes: &[usize]) -> f64 {
+    sizes.iter().map(|&s| s as f64).product()
+}
 
 /// The normalised gemm parameters of a gemm-family op (defaults for others).
 pub(crate) fn gemm_shape(op: &OpSpec) -> GemmShape {
@@ -210,17 +218,17 @@ impl OpSpec {
     /// ops); used to bucket cases into shape classes.
     pub fn work(&self) -> f64 {
         match *self {
-            OpSpec::Gemm { m, n, k, .. } => 2.0 * (m * n * k) as f64,
+            OpSpec::Gemm { m, n, k, .. } => 2.0 * product(&[m, n, k]),
             OpSpec::BatchedGemm { batch, m, n, k, .. }
-            | OpSpec::StridedBatchedGemm { batch, m, n, k, .. } => 2.0 * (batch * m * n * k) as f64,
+            | OpSpec::StridedBatchedGemm { batch, m, n, k, .. } => 2.0 * product(&[batch, m, n, k]),
             OpSpec::Conv2d { n, c, k, r, s, .. } => {
                 let (p, q) = conv::output_hw(self);
-                2.0 * (n * k * p * q * c * r * s) as f64
+                2.0 * product(&[n, k, p, q, c, r, s])
             }
             OpSpec::Softmax { rows, cols }
             | OpSpec::LayerNorm { rows, cols, .. }
             | OpSpec::ReduceSum { rows, cols }
-            | OpSpec::ReduceMax { rows, cols } => (rows * cols) as f64,
+            | OpSpec::ReduceMax { rows, cols } => product(&[rows, cols]),
             OpSpec::Add { len }
             | OpSpec::Mul { len }
             | OpSpec::Gelu { len }
@@ -237,10 +245,10 @@ impl OpSpec {
             ))
         };
         match *self {
-            OpSpec::Gemm { m, n, k, .. } if m * n * k == 0 => zero("m, n and k"),
+            OpSpec::Gemm { m, n, k, .. } if [m, n, k].contains(&0) => zero("m, n and k"),
             OpSpec::BatchedGemm { batch, m, n, k, .. }
             | OpSpec::StridedBatchedGemm { batch, m, n, k, .. }
-                if batch * m * n * k == 0 =>
+                if [batch, m, n, k].contains(&0) =>
             {
                 zero("batch, m, n and k")
             }
@@ -248,7 +256,7 @@ impl OpSpec {
             | OpSpec::LayerNorm { rows, cols, .. }
             | OpSpec::ReduceSum { rows, cols }
             | OpSpec::ReduceMax { rows, cols }
-                if rows * cols == 0 =>
+                if rows == 0 || cols == 0 =>
             {
                 zero("rows and cols")
             }

@@ -5,7 +5,7 @@ use std::fmt::Write;
 use super::{first_line, seconds};
 use crate::report::{CaseReport, CheckKind, RunReport};
 
-const STYLE: &str = "body{font:14px system-ui,sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}.pass{color:#176f2c}.fail,.error{color:#b3261e;font-weight:bold}.uncertain{color:#8a6d00}.skipped{color:#666}svg{background:#fafafa;border:1px solid #ddd}";
+const STYLE: &str = "body{font:14px system-ui,sans-serif;margin:2em;max-width:1100px}table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left}.pass{color:#176f2c}.fail,.error,.incomplete{color:#b3261e;font-weight:bold}.uncertain{color:#8a6d00}.skipped{color:#666}svg{background:#fafafa;border:1px solid #ddd}";
 
 fn esc(text: &str) -> String {
     text.replace('&', "&amp;")
@@ -20,11 +20,30 @@ pub fn render(report: &RunReport) -> String {
     let _ = write!(h, "<!doctype html><html><head><meta charset=\"utf-8\"><title>cuport regress: {verdict}</title><style>{STYLE}</style></head><body>");
     let _ = write!(
         h,
-        "<h1>cuport regress: {verdict}</h1><p>host {} · {} cases · {} checks</p>",
+        "<h1>cuport regress: {verdict}</h1><p>host {} · {} cases · {} checks ({})</p>",
         esc(&report.host),
         report.summary.cases,
-        report.summary.checks
+        report.summary.checks,
+        esc(&report.summary.counts_text())
     );
+    let coverage = report.summary.coverage_text();
+    if !coverage.is_empty() {
+        let _ = write!(
+            h,
+            "<p class=\"incomplete\">Not fully compared: {}</p>",
+            esc(&coverage)
+        );
+    }
+    if let Some(why) = &report.interrupted {
+        let _ = write!(h, "<p class=\"error\">Interrupted: cuport was {}; cases it did not start are listed as skipped.</p>", esc(&why.reason));
+    }
+    if let Some(error) = &report.error {
+        let _ = write!(
+            h,
+            "<p class=\"error\">Harness error:</p><pre>{}</pre>",
+            esc(error)
+        );
+    }
     cross_chart(report, &mut h);
     placement(report, &mut h);
     for case in &report.cases {

@@ -1,16 +1,24 @@
 //! JUnit XML: one `<testcase>` per case × check; failures are accuracy or
-//! performance regressions, errors are legs that crashed, hung or wrote
-//! unreadable files.
+//! performance regressions and INCOMPLETE cases (legs skipped where skips
+//! are not allowed), errors are legs that crashed, hung or wrote
+//! unreadable files and cases over their memory limit; skipped legs and
+//! cases an interrupt kept from running are `<skipped>` with the reason.
+//! A run whose verdict no test case carries (NOTHING COMPARED,
+//! INTERRUPTED, ERROR) gets one more test case, `cuport-regress/verdict`.
 use std::time::Duration;
 
 use quick_junit::{NonSuccessKind, Report, TestCase, TestCaseStatus, TestSuite};
 
-use crate::report::{LegState, Outcome, RunReport};
+use crate::report::{LegState, Outcome, RunReport, Verdict};
 
 pub fn render(report: &RunReport) -> Result<String, quick_junit::SerializeError> {
     let mut junit = Report::new("cuport-regress");
     let mut suite = TestSuite::new("regress");
     suite.add_property(("host", report.host.as_str()));
+    suite.add_property(("verdict", report.summary.verdict()));
+    if let Some(why) = &report.interrupted {
+        suite.add_property(("interrupted", why.reason.as_str()));
+    }
     for case in &report.cases {
         let wall: f64 = case.legs.iter().map(|l| l.wall_s).sum();
         for check in &case.checks {
@@ -53,6 +61,36 @@ pub fn render(report: &RunReport) -> Result<String, quick_junit::SerializeError>
             suite.add_test_case(tc);
         }
     }
+    if let Some(tc) = verdict_case(report) {
+        suite.add_test_case(tc);
+    }
     junit.add_test_suite(suite);
     junit.to_string()
+}
+
+/// The run's own test case, for verdicts that no check carries.
+fn verdict_case(report: &RunReport) -> Option<TestCase> {
+    let kind = match report.summary.verdict {
+        Verdict::NothingCompared | Verdict::Interrupted => NonSuccessKind::Failure,
+        Verdict::Error => NonSuccessKind::Error,
+        _ => return None,
+    };
+    let mut status = TestCaseStatus::non_success(kind);
+    status.set_message(report.summary.line());
+    let detail = match (&report.error, &report.interrupted) {
+        (Some(e), _) => e.clone(),
+        (None, Some(why)) => format!(
+            "cuport was {}; the cases it did not start are skipped",
+            why.reason
+        ),
+        (None, None) => {
+            "no case compared anything: every leg that could have been compared was skipped"
+                .to_owned()
+        }
+    };
+    status.set_description(detail);
+    status.set_type("harness");
+    let mut tc = TestCase::new("verdict", status);
+    tc.set_classname("cuport-regress");
+    Some(tc)
 }

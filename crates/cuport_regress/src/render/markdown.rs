@@ -18,6 +18,25 @@ pub fn render(report: &RunReport) -> String {
         report.summary.checks,
         report.summary.counts_text()
     );
+    let coverage = report.summary.coverage_text();
+    if !coverage.is_empty() {
+        let _ = writeln!(md, "**Not fully compared:** {coverage}.\n");
+    }
+    if let Some(why) = &report.interrupted {
+        let _ = writeln!(
+            md,
+            "**Interrupted:** cuport was {}; cases it did not start are listed as skipped.\n",
+            why.reason
+        );
+    }
+    if let Some(error) = &report.error {
+        let _ = writeln!(
+            md,
+            "**Harness error:**\n\n```\n{}\n```\n",
+            error.replace("```", "'''")
+        );
+        return md;
+    }
     checks_table(report, &mut md);
     cross_table(report, &mut md);
     placement_table(report, &mut md);
@@ -142,7 +161,7 @@ fn failure_details(report: &RunReport, md: &mut String) {
         .filter(|(_, k)| {
             matches!(
                 k.outcome,
-                Outcome::Fail | Outcome::Error | Outcome::Uncertain
+                Outcome::Fail | Outcome::Error | Outcome::Uncertain | Outcome::Incomplete
             )
         })
         .collect();

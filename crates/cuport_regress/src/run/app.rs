@@ -5,14 +5,17 @@ use std::time::Duration;
 
 use crate::case::{AppCase, LoadedFile};
 use crate::exec::{CommandSpec, LegRequest};
+use crate::interrupt::Stop;
 use crate::metrics::compare;
 use crate::policy::{tolerance_failures, AccuracyConfig, PolicyKind};
 use crate::report::{CaseKind, CaseReport, Check, CheckKind, CrossRatio, Outcome};
 use crate::sampling::PerfSettings;
 use crate::stats::{compare_samples, PerfVerdict};
 
-use super::legs::{launch, leg_check, Finished};
+use super::gate::GateSettings;
+use super::legs::{launch, leg_check, Finished, Guard};
 use super::op::accuracy_check;
+use super::RunOptions;
 
 /// Default seconds before an application leg is killed.
 pub const DEFAULT_TIMEOUT_S: f64 = 300.0;
@@ -29,10 +32,13 @@ pub struct ExecCase {
     pub accuracy: AccuracyConfig,
     pub perf: PerfSettings,
     pub gate_cross: bool,
+    /// Skips allowed or not, and the memory limit for reading the legs'
+    /// tensors back.
+    pub gate: GateSettings,
 }
 
 /// The [`ExecCase`] an `[[app]]` entry describes.
-pub(super) fn app_exec_case(file: &LoadedFile, app: &AppCase) -> ExecCase {
+pub(super) fn app_exec_case(file: &LoadedFile, app: &AppCase, opts: &RunOptions<'_>) -> ExecCase {
     let defaults = &file.file.defaults;
     let cwd = match &app.cwd {
         Some(dir) => file.dir().join(dir),
@@ -53,11 +59,8 @@ pub(super) fn app_exec_case(file: &LoadedFile, app: &AppCase) -> ExecCase {
         accuracy: app.accuracy.or(&defaults.accuracy),
         perf: app.perf.or(&defaults.perf),
         gate_cross: app.gate_cross.unwrap_or(true),
+        gate: GateSettings::for_app(opts, file, app),
     }
-}
-
-pub(super) fn run_app_case(file: &LoadedFile, app: &AppCase) -> (CaseReport, Vec<CrossRatio>) {
-    exec_case(&app_exec_case(file, app))
 }
 
 impl ExecCase {
@@ -72,11 +75,31 @@ impl ExecCase {
     }
 }
 
-/// Run both legs of an application case and compare them.
-pub fn exec_case(case: &ExecCase) -> (CaseReport, Vec<CrossRatio>) {
-    let reference = launch("exec", "reference", &case.request(&case.reference));
-    let candidate = launch("exec", "candidate", &case.request(&case.candidate));
+/// Run both legs of an application case and compare them; `stop` ends a
+/// running leg early (see [`RunOptions::stop`]).
+pub fn exec_case(case: &ExecCase, stop: &Stop<'_>) -> (CaseReport, Vec<CrossRatio>) {
+    let guard = Guard {
+        stop,
+        memory: case.gate.memory,
+    };
+    let reference = launch("exec", "reference", &case.request(&case.reference), &guard);
+    let candidate = launch("exec", "candidate", &case.request(&case.candidate), &guard);
     judge_exec_case(case, reference, candidate)
+}
+
+/// The report of an application case before its legs ran.
+pub(super) fn empty_report(case: &ExecCase) -> CaseReport {
+    CaseReport {
+        name: case.name.clone(),
+        kind: CaseKind::App,
+        file: case.file.clone(),
+        op: None,
+        dtype: None,
+        shape_class: None,
+        legs: Vec::new(),
+        checks: Vec::new(),
+        outcome: Outcome::Skipped,
+    }
 }
 
 /// Compare the two finished legs of an application case.
@@ -85,26 +108,18 @@ pub(super) fn judge_exec_case(
     reference: Finished,
     candidate: Finished,
 ) -> (CaseReport, Vec<CrossRatio>) {
-    let mut report = CaseReport {
-        name: case.name.clone(),
-        kind: CaseKind::App,
-        file: case.file.clone(),
-        op: None,
-        dtype: None,
-        shape_class: None,
-        legs: Vec::new(),
-        checks: vec![
-            leg_check("reference", &reference.report),
-            leg_check("candidate", &candidate.report),
-        ],
-        outcome: Outcome::Skipped,
-    };
+    let mut report = empty_report(case);
+    report.checks = vec![
+        leg_check("reference", &reference.report),
+        leg_check("candidate", &candidate.report),
+    ];
     report
         .checks
         .extend(accuracy_checks(case, &reference, &candidate));
     let (perf, cross) = perf_checks(case, &reference, &candidate);
     report.checks.extend(perf);
     report.legs = vec![reference.report, candidate.report];
+    report.checks.extend(case.gate.compared_check(&report.legs));
     report.settle();
     (report, cross)
 }

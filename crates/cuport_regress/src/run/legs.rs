@@ -3,9 +3,11 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::device::DeviceIdentity;
-use crate::exec::{run_leg, ExitState, LegRequest};
+use crate::exec::{allocation_failure, run_leg, ExitState, LegRequest};
+use crate::interrupt::Stop;
 use crate::io::{read_leg_dir, LegFiles};
 use crate::leg::{DEVICE_FILE, UNAVAILABLE_FILE};
+use crate::memory::human_bytes;
 use crate::report::{Check, CheckKind, LegReport, LegState, Outcome, RegionStats};
 
 /// A leg's report plus its tensors (when it succeeded).
@@ -30,17 +32,31 @@ pub(super) fn blank_report(backend: &str, role: &str, command: String) -> LegRep
     }
 }
 
-/// Run a leg; never fails: launch errors, crashes, timeouts and unreadable
-/// files become a failed [`LegReport`] with the reason and log excerpt.
-pub(super) fn launch(backend: &str, role: &str, req: &LegRequest) -> Finished {
+/// What every leg launch needs besides its request.
+pub(super) struct Guard<'a> {
+    pub(super) stop: &'a Stop<'a>,
+    /// The case's memory limit in bytes: a leg's tensors are read back
+    /// only when they take at most half of it (cuport holds two legs'
+    /// tensors at once).
+    pub(super) memory: u64,
+}
+
+/// Run a leg; never fails: launch errors, crashes, timeouts, interrupts
+/// and unreadable files become a failed [`LegReport`] with the reason and
+/// log excerpt.
+pub(super) fn launch(backend: &str, role: &str, req: &LegRequest, guard: &Guard<'_>) -> Finished {
     let report = blank_report(backend, role, req.command.display());
-    match run_leg(req) {
+    if let Some(why) = (guard.stop)() {
+        return failed(report, format!("not started: cuport was {}", why.reason));
+    }
+    match run_leg(req, guard.stop) {
         Ok(run) => settle(
             report,
             run.state,
             run.wall_s,
             run.log_excerpt,
             run.out_dir.path(),
+            guard.memory,
         ),
         Err(e) => failed(report, e.to_string()),
     }
@@ -55,13 +71,15 @@ pub(super) fn failed(mut report: LegReport, reason: String) -> Finished {
     }
 }
 
-/// Judge a leg that ended with `state`, having written into `dir`.
+/// Judge a leg that ended with `state`, having written into `dir`; its
+/// tensors are read only if they fit in half of `memory` bytes.
 pub(super) fn settle(
     mut report: LegReport,
     state: ExitState,
     wall_s: f64,
     log_excerpt: String,
     dir: &Path,
+    memory: u64,
 ) -> Finished {
     report.exit = Some(state.clone());
     report.wall_s = wall_s;
@@ -76,7 +94,17 @@ pub(super) fn settle(
         };
     }
     if !state.succeeded() {
-        return failed(report, state.describe());
+        let reason = failure_reason(&state, &report.log_excerpt);
+        return failed(report, reason);
+    }
+    let size = tensor_bytes(dir);
+    if size.saturating_mul(2) > memory {
+        let reason = format!(
+            "the leg wrote {} of tensors, more than half of this case's memory limit of {} (cuport holds both legs' tensors at once), so they were not read; write smaller outputs, or raise --max-case-memory or `max_case_memory`",
+            human_bytes(u128::from(size)),
+            human_bytes(u128::from(memory))
+        );
+        return failed(report, reason);
     }
     match read_leg_dir(dir) {
         Ok(files) => {
@@ -95,6 +123,35 @@ pub(super) fn settle(
         }
         Err(e) => failed(report, format!("unreadable output: {e}")),
     }
+}
+
+/// How the leg ended, plus the allocator's own words when it ran out of
+/// memory (Rust prints `memory allocation of N bytes failed`, then aborts).
+fn failure_reason(state: &ExitState, log: &str) -> String {
+    match allocation_failure(log) {
+        Some(line) => format!(
+            "{}; the leg ran out of memory (`{line}`): lower the case's sizes, or run it where more memory is free",
+            state.describe()
+        ),
+        None => state.describe(),
+    }
+}
+
+/// Bytes of the tensor files a leg left in `dir`.
+fn tensor_bytes(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let path = e.path();
+            let ext = path.extension().and_then(|x| x.to_str());
+            matches!(ext, Some("npy" | "safetensors"))
+        })
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .fold(0u64, u64::saturating_add)
 }
 
 /// Op legs write `device.json`; app legs may describe their device in

@@ -11,7 +11,8 @@ use crate::report::{CaseKind, CaseReport, Check, CheckKind, CrossRatio, LegState
 use crate::stats::compare_samples;
 use crate::tensor::Tensor;
 
-use super::legs::{launch, leg_check, Finished};
+use super::gate::GateSettings;
+use super::legs::{launch, leg_check, Finished, Guard};
 use super::RunOptions;
 
 /// Leg labels: the backend name, with `#index` when a name repeats.
@@ -68,16 +69,40 @@ pub(super) fn run_op_case(
     case: &OpCase,
     opts: &RunOptions<'_>,
 ) -> (CaseReport, Vec<CrossRatio>) {
+    let gate = GateSettings::for_op(opts, file, case);
+    // Before anything is allocated: a case too big for its limit fails
+    // alone instead of aborting cuport.
+    if let Some(report) = over_memory(file, case, &gate) {
+        return (report, Vec::new());
+    }
     // The oracle first: a case it cannot evaluate is not worth launching.
     let oracle = match oracle(file, case) {
         Ok(t) => t,
         Err(e) => return (oracle_failure(file, case, Vec::new(), &e), Vec::new()),
     };
+    let guard = Guard {
+        stop: opts.stop,
+        memory: gate.memory,
+    };
     let finished = plan_op_legs(file, &file.path, case, opts)
         .iter()
-        .map(|leg| launch(&leg.label, leg.role, &leg.request))
+        .map(|leg| launch(&leg.label, leg.role, &leg.request, &guard))
         .collect();
-    judge_op_case(file, case, &oracle, finished)
+    judge_op_case(file, case, &oracle, finished, &gate)
+}
+
+/// The failed report of a case over its memory limit, if it is.
+pub(super) fn over_memory(
+    file: &LoadedFile,
+    case: &OpCase,
+    gate: &GateSettings,
+) -> Option<CaseReport> {
+    let legs = file.backends_of(case).len();
+    let check = gate.memory_check(&case.name, &case.op, case.dtype, legs)?;
+    let mut report = empty_report(file, case);
+    report.checks.push(check);
+    report.settle();
+    Some(report)
 }
 
 /// Compute the oracle, then judge the finished legs against it.
@@ -85,14 +110,16 @@ pub(super) fn judge_op_legs(
     file: &LoadedFile,
     case: &OpCase,
     finished: Vec<Finished>,
+    gate: &GateSettings,
 ) -> (CaseReport, Vec<CrossRatio>) {
     match oracle(file, case) {
-        Ok(t) => judge_op_case(file, case, &t, finished),
+        Ok(t) => judge_op_case(file, case, &t, finished, gate),
         Err(e) => (oracle_failure(file, case, finished, &e), Vec::new()),
     }
 }
 
-fn empty_report(file: &LoadedFile, case: &OpCase) -> CaseReport {
+/// The report of an op case before its legs ran.
+pub(super) fn empty_report(file: &LoadedFile, case: &OpCase) -> CaseReport {
     CaseReport {
         name: case.name.clone(),
         kind: CaseKind::Op,
@@ -129,6 +156,7 @@ fn judge_op_case(
     case: &OpCase,
     oracle: &Tensor,
     finished: Vec<Finished>,
+    gate: &GateSettings,
 ) -> (CaseReport, Vec<CrossRatio>) {
     let labels = labels(&file.backends_of(case));
     let mut report = empty_report(file, case);
@@ -144,6 +172,7 @@ fn judge_op_case(
         .extend(accuracy_checks(&finished, &labels, oracle, &policy));
     let cross = cross_ratios(&case.name, &finished, &labels);
     report.legs = finished.into_iter().map(|f| f.report).collect();
+    report.checks.extend(gate.compared_check(&report.legs));
     report.settle();
     (report, cross)
 }

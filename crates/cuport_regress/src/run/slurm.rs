@@ -15,8 +15,9 @@ use crate::slurm::script::{CPU_FILE, OUT_DIR};
 use crate::slurm::{batch, BatchLeg, BatchOptions, LegOutcome, SlurmConfig};
 
 use super::app::{app_exec_case, judge_exec_case, ExecCase};
+use super::gate::GateSettings;
 use super::legs::{blank_report, failed, settle, Finished};
-use super::op::{judge_op_legs, plan_op_legs};
+use super::op::{judge_op_legs, over_memory, plan_op_legs};
 use super::{finish, RunOptions};
 
 /// Default seconds between polls of the queue.
@@ -25,7 +26,7 @@ pub const DEFAULT_POLL_S: f64 = 5.0;
 pub const DEFAULT_WAIT_TIMEOUT_S: f64 = 86_400.0;
 
 /// Settings of a Slurm run; `None` fields come from the `[slurm]` tables.
-pub struct SlurmRunOptions<'a> {
+pub struct SlurmRunOptions {
     /// Shared-filesystem folder for scripts, legs' files and logs.
     pub run_dir: PathBuf,
     /// A site's `[slurm]` table, used instead of the case files' tables.
@@ -33,16 +34,17 @@ pub struct SlurmRunOptions<'a> {
     pub max_concurrent: Option<u32>,
     pub poll: Option<Duration>,
     pub wait_timeout: Option<Duration>,
-    /// Asked while waiting: a reason to cancel the jobs (Ctrl-C).
-    pub stop: &'a dyn Fn() -> Option<String>,
 }
 
 enum Pending<'f> {
     Op {
         file: &'f LoadedFile,
         case: &'f OpCase,
+        gate: Box<GateSettings>,
         legs: Range<usize>,
     },
+    /// Judged before submitting anything (over its memory limit).
+    Done(Box<CaseReport>),
     App {
         case: Box<ExecCase>,
         legs: Range<usize>,
@@ -53,10 +55,12 @@ enum Pending<'f> {
 pub fn run_files_slurm(
     files: &[LoadedFile],
     opts: &RunOptions<'_>,
-    slurm: &SlurmRunOptions<'_>,
+    slurm: &SlurmRunOptions,
     on_case: &mut dyn FnMut(&CaseReport),
 ) -> Result<RunReport> {
     let (pending, legs, metas) = plan(files, opts, slurm)?;
+    // Ctrl-C cancels the jobs (`scancel`); the cases are judged anyway.
+    let stop = || (opts.stop)().map(|why| why.reason);
     let batch_opts = BatchOptions {
         run_dir: &slurm.run_dir,
         max_concurrent: setting(files, slurm, slurm.max_concurrent, |c| c.max_concurrent),
@@ -68,7 +72,7 @@ pub fn run_files_slurm(
                 setting(files, slurm, None, |c| c.wait_timeout_s).unwrap_or(DEFAULT_WAIT_TIMEOUT_S),
             )
         }),
-        stop: slurm.stop,
+        stop: &stop,
     };
     let outcomes = batch::run(&legs, &batch_opts)?;
     let mut finished: Vec<Option<Finished>> = outcomes
@@ -82,7 +86,13 @@ pub fn run_files_slurm(
     let (mut cases, mut cross) = (Vec::new(), Vec::<CrossRatio>::new());
     for p in pending {
         let (report, ratios) = match p {
-            Pending::Op { file, case, legs } => judge_op_legs(file, case, take(legs)),
+            Pending::Op {
+                file,
+                case,
+                gate,
+                legs,
+            } => judge_op_legs(file, case, take(legs), &gate),
+            Pending::Done(report) => (*report, Vec::new()),
             Pending::App { case, legs } => {
                 let mut two = take(legs).into_iter();
                 match (two.next(), two.next()) {
@@ -95,12 +105,11 @@ pub fn run_files_slurm(
         cases.push(report);
         cross.extend(ratios);
     }
-    Ok(finish(
-        cases,
-        cross,
-        opts.baseline.as_ref(),
-        opts.uncertain_fails,
-    ))
+    let mut report = finish(cases, cross, opts.baseline.as_ref(), opts.uncertain_fails);
+    if let Some(why) = (opts.stop)() {
+        report.interrupt(why);
+    }
+    Ok(report)
 }
 
 fn secs(s: f64) -> Duration {
@@ -111,7 +120,7 @@ fn secs(s: f64) -> Duration {
 /// else the first case file's that sets it.
 fn setting<T: Copy>(
     files: &[LoadedFile],
-    slurm: &SlurmRunOptions<'_>,
+    slurm: &SlurmRunOptions,
     cli: Option<T>,
     get: impl Fn(&SlurmConfig) -> Option<T>,
 ) -> Option<T> {
@@ -129,7 +138,7 @@ type Plan<'f> = (Vec<Pending<'f>>, Vec<BatchLeg>, Vec<LegMeta>);
 fn plan<'f>(
     files: &'f [LoadedFile],
     opts: &RunOptions<'_>,
-    slurm: &SlurmRunOptions<'_>,
+    slurm: &SlurmRunOptions,
 ) -> Result<Plan<'f>> {
     let keep = |n: &str| opts.filter.as_deref().is_none_or(|f| n.contains(f));
     let (mut pending, mut legs, mut metas) = (Vec::new(), Vec::new(), Vec::new());
@@ -144,6 +153,11 @@ fn plan<'f>(
         // path they get must be absolute.
         let path = absolute(&file.path)?;
         for case in file.file.cases.iter().filter(|c| keep(&c.name)) {
+            let gate = GateSettings::for_op(opts, file, case);
+            if let Some(report) = over_memory(file, case, &gate) {
+                pending.push(Pending::Done(Box::new(report)));
+                continue;
+            }
             let start = legs.len();
             let backends = file.backends_of(case);
             for (planned, backend) in plan_op_legs(file, &path, case, opts)
@@ -153,6 +167,7 @@ fn plan<'f>(
                 metas.push(LegMeta {
                     backend: planned.label.clone(),
                     role: planned.role,
+                    memory: gate.memory,
                 });
                 legs.push(BatchLeg {
                     placement: config.resolve(&backend),
@@ -165,11 +180,12 @@ fn plan<'f>(
             pending.push(Pending::Op {
                 file,
                 case,
+                gate: Box::new(gate),
                 legs: range,
             });
         }
         for app in file.file.apps.iter().filter(|a| keep(&a.name)) {
-            let mut case = app_exec_case(file, app);
+            let mut case = app_exec_case(file, app, opts);
             case.cwd = case.cwd.as_deref().map(absolute).transpose()?;
             let start = legs.len();
             let roles = [
@@ -181,6 +197,7 @@ fn plan<'f>(
                 metas.push(LegMeta {
                     backend: "exec".to_owned(),
                     role,
+                    memory: case.gate.memory,
                 });
                 legs.push(BatchLeg {
                     placement: config.resolve(&name),
@@ -276,6 +293,8 @@ fn leg_folder(index: usize, case: &str, label: &str) -> String {
 struct LegMeta {
     backend: String,
     role: &'static str,
+    /// The case's memory limit (bounds the tensors read back).
+    memory: u64,
 }
 
 fn to_finished(outcome: LegOutcome, leg: &BatchLeg, meta: &LegMeta) -> Finished {
@@ -289,6 +308,7 @@ fn to_finished(outcome: LegOutcome, leg: &BatchLeg, meta: &LegMeta) -> Finished 
                 wall,
                 outcome.log_excerpt,
                 &outcome.dir.join(OUT_DIR),
+                meta.memory,
             );
             on_node(&mut done.report, &outcome.dir);
             done

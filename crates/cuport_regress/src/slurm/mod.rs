@@ -11,7 +11,6 @@
 pub mod batch;
 pub mod client;
 pub mod config;
-pub mod interrupt;
 mod legs;
 mod outcome;
 pub mod parse;

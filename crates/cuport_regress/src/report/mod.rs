@@ -7,8 +7,14 @@ use serde::{Deserialize, Serialize};
 use crate::device::DeviceIdentity;
 use crate::dtype::DType;
 use crate::exec::ExitState;
+use crate::interrupt::Interruption;
 use crate::metrics::AccuracyMetrics;
 use crate::stats::{geometric_mean, mad, median, relative_noise, PerfComparison};
+
+mod summary;
+
+use summary::summarise;
+pub use summary::{Summary, Verdict, COMPARED};
 
 pub const REPORT_FORMAT: &str = "cuport-regress-report";
 pub const REPORT_VERSION: u32 = 1;
@@ -18,8 +24,13 @@ pub const REPORT_VERSION: u32 = 1;
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     Pass,
+    /// Not judged: a leg whose backend is missing here, a baseline for
+    /// another device, a skip allowed by `--allow-skip`.
     Skipped,
     Uncertain,
+    /// Legs did not run here, so the case's comparison is missing, and
+    /// skips are not allowed: fails the gate.
+    Incomplete,
     Fail,
     /// A leg crashed, hung or wrote unreadable files.
     Error,
@@ -31,6 +42,7 @@ impl Outcome {
             Outcome::Pass => "pass",
             Outcome::Skipped => "skipped",
             Outcome::Uncertain => "uncertain",
+            Outcome::Incomplete => "INCOMPLETE",
             Outcome::Fail => "FAIL",
             Outcome::Error => "ERROR",
         }
@@ -51,6 +63,9 @@ pub enum CheckKind {
     Accuracy,
     PerfBaseline,
     PerfCross,
+    /// Whether the case could run and be compared at all: `compared`
+    /// (skipped legs), `memory` (over the limit), `interrupted`.
+    Harness,
 }
 
 /// Samples of one timed region and their summary.
@@ -155,6 +170,21 @@ pub struct CaseReport {
 }
 
 impl CaseReport {
+    /// Whether anything was measured against something: an accuracy or
+    /// performance check that computed its metrics.
+    pub fn compared(&self) -> bool {
+        self.checks
+            .iter()
+            .any(|c| c.accuracy.is_some() || c.perf.is_some())
+    }
+
+    /// Whether a leg was skipped (its backend cannot run it here).
+    pub fn skipped_legs(&self) -> bool {
+        self.legs
+            .iter()
+            .any(|l| matches!(l.state, LegState::Skipped { .. }))
+    }
+
     /// Worst check outcome; all-skipped stays skipped.
     pub fn settle(&mut self) {
         let ran = self
@@ -196,37 +226,6 @@ pub struct PlacementRow {
     pub backends: BTreeMap<String, f64>,
 }
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Summary {
-    pub cases: usize,
-    pub checks: usize,
-    pub counts: BTreeMap<String, usize>,
-    pub uncertain_fails: bool,
-    /// 0 pass, 1 regression.
-    pub exit_code: u8,
-}
-
-impl Summary {
-    /// The one-word outcome every renderer leads with.
-    pub fn verdict(&self) -> &'static str {
-        if self.exit_code == 0 {
-            "PASS"
-        } else {
-            "REGRESSION"
-        }
-    }
-
-    /// `3 pass, 1 skip`: the checks by outcome.
-    pub fn counts_text(&self) -> String {
-        let counts: Vec<String> = self
-            .counts
-            .iter()
-            .map(|(k, v)| format!("{v} {k}"))
-            .collect();
-        counts.join(", ")
-    }
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
     pub format: String,
@@ -238,6 +237,12 @@ pub struct RunReport {
     /// `"candidate/reference"` → geometric mean of the per-case ratios.
     pub cross_geomean: BTreeMap<String, f64>,
     pub placement: Vec<PlacementRow>,
+    /// Set when a signal stopped the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupted: Option<Interruption>,
+    /// Set when the harness could not run (the report then has no cases).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
     pub summary: Summary,
 }
 
@@ -261,7 +266,7 @@ impl RunReport {
             .into_iter()
             .filter_map(|(k, v)| geometric_mean(&v).map(|g| (k, g)))
             .collect();
-        let summary = summarise(&cases, uncertain_fails);
+        let summary = summarise(&cases, uncertain_fails, None, None);
         RunReport {
             format: REPORT_FORMAT.to_owned(),
             version: REPORT_VERSION,
@@ -274,34 +279,35 @@ impl RunReport {
             cross_backend,
             cross_geomean,
             placement,
+            interrupted: None,
+            error: None,
             summary,
         }
+    }
+
+    /// The report of a run the harness could not carry out, so that CI
+    /// still finds its report files: no cases, verdict ERROR, `message`.
+    pub fn harness_error(message: String) -> RunReport {
+        let mut report = RunReport::new(Vec::new(), Vec::new(), Vec::new(), false);
+        report.error = Some(message);
+        report.resettle();
+        report
+    }
+
+    /// Mark the run as stopped by `why` (verdict INTERRUPTED).
+    pub fn interrupt(&mut self, why: Interruption) {
+        self.interrupted = Some(why);
+        self.resettle();
     }
 
     /// Recompute the summary (after baseline checks were added).
     pub fn resettle(&mut self) {
         self.cases.iter_mut().for_each(CaseReport::settle);
-        self.summary = summarise(&self.cases, self.summary.uncertain_fails);
-    }
-}
-
-fn summarise(cases: &[CaseReport], uncertain_fails: bool) -> Summary {
-    let mut counts = BTreeMap::new();
-    let mut checks = 0;
-    let mut failing = false;
-    for check in cases.iter().flat_map(|c| &c.checks) {
-        checks += 1;
-        *counts
-            .entry(check.outcome.label().to_lowercase())
-            .or_insert(0) += 1;
-        failing |= matches!(check.outcome, Outcome::Fail | Outcome::Error)
-            || (uncertain_fails && check.outcome == Outcome::Uncertain);
-    }
-    Summary {
-        cases: cases.len(),
-        checks,
-        counts,
-        uncertain_fails,
-        exit_code: u8::from(failing),
+        self.summary = summarise(
+            &self.cases,
+            self.summary.uncertain_fails,
+            self.interrupted.as_ref(),
+            self.error.as_deref(),
+        );
     }
 }
