@@ -248,7 +248,7 @@ class FileMap:
     """Maps byte offsets of an original file onto its cuport output through the applied edits."""
 
     def __init__(self, original: bytes, output: bytes, edits: list[dict]):
-        self.edits = sorted(((e["range"]["start"], e["range"]["end"], e["replacement"].encode("utf-8")) for e in edits),
+        self.edits = sorted(((*span(e), e["replacement"].encode("utf-8")) for e in edits),
                             key=lambda t: (t[0], t[1]))
         self.out_starts = line_starts(output)
         self.exact = self._rebuild(original) == output
@@ -293,8 +293,9 @@ class FileMap:
 
     def out_lines(self, diag: dict) -> set[int]:
         if self.exact:
-            s = offset_to_line(self.out_starts, self.out_offset(diag["range"]["start"]))
-            e = offset_to_line(self.out_starts, self.out_offset(max(diag["range"]["start"], diag["range"]["end"] - 1)))
+            start, end = span(diag)
+            s = offset_to_line(self.out_starts, self.out_offset(start))
+            e = offset_to_line(self.out_starts, self.out_offset(max(start, end - 1)))
             return set(range(s, max(s, e) + 1))
         line = self._line_map.get(diag["line"]) if self._line_map else None
         return {line} if line else set()
@@ -311,6 +312,12 @@ class Migration:
     generated: list[str] = field(default_factory=list)
     totals: dict = field(default_factory=dict)
     inexact_maps: int = 0
+
+
+def span(x: dict) -> tuple[int, int]:
+    """Byte range of an edit or diagnostic: `start`/`end` (cuport-report) or `range` (older)."""
+    r = x.get("range") or x
+    return int(r["start"]), int(r["end"])
 
 
 def load_migration(doc: dict, src: Path, out: Path) -> Migration:
@@ -372,8 +379,14 @@ class HeaderIndex:
                     idx.add(os.path.join(dirpath, f))
         return idx
 
-    def present(self, name: str, more_dirs: list[str] = ()) -> str | None:
+    def present(self, name: str, more_dirs: list[str] = (), compiler: str = "") -> str | None:
+        """Path of NAME in a dir this compiler searches (the other compiler's private dirs are
+        left out: clang does not search gcc's, gcc not clang's), or by path suffix anywhere under
+        /usr/include and /opt/rocm*; None when absent."""
+        other = {"hipcc": ("/usr/lib/gcc/",), "nvcc": ("/usr/lib/llvm-", "/usr/lib/clang/")}.get(compiler, ())
         for d in list(more_dirs) + self.dirs:
+            if other and d.startswith(other):
+                continue
             p = os.path.join(d, name)
             if os.path.isfile(p):
                 return p
@@ -385,6 +398,10 @@ class HeaderIndex:
             if p.endswith(tail):
                 return p
         return None
+
+    def elsewhere(self, name: str) -> str | None:
+        """Path of NAME in any known dir, the other compiler's private dirs included."""
+        return self.present(name)
 
 
 # --- rules: CUDA names for the leftover check ----------------------------------------------------
@@ -463,9 +480,44 @@ def strip_comments_strings(text: str) -> str:
 WORD_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+class ProjectDefinitions:
+    """Names the original tree defines itself (macro, typedef, struct/enum/class/union, enumerator,
+    function definition): such names are the project's own, not CUDA leftovers. One pass over the
+    tree's C-family files (comments and strings blanked)."""
+
+    PATTERNS = [
+        r"#[ \t]*define[ \t]+(\w+)",
+        r"\}\s*(\w+)\s*;",                                                   # typedef struct/enum {...} NAME;
+        r"\btypedef\b[^;{}]*?\(\s*(?:\w+\s+)?\*\s*(\w+)\s*\)",                # typedef R (API *NAME)(...)
+        r"\btypedef\b[^;{}()]*\b(\w+)\s*(?:\[[^\]]*\]\s*)?;",                    # typedef T NAME;
+        r"\b(?:struct|class|enum|union)\s+(?:\w+\s+)?(\w+)\s*(?:final\s*)?[{:]",  # struct NAME {
+        r"^[ \t]*(\w+)[ \t]*(?:=[^,\n]*)?,[ \t]*$",                                # enumerator on its own line
+        r"(?:^|[\s*&:])(\w+)\s*\((?:[^;{}()]|\([^;{}()]*\))*\)\s*(?:const\s*)?(?:noexcept\s*)?\{",  # function definition
+    ]
+
+    def __init__(self, src: Path):
+        self.names: set[str] = set()
+        rxs = [re.compile(p, re.M) for p in self.PATTERNS]
+        for p in walk_files(src):
+            if p.suffix.lower() not in C_FAMILY:
+                continue
+            try:
+                text = strip_comments_strings(p.read_text("utf-8", "replace"))
+            except OSError:
+                continue
+            for rx in rxs:
+                self.names.update(m.group(1) for m in rx.finditer(text))
+
+    def defines(self, name: str) -> bool:
+        return name in self.names
+
+
 def find_leftovers(out_root: Path, files: list[str], skip: set[str], idents: set[str], headers: set[str],
-                   diag_lines: dict[str, set[int]]) -> tuple[dict[str, int], dict[str, int], dict[str, list[str]]]:
-    """Returns (silent counts per name, diagnosed counts per name, examples per name)."""
+                   diag_lines: dict[str, set[int]], defs: "ProjectDefinitions | None" = None,
+                   skip_guarded: bool = False) -> tuple[dict[str, int], dict[str, int], dict[str, list[str]], dict[str, int]]:
+    """Returns (silent counts per name, diagnosed counts per name, examples per name,
+    counts of names the project defines itself)."""
+    own: dict[str, int] = {}
     silent: dict[str, int] = {}
     diagnosed: dict[str, int] = {}
     examples: dict[str, list[str]] = {}
@@ -481,9 +533,20 @@ def find_leftovers(out_root: Path, files: list[str], skip: set[str], idents: set
         code = strip_comments_strings(raw)
         dl = diag_lines.get(rel, set())
         raw_lines = raw.split("\n")
+        conds: list[str] = []  # enclosing #if conditions
         for no, line in enumerate(code.split("\n"), 1):
-            hits = [w for w in WORD_RE.findall(line) if w in idents]
             stripped = line.lstrip()
+            if stripped.startswith("#"):
+                directive = stripped[1:].lstrip()
+                if directive.startswith(("if", "ifdef", "ifndef")) and not directive.startswith("include"):
+                    conds.append(directive)
+                elif directive.startswith("elif") and conds:
+                    conds[-1] = directive
+                elif directive.startswith("endif") and conds:
+                    conds.pop()
+            if skip_guarded and any("CUPORT_" in c for c in conds):
+                continue  # dual: a per-backend switch cuport wrote (the CUDA branch keeps CUDA names)
+            hits = [w for w in WORD_RE.findall(line) if w in idents]
             if stripped.startswith("#") and "include" in stripped:
                 m = INCLUDE_RE.match(raw_lines[no - 1].encode())
                 if m:
@@ -493,12 +556,14 @@ def find_leftovers(out_root: Path, files: list[str], skip: set[str], idents: set
             for w in hits:
                 if no in dl:
                     diagnosed[w] = diagnosed.get(w, 0) + 1
+                elif defs is not None and IDENT_RE.match(w) and defs.defines(w):
+                    own[w] = own.get(w, 0) + 1
                 else:
                     silent[w] = silent.get(w, 0) + 1
                     ex = examples.setdefault(w, [])
                     if len(ex) < 3:
                         ex.append(f"{rel}:{no}")
-    return silent, diagnosed, examples
+    return silent, diagnosed, examples, own
 
 
 # --- the run -------------------------------------------------------------------------------------
@@ -620,8 +685,8 @@ def run_cuport(a, src: Path, out: Path) -> tuple[Migration, dict]:
     except json.JSONDecodeError as e:
         raise SystemExit(f"corpus_check: cuport migrate printed no JSON document ({e}); stderr:\n"
                          + proc.stderr.decode("utf-8", "replace")[-3000:])
-    if doc.get("format") != "cuport-migrate":
-        raise SystemExit(f"corpus_check: unexpected JSON format {doc.get('format')!r} (want cuport-migrate)")
+    if doc.get("format") not in ("cuport-report", "cuport-migrate"):
+        raise SystemExit(f"corpus_check: unexpected JSON format {doc.get('format')!r} (want cuport-report)")
     mig = load_migration(doc, src, out)
     mig.seconds = round(secs, 2)
     mig.message = " ".join(cmd)
@@ -700,12 +765,15 @@ def classify(a, r: CompileResult, ctx: Ctx, compiler: str, unit: str) -> tuple[s
                 return "unexplained", f"cuda-header-left: {header} ({where})"
         # 3. present on this system at all?
         dirs = [str((tree / unit).parent)] + [str(tree / i) for i in a.tree_include]
-        dirs += a.cuda_include if compiler == "nvcc" else a.hip_include
-        found = ctx.hdr.present(header, dirs)
+        dirs += ctx.cuda_dirs if compiler == "nvcc" else a.hip_include  # cuda_dirs: nvcc's own + --cuda-include
+        found = ctx.hdr.present(header, dirs, compiler)
+        if found is None and compiler == "nvcc":
+            # The CUDA build of the port: the original compiled here, so the port brought the include in.
+            gen = " (in a generated file)" if rel in set(mig.generated) else ""
+            return "unexplained", f"missing header introduced by the port: {header} ({where}){gen}"
         if found is None:
-            return f"missing-header: {header}", where
-        if found.startswith(COMPILER_PRIVATE):
-            return f"missing-header: {header}", f"{where} (only in {found}, not searched by {compiler})"
+            other = ctx.hdr.elsewhere(header)
+            return f"missing-header: {header}", where + (f" (only in {other}, not searched by {compiler})" if other else "")
         return "unexplained", f"header exists at {found} but not on the include path: {header} ({where})"
     return "unexplained", f"{where} {fe.message[:240]}".strip()
 
@@ -767,7 +835,8 @@ CUPORT_HIPCC, CUPORT_HIP_INCLUDES, CUPORT_BIN (the cuport binary).""")
     p.add_argument("--no-leftovers", action="store_true", help="skip the silent-leftover check")
     p.add_argument("--stub-missing", action="store_true",
                    help="compile missing-header units again with empty stand-ins for the missing headers "
-                        "and classify the next error (shows what the missing header hides)")
+                        "and classify the next error (shows what the missing header hides; 'stub-artifact': "
+                        "the next error is inside a system header, caused by an empty stub)")
     p.add_argument("--json", type=Path, help="write all details as JSON")
     p.add_argument("--tsv", type=Path, help="write per-unit details as TSV")
     p.add_argument("-v", "--verbose", action="store_true", help="a line per compile")
@@ -930,13 +999,16 @@ CUPORT_HIPCC, CUPORT_HIP_INCLUDES, CUPORT_BIN (the cuport binary).""")
         # (f) leftovers
         if not a.no_leftovers and (idents or headers):
             skip = set(mig.generated)
-            silent, diagnosed, examples = find_leftovers(out, mig.files, skip, idents, headers, mig.diag_lines)
+            silent, diagnosed, examples, own = find_leftovers(out, mig.files, skip, idents, headers, mig.diag_lines,
+                                                              ProjectDefinitions(src), skip_guarded=a.mode == "dual")
             report["leftovers"] = {
                 "names_checked": len(idents) + len(headers),
                 "silent_total": sum(silent.values()),
                 "silent": dict(sorted(silent.items(), key=lambda kv: (-kv[1], kv[0]))),
                 "silent_by_library": tally_by(silent, libs),
                 "diagnosed_total": sum(diagnosed.values()),
+                "project_defined_total": sum(own.values()),
+                "project_defined": dict(sorted(own.items(), key=lambda kv: (-kv[1], kv[0]))),
                 "examples": examples,
             }
         stub_view = {k: {u: (e["class"], e["detail"], e["stubs"]) for u, e in v.items()} for k, v in report.get("stubbed", {}).items()}
@@ -950,15 +1022,62 @@ CUPORT_HIPCC, CUPORT_HIP_INCLUDES, CUPORT_BIN (the cuport binary).""")
             log(a, f"work dir kept: {work}")
 
 
+def absent_includes(a, ctx: "Ctx", out: Path, compiler: str) -> set[str]:
+    """Every `#include` name of the output tree that the classifier would call a missing header:
+    absent from this system, not a file of the original tree, not a CUDA header left in HIP
+    output, not cuport's shim."""
+    names: set[str] = set()
+    for p in walk_files(out):
+        if p.suffix.lower() in C_FAMILY:
+            try:
+                data = p.read_bytes()
+            except OSError:
+                continue
+            names.update(m.group(1).decode("utf-8", "replace").strip() for m in INCLUDE_RE.finditer(data))
+    src_tails = {str(q.relative_to(ctx.src)) for q in walk_files(ctx.src)}
+    src_tails |= {str(q.relative_to(out)) for q in walk_files(out)}  # generated files too
+    absent = set()
+    for h in names:
+        norm = os.path.normpath(h)
+        if norm.startswith("..") or os.path.isabs(norm) or "cuport" in h:
+            continue
+        if any(t == norm or t.endswith("/" + norm) for t in src_tails):
+            continue
+        if compiler == "hipcc":
+            same = h in ctx.exact_headers or h.startswith(SAME_NAME_ON_HIP)
+            if not same and (h in ctx.mapped_headers or any(os.path.isfile(os.path.join(d, h)) for d in ctx.cuda_dirs)):
+                continue
+        if ctx.hdr.present(h, ctx.cuda_dirs if compiler == "nvcc" else a.hip_include, compiler) is None:
+            absent.add(h)
+    return absent
+
+
+def includes_any(path: Path, stubdir: Path) -> bool:
+    """Whether the file #includes a header that exists in the stub dir."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return False
+    return any((stubdir / m.group(1).decode("utf-8", "replace").strip()).is_file() for m in INCLUDE_RE.finditer(data))
+
+
 def stub_pass(a, v: "Variant", cl: dict[str, tuple[str, str]], ctx: "Ctx", out: Path, work: Path) -> dict[str, tuple[str, str, list[str]]]:
-    """Units whose first error is a missing header: compile again with empty stand-ins for the
-    missing headers (an -isystem dir of empty files; only headers absent from this system are
+    """Units whose first error is a missing header (or, in a CUDA build of the port, a header the port
+    brought in): compile again with empty stand-ins for the missing headers (an -isystem dir of empty files; only headers absent from this system are
     stubbed), up to 4 rounds, and classify what the compiler says next. (class, detail, stubs)."""
+    intro = "missing header introduced by the port: "
     pending = {u: [c.split(": ", 1)[1]] for u, (c, _) in cl.items() if c.startswith("missing-header: ")}
+    pending.update({u: [d[len(intro):].split(" (")[0]] for u, (c, d) in cl.items() if d.startswith(intro)})
     if not pending:
         return {}
     stubdir = work / "stubs" / re.sub(r"[^A-Za-z0-9]+", "-", v.name).strip("-")
     result: dict[str, tuple[str, str, list[str]]] = {}
+    # Stub up front every included header that would classify as missing (saves a round per header).
+    for h in sorted(absent_includes(a, ctx, out, v.compiler)):
+        f = stubdir / h
+        f.parent.mkdir(parents=True, exist_ok=True)
+        if not f.exists():
+            f.write_text(f"/* corpus_check: empty stand-in for <{h}>, absent from this system */\n")
     sv = Variant(v.name + " +stubs", v.compiler, v.defines, v.extra + ["-isystem", str(stubdir)])
     for _ in range(4):
         if not pending:
@@ -977,13 +1096,20 @@ def stub_pass(a, v: "Variant", cl: dict[str, tuple[str, str]], ctx: "Ctx", out: 
                 result[u] = ("ok-with-stubs", "", stubs)
                 continue
             c, d = classify(a, r, ctx, v.compiler, u)
+            fe = r.first_error
+            if c == "unexplained" and fe is not None and fe.file:
+                efile = Path(os.path.normpath(os.path.join(out, fe.file)))
+                if not str(efile).startswith(str(out) + os.sep) and includes_any(efile, stubdir):
+                    c = "stub-artifact"  # a system header that includes an empty stub fails
             if c.startswith("missing-header: ") and c.split(": ", 1)[1] not in stubs:
                 nxt[u] = stubs + [c.split(": ", 1)[1]]
+            elif d.startswith(intro) and d[len(intro):].split(" (")[0] not in stubs:
+                nxt[u] = stubs + [d[len(intro):].split(" (")[0]]
             else:
                 result[u] = (c, d, stubs)
         pending = nxt
     for u, stubs in pending.items():
-        result[u] = ("missing-header", "more than 4 missing headers", stubs)
+        result[u] = ("missing-header", "more than 4 rounds of missing headers", stubs)
     return result
 
 
@@ -1049,7 +1175,8 @@ def print_table(a, units, before, afters, classes, leftovers=None, mig=None, stu
     if leftovers:
         top = list(leftovers["silent"].items())[:15]
         w(f"silent leftovers: {leftovers['silent_total']} occurrences of {len(leftovers['silent'])} CUDA names "
-          f"(on lines without a diagnostic; {leftovers['diagnosed_total']} more on diagnosed lines)\n")
+          f"(on lines without a diagnostic; {leftovers['diagnosed_total']} more on diagnosed lines; "
+          f"{leftovers.get('project_defined_total', 0)} uses of names the project defines itself not counted)\n")
         if top:
             w("  " + ", ".join(f"{k} {v}" for k, v in top) + "\n")
         if leftovers["silent_by_library"]:
