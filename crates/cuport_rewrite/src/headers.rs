@@ -249,9 +249,7 @@ pub(crate) fn annotation_edits(
             continue;
         };
         let marker = format!("CUPORT {}: ", diagnostic.code);
-        let previous = line.checked_sub(1).and_then(|l| lines.line_range(l));
-        let already = previous
-            .is_some_and(|p| String::from_utf8_lossy(&src[p.start..p.end]).contains(&marker));
+        let already = notes_above(src, lines, line).any(|note| contains(note, &marker));
         let duplicate = edits
             .iter()
             .any(|e| e.range.start == range.start && e.replacement.contains(&marker));
@@ -275,4 +273,30 @@ pub(crate) fn annotation_edits(
         });
     }
     edits
+}
+
+/// The `CUPORT` notes directly above `line`, nearest first. A line with
+/// several diagnostics gets one note per code, stacked, so a rerun must
+/// look at the whole stack, not only the line above (a fuzzing finding:
+/// `fuzz_regressions::annotations_of_one_line_are_not_added_again`).
+fn notes_above<'s>(
+    src: &'s [u8],
+    lines: &'s LineIndex,
+    line: usize,
+) -> impl Iterator<Item = &'s [u8]> {
+    (0..line)
+        .rev()
+        .map_while(move |l| lines.line_range(l).map(|r| &src[r.start..r.end]))
+        .take_while(|text| is_annotation(text))
+}
+
+/// Whether `line` is one of `--annotate`'s notes (`// CUPORT CP0010: ...`,
+/// or `# CUPORT ...` in Python and CMake).
+pub(crate) fn is_annotation(line: &[u8]) -> bool {
+    let line = line.trim_ascii_start();
+    line.starts_with(b"// CUPORT ") || line.starts_with(b"# CUPORT ")
+}
+
+fn contains(text: &[u8], needle: &str) -> bool {
+    memchr::memmem::find(text, needle.as_bytes()).is_some()
 }

@@ -1,0 +1,50 @@
+//! Findings of the fuzz suite (`tests/fuzz.rs`), each minimised to the
+//! smallest input that showed it and kept as a named test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::rules;
+use cuport_analyze::{analyze_source, AnalyzeOptions};
+use cuport_model::{Language, Target};
+use cuport_rewrite::{migrate_file, FileMigration, MigrateOptions};
+
+fn migrate(language: Language, src: &[u8], options: &MigrateOptions) -> FileMigration {
+    let analysis = analyze_source(language, src, &AnalyzeOptions::default());
+    migrate_file("", language, src, &analysis, rules(), options)
+}
+
+/// Migrates `src`, then the output again, and returns both results.
+fn migrate_twice(
+    language: Language,
+    src: &[u8],
+    options: &MigrateOptions,
+) -> (FileMigration, FileMigration) {
+    let first = migrate(language, src, options);
+    let second = migrate(language, &first.output, options);
+    (first, second)
+}
+
+fn assert_second_run_edits_nothing(second: &FileMigration) {
+    assert!(
+        second.edits.is_empty(),
+        "second run edited:\n{:#?}\n{}",
+        second.edits,
+        String::from_utf8_lossy(&second.output)
+    );
+}
+
+/// Two diagnostics on one line stack two `--annotate` notes above it; a
+/// rerun looked only at the line right above and added the other again.
+#[test]
+fn annotations_of_one_line_are_not_added_again() {
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.annotate = true;
+    let src = b"namespace cg=cooperative_groups;cg::tiled_partition<32";
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    let notes = String::from_utf8_lossy(&first.output)
+        .matches("// CUPORT CP")
+        .count();
+    assert_eq!(notes, 2, "{}", String::from_utf8_lossy(&first.output));
+    assert_second_run_edits_nothing(&second);
+}
