@@ -48,3 +48,25 @@ fn annotations_of_one_line_are_not_added_again() {
     assert_eq!(notes, 2, "{}", String::from_utf8_lossy(&first.output));
     assert_second_run_edits_nothing(&second);
 }
+
+/// Dual-stack for a target whose kernels need a port writes the kernel
+/// guard and then the `--annotate` note above the kernel; a rerun looked
+/// for the guard on the line right above the kernel, found the note, and
+/// guarded the kernel a second time.
+#[test]
+fn annotated_kernel_is_guarded_once() {
+    for target in [Target::Mlu, Target::Ascend] {
+        let mut options = MigrateOptions::new(target);
+        options.dual = vec![target];
+        options.annotate = true;
+        for src in [
+            &b"__global__ e(){}"[..],
+            b"template <typename T>\n__global__ void k(T* x) { x[0] = 1; }\n",
+        ] {
+            let (first, second) = migrate_twice(Language::Cuda, src, &options);
+            let text = String::from_utf8_lossy(&first.output);
+            assert!(text.contains("CUPORT_CUDA_KERNELS"), "{text}");
+            assert_second_run_edits_nothing(&second);
+        }
+    }
+}

@@ -11,6 +11,7 @@ use super::names::{portable_name, shim_header};
 use super::shim::{backend_macro, shimmed_library, target_header};
 use super::state::{DualPlanner, Launch};
 use crate::diagnostic::{codes, Level};
+use crate::headers::is_annotation;
 use crate::plan::{Planned, Planner};
 
 /// The guard that keeps CUDA kernels where they compile (and everywhere when
@@ -282,7 +283,10 @@ fn previous_line<'a>(planner: &DualPlanner<'a>, line: usize) -> Option<&'a str> 
 }
 
 /// The start of the line where the definition begins: the `__global__`
-/// line, or a `template <...>` line right above it.
+/// line, or a `template <...>` line right above it. `--annotate` notes
+/// between them belong to the definition: the first run writes them below
+/// the guard, and a rerun must still find the guard above them (a fuzzing
+/// finding: `fuzz_regressions::annotated_kernel_is_guarded_once`).
 fn definition_start(planner: &DualPlanner<'_>, name_at: usize) -> usize {
     let src = planner.src;
     let before = &src[..name_at.min(src.len())];
@@ -293,7 +297,10 @@ fn definition_start(planner: &DualPlanner<'_>, name_at: usize) -> usize {
             break;
         };
         let text = planner.text(previous).trim();
-        if text.starts_with("template") || text.starts_with("extern \"C\"") {
+        if text.starts_with("template")
+            || text.starts_with("extern \"C\"")
+            || is_annotation(text.as_bytes())
+        {
             line -= 1;
         } else {
             break;
