@@ -70,3 +70,30 @@ fn annotated_kernel_is_guarded_once() {
         }
     }
 }
+
+/// A Rust file syn cannot parse is searched for `cudarc::` by text; that
+/// search counted the paths in comments and strings, including the
+/// `--annotate` note naming the path, so every rerun stacked another note.
+#[test]
+fn cudarc_paths_in_comments_are_not_sites() {
+    let src = concat!(
+        "// old: cudarc::driver::result::init()\n",
+        "/* cudarc::nvrtc /* nested */ cudarc::x */\n",
+        "let s = \"// cudarc::in_a_string\"; let c = '\"';\n",
+        "let r = r#\"cudarc::raw\"#; let r#type = 1;\n",
+        "let ptx = cudarc::nvrtc::compile_ptx(SRC)?;\n",
+    );
+    let analysis = analyze_source(Language::Rust, src.as_bytes(), &AnalyzeOptions::default());
+    let names: Vec<&str> = analysis.sites.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["cudarc::nvrtc::compile_ptx"]);
+
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.annotate = true;
+    for src in [
+        &b"let ptx = cudarc::nvrtc::compile_ptx(SRC)?;\n"[..],
+        b"\"\ncudarc::",
+    ] {
+        let (_, second) = migrate_twice(Language::Rust, src, &options);
+        assert_second_run_edits_nothing(&second);
+    }
+}
