@@ -249,7 +249,9 @@ pub(crate) fn annotation_edits(
             continue;
         };
         let marker = format!("CUPORT {}: ", diagnostic.code);
-        let already = notes_above(src, lines, line).any(|note| contains(note, &marker));
+        let note = format!("{prefix} {marker}{}", diagnostic.message.replace('\n', " "));
+        let already = notes_above(src, lines, line).any(|n| contains(n, &marker))
+            || noted_nearby(src, lines, line, &marker, &diagnostic.cuda_name);
         let duplicate = edits
             .iter()
             .any(|e| e.range.start == range.start && e.replacement.contains(&marker));
@@ -263,11 +265,7 @@ pub(crate) fn annotation_edits(
             .collect();
         edits.push(Edit {
             range: TextRange::new(range.start, range.start),
-            replacement: format!(
-                "{indent}{prefix} {marker}{}{}",
-                diagnostic.message.replace('\n', " "),
-                line_ending(src)
-            ),
+            replacement: format!("{indent}{note}{}", line_ending(src)),
             code: diagnostic.code.clone(),
             cuda_name: diagnostic.cuda_name.clone(),
         });
@@ -288,6 +286,27 @@ fn notes_above<'s>(
         .rev()
         .map_while(move |l| lines.line_range(l).map(|r| &src[r.start..r.end]))
         .take_while(|text| is_annotation(text))
+}
+
+/// How far above its line a note may end up. cuport's own rewrites can put
+/// lines between a note and the line it is about: the note goes above the
+/// line as the first run reads it, and a dual-stack include switch (two
+/// lines per target around the original `#include`) or a CMake rewrite
+/// that writes two commands for one moves the noted text down.
+const NOTE_REACH: usize = 16;
+
+/// Whether a note with `marker` (the code) about `cuda_name` is one of the
+/// lines up to [`NOTE_REACH`] above `line`: the rerun of a line that
+/// cuport's first run moved below its note (fuzzing findings:
+/// `fuzz_regressions::note_above_a_rewrite_that_adds_lines_is_not_repeated`).
+/// The first run writes one note per code and line, so the name, not the
+/// whole message, identifies it (dual-stack messages differ per target).
+fn noted_nearby(src: &[u8], lines: &LineIndex, line: usize, marker: &str, cuda_name: &str) -> bool {
+    let name = format!("`{cuda_name}`");
+    (line.saturating_sub(NOTE_REACH)..line)
+        .filter_map(|l| lines.line_range(l))
+        .map(|r| &src[r.start..r.end])
+        .any(|text| is_annotation(text) && contains(text, marker) && contains(text, &name))
 }
 
 /// Whether `line` is one of `--annotate`'s notes (`// CUPORT CP0010: ...`,

@@ -97,3 +97,33 @@ fn cudarc_paths_in_comments_are_not_sites() {
         assert_second_run_edits_nothing(&second);
     }
 }
+
+/// The first run writes a note above the line as it reads it; a rewrite of
+/// that line into several (the dual-stack switch around a CUDA include,
+/// two CMake commands for one) moved the noted text below other lines, and
+/// a rerun, looking only right above it, wrote the note again.
+#[test]
+fn note_above_a_rewrite_that_adds_lines_is_not_repeated() {
+    let cases: [(Language, &[u8], &[Target]); 4] = [
+        (Language::Cuda, b"#include<cuda_fp16", &[Target::Mlu]),
+        (
+            Language::Cuda,
+            b"#include <cuda_fp16.h>\n",
+            &[Target::Ascend],
+        ),
+        (Language::Cuda, b"#include <cuda_fp16.h>\n", &Target::ALL),
+        (
+            Language::Cmake,
+            b"enable_language(CUDA)nvcc",
+            &[Target::Hip],
+        ),
+    ];
+    for (language, src, targets) in cases {
+        let mut options = MigrateOptions::new(targets[0]);
+        options.dual = targets.to_vec();
+        options.annotate = true;
+        let (first, second) = migrate_twice(language, src, &options);
+        assert!(String::from_utf8_lossy(&first.output).contains("CUPORT CP"));
+        assert_second_run_edits_nothing(&second);
+    }
+}
