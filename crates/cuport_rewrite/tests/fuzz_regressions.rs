@@ -127,3 +127,20 @@ fn note_above_a_rewrite_that_adds_lines_is_not_repeated() {
         assert_second_run_edits_nothing(&second);
     }
 }
+/// Dual-stack turns the string `"cuda"` into the name
+/// `cuport_device.accelerator`; next to a keyword (`"cuda"if ok`, valid
+/// Python) the two ran together into one name.
+#[test]
+fn python_literal_next_to_a_keyword_stays_apart() {
+    let src = b"import torch\ndevice = \"cuda\"if ok else \"cpu\"\nnear = d in\"cuda:1\"\n";
+    let mut options = MigrateOptions::new(Target::Ascend);
+    options.dual = vec![Target::Ascend];
+    let (first, second) = migrate_twice(Language::Python, src, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(
+        text.contains("device = cuport_device.accelerator if ok else \"cpu\"")
+            && text.contains("near = d in f\"{cuport_device.accelerator}:1\""),
+        "{text}"
+    );
+    assert_second_run_edits_nothing(&second);
+}
