@@ -126,14 +126,20 @@ fn include_insertion_point(src: &[u8]) -> usize {
 }
 
 /// The start of the first line after the file's opening comment block
-/// (licence headers, file descriptions).
+/// (licence headers, file descriptions). A `//` comment ending in a
+/// backslash goes on over the next line: an include written there would be
+/// commented out (a fuzzing finding:
+/// `fuzz_regressions::header_is_not_added_inside_a_continued_comment`).
 fn after_leading_comments(src: &[u8], from: usize) -> usize {
     let mut offset = from;
     let mut in_block = false;
+    let mut continued = false;
     for line in src[from..].split_inclusive(|&b| b == b'\n') {
         let text = String::from_utf8_lossy(line);
         let trimmed = text.trim();
-        let comment = if in_block || trimmed.starts_with("/*") {
+        let comment = if continued {
+            true
+        } else if in_block || trimmed.starts_with("/*") {
             in_block = !trimmed.contains("*/");
             true
         } else {
@@ -142,6 +148,7 @@ fn after_leading_comments(src: &[u8], from: usize) -> usize {
         if !comment {
             return offset;
         }
+        continued = !in_block && trimmed.ends_with('\\');
         offset += line.len();
     }
     offset

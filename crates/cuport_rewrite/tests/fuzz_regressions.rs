@@ -144,3 +144,19 @@ fn python_literal_next_to_a_keyword_stays_apart() {
     );
     assert_second_run_edits_nothing(&second);
 }
+/// The added include goes below the file's opening comments; a `//` line
+/// ending in a backslash continues the comment over the next line, where
+/// the include was written and so commented out.
+#[test]
+fn header_is_not_added_inside_a_continued_comment() {
+    let src = b"// built in C:\\cuda\\\ncontinued comment\ncudaMalloc(&p, n);\n";
+    let (first, second) = migrate_twice(Language::Cuda, src, &MigrateOptions::new(Target::Hip));
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(
+        text.starts_with(
+            "// built in C:\\cuda\\\ncontinued comment\n#include <hip/hip_runtime.h>\n"
+        ),
+        "{text}"
+    );
+    assert_second_run_edits_nothing(&second);
+}
