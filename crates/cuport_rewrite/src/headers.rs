@@ -34,12 +34,13 @@ pub(crate) fn header_edits(
     let uses_runtime = analysis.sites.iter().any(|s| {
         matches!(s.library, Library::Runtime | Library::Device) && s.kind != SiteKind::Qualifier
     });
+    // Only a runtime or driver include stands in for the runtime header: a
+    // device header (`cuda_fp16.h`) alone does not include it, and once
+    // renamed (`musa_fp16.h`) a rerun would add the header after all (a
+    // fuzzing finding: `fuzz_regressions::
+    // runtime_header_is_added_in_the_first_run_next_to_a_device_header`).
     let includes_runtime = analysis.sites.iter().any(|s| {
-        s.kind == SiteKind::Include
-            && matches!(
-                s.library,
-                Library::Runtime | Library::Driver | Library::Device
-            )
+        s.kind == SiteKind::Include && matches!(s.library, Library::Runtime | Library::Driver)
     });
     let edited = !planned.edits.is_empty() || main_header.even_without_edits;
     if language == Language::Cuda && uses_runtime && !includes_runtime && edited {

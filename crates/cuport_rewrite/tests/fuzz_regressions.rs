@@ -160,3 +160,20 @@ fn header_is_not_added_inside_a_continued_comment() {
     );
     assert_second_run_edits_nothing(&second);
 }
+/// A `.cu` file relies on nvcc for the runtime header. One that included
+/// only a device header (`cuda_fp16.h`) was taken to include the runtime,
+/// so the first run added none; the rerun saw the renamed header
+/// (`musa_fp16.h`), which it does not know, and added it then.
+#[test]
+fn runtime_header_is_added_in_the_first_run_next_to_a_device_header() {
+    let src = b"#include <cuda_fp16.h>\n__device__ int f(int* x) { return atomicAdd(x, 1); }\n";
+    for (target, runtime) in [
+        (Target::Musa, "#include <musa_runtime.h>"),
+        (Target::Maca, "#include <mc_runtime.h>"),
+    ] {
+        let (first, second) = migrate_twice(Language::Cuda, src, &MigrateOptions::new(target));
+        let text = String::from_utf8_lossy(&first.output);
+        assert!(text.contains(runtime), "{text}");
+        assert_second_run_edits_nothing(&second);
+    }
+}
