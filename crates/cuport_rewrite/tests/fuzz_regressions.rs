@@ -177,3 +177,16 @@ fn runtime_header_is_added_in_the_first_run_next_to_a_device_header() {
         assert_second_run_edits_nothing(&second);
     }
 }
+/// `#include <cuda_fp16.h` cut off before its `>`: the rename took the
+/// last byte of the name for the closing delimiter and wrote
+/// `<hip/hip_fp16.hh`.
+#[test]
+fn unterminated_include_keeps_its_name_whole() {
+    let first = migrate(
+        Language::Cuda,
+        b"#include <cuda_fp16.h",
+        &MigrateOptions::new(Target::Hip),
+    );
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(text.ends_with("#include <hip/hip_fp16.h"), "{text}");
+}

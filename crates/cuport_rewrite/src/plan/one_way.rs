@@ -282,13 +282,17 @@ impl<'a> Planner<'a> {
         match (resolved.status(), resolved.target_name.as_deref()) {
             (Status::Exact, _) => {}
             (Status::Renamed | Status::Approximate, Some(to)) => {
+                // The delimiters as written; an include cut off before its
+                // closing `>` or `"` stays so (a fuzzing finding:
+                // `fuzz_regressions::unterminated_include_keeps_its_name_whole`).
                 let written = self.text(site.range);
-                let (open, close) = (
-                    written.get(..1).unwrap_or("<"),
-                    written
-                        .get(written.len().saturating_sub(1)..)
-                        .unwrap_or(">"),
-                );
+                let open = written.get(..1).unwrap_or("<");
+                let close = if open == "<" { ">" } else { "\"" };
+                let close = if written.len() > 1 && written.ends_with(close) {
+                    close
+                } else {
+                    ""
+                };
                 let replacement = format!("{open}{to}{close}");
                 self.edit(site.range, replacement, code.clone(), &site.name);
                 if resolved.status() == Status::Approximate {
