@@ -190,3 +190,35 @@ fn unterminated_include_keeps_its_name_whole() {
     let text = String::from_utf8_lossy(&first.output);
     assert!(text.ends_with("#include <hip/hip_fp16.h"), "{text}");
 }
+/// `--hip-kernel-launch ggl` rewrote the whole launch in one edit, which
+/// overlapped the renames inside its arguments: they were dropped as
+/// conflicts and the CUDA names stayed.
+#[test]
+fn ggl_launch_keeps_the_edits_in_its_arguments() {
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.hip_launch = cuport_rewrite::HipLaunch::Ggl;
+    let src =
+        b"k<<<grid, block, 0, s>>>(d, CUBLAS_OP_T,\n    cudaMemcpyHostToDevice);\nk<<<1, 2>>>();\n";
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(
+        text.contains("hipLaunchKernelGGL(k, dim3(grid), dim3(block), 0, s, d, HIPBLAS_OP_T,\n    hipMemcpyHostToDevice);\nhipLaunchKernelGGL(k, dim3(1), dim3(2), 0, 0);\n"),
+        "{text}"
+    );
+    assert!(first.diagnostics.iter().all(|d| d.code != "CP0040"));
+    assert_second_run_edits_nothing(&second);
+}
+/// The same for a CUDA name in the launch configuration (a stream handle).
+#[test]
+fn ggl_launch_keeps_the_edits_in_its_configuration() {
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.hip_launch = cuport_rewrite::HipLaunch::Ggl;
+    let src = b"k<float><<<g, b, 0,\n  cudaStreamPerThread>>>(x);\nk<<<g, b, smem>>>(x);\n";
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(
+        text.contains("hipLaunchKernelGGL(HIP_KERNEL_NAME(k<float>), dim3(g), dim3(b), 0, hipStreamPerThread, x);\nhipLaunchKernelGGL(k, dim3(g), dim3(b), smem, 0, x);\n"),
+        "{text}"
+    );
+    assert_second_run_edits_nothing(&second);
+}
