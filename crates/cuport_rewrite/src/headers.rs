@@ -65,10 +65,13 @@ pub(crate) fn header_edits(
             .to_owned()
     };
     // Only `#include` lines count: a comment naming the header does not.
+    // A block comment may come first on the line (`/**/#include <x.h>`),
+    // as the analyser also reads it (a fuzzing finding:
+    // `fuzz_regressions::include_after_a_block_comment_counts_as_present`).
     let text = String::from_utf8_lossy(src);
     let include_lines: Vec<&str> = text
         .lines()
-        .map(str::trim_start)
+        .map(after_leading_block_comments)
         .filter(|l| l.starts_with('#') && l[1..].trim_start().starts_with("include"))
         .collect();
     let present = |header: &str| {
@@ -91,6 +94,19 @@ pub(crate) fn header_edits(
             cuda_name: "(implicit CUDA runtime header)".into(),
         })
         .collect()
+}
+
+/// `line` from its first byte that is neither blank nor in a `/* */`
+/// comment closed on the line.
+fn after_leading_block_comments(line: &str) -> &str {
+    let mut rest = line.trim_start();
+    while let Some(comment) = rest.strip_prefix("/*") {
+        match comment.find("*/") {
+            Some(end) => rest = comment[end + 2..].trim_start(),
+            None => break,
+        }
+    }
+    rest
 }
 
 /// `\r\n` for files whose first line ends that way, so inserted lines match.

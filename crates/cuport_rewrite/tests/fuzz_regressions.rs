@@ -208,6 +208,17 @@ fn ggl_launch_keeps_the_edits_in_its_arguments() {
     assert!(first.diagnostics.iter().all(|d| d.code != "CP0040"));
     assert_second_run_edits_nothing(&second);
 }
+/// The analyser reads `/**/#include <cuda_runtime.h>` as an include; the
+/// check for headers already present did not, and a rerun added the
+/// runtime header again.
+#[test]
+fn include_after_a_block_comment_counts_as_present() {
+    let src = b"/**/#include <cuda_runtime.h>\n__global__ void k(int* x) { x[0] = __ldg(x); }\n";
+    for target in [Target::Hip, Target::Musa] {
+        let (_, second) = migrate_twice(Language::Cuda, src, &MigrateOptions::new(target));
+        assert_second_run_edits_nothing(&second);
+    }
+}
 /// The same for a CUDA name in the launch configuration (a stream handle).
 #[test]
 fn ggl_launch_keeps_the_edits_in_its_configuration() {
