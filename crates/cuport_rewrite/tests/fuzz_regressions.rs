@@ -127,6 +127,7 @@ fn note_above_a_rewrite_that_adds_lines_is_not_repeated() {
         assert_second_run_edits_nothing(&second);
     }
 }
+
 /// Dual-stack turns the string `"cuda"` into the name
 /// `cuport_device.accelerator`; next to a keyword (`"cuda"if ok`, valid
 /// Python) the two ran together into one name.
@@ -144,6 +145,7 @@ fn python_literal_next_to_a_keyword_stays_apart() {
     );
     assert_second_run_edits_nothing(&second);
 }
+
 /// The added include goes below the file's opening comments; a `//` line
 /// ending in a backslash continues the comment over the next line, where
 /// the include was written and so commented out.
@@ -160,6 +162,7 @@ fn header_is_not_added_inside_a_continued_comment() {
     );
     assert_second_run_edits_nothing(&second);
 }
+
 /// A `.cu` file relies on nvcc for the runtime header. One that included
 /// only a device header (`cuda_fp16.h`) was taken to include the runtime,
 /// so the first run added none; the rerun saw the renamed header
@@ -177,6 +180,7 @@ fn runtime_header_is_added_in_the_first_run_next_to_a_device_header() {
         assert_second_run_edits_nothing(&second);
     }
 }
+
 /// `#include <cuda_fp16.h` cut off before its `>`: the rename took the
 /// last byte of the name for the closing delimiter and wrote
 /// `<hip/hip_fp16.hh`.
@@ -190,6 +194,7 @@ fn unterminated_include_keeps_its_name_whole() {
     let text = String::from_utf8_lossy(&first.output);
     assert!(text.ends_with("#include <hip/hip_fp16.h"), "{text}");
 }
+
 /// `--hip-kernel-launch ggl` rewrote the whole launch in one edit, which
 /// overlapped the renames inside its arguments: they were dropped as
 /// conflicts and the CUDA names stayed.
@@ -208,6 +213,7 @@ fn ggl_launch_keeps_the_edits_in_its_arguments() {
     assert!(first.diagnostics.iter().all(|d| d.code != "CP0040"));
     assert_second_run_edits_nothing(&second);
 }
+
 /// The analyser reads `/**/#include <cuda_runtime.h>` as an include; the
 /// check for headers already present did not, and a rerun added the
 /// runtime header again.
@@ -219,6 +225,7 @@ fn include_after_a_block_comment_counts_as_present() {
         assert_second_run_edits_nothing(&second);
     }
 }
+
 /// The same for a CUDA name in the launch configuration (a stream handle).
 #[test]
 fn ggl_launch_keeps_the_edits_in_its_configuration() {
@@ -231,5 +238,24 @@ fn ggl_launch_keeps_the_edits_in_its_configuration() {
         text.contains("hipLaunchKernelGGL(HIP_KERNEL_NAME(k<float>), dim3(g), dim3(b), 0, hipStreamPerThread, x);\nhipLaunchKernelGGL(k, dim3(g), dim3(b), smem, 0, x);\n"),
         "{text}"
     );
+    assert_second_run_edits_nothing(&second);
+}
+
+/// After `from torch.cuda import amp`, the member name in `f().amp` was
+/// taken for the imported `amp`: dual-stack writes
+/// `cuport_device.module().amp.GradScaler()`, and the rerun reported (and
+/// annotated) a `torch.cuda.amp` there.
+#[test]
+fn member_name_is_not_the_imported_name() {
+    let src = b"import torch\nfrom torch.cuda import amp\ns = f().amp.GradScaler()\nt = amp.GradScaler()\n";
+    let analysis = analyze_source(Language::Python, src, &AnalyzeOptions::default());
+    let names: Vec<&str> = analysis.sites.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["torch.cuda.amp", "torch.cuda.amp.GradScaler"]);
+
+    let mut options = MigrateOptions::new(Target::Ascend);
+    options.dual = vec![Target::Ascend];
+    options.annotate = true;
+    let src = b"from torch.cuda import amp\ns=torch.cuda.amp.GradScaler()";
+    let (_, second) = migrate_twice(Language::Python, src, &options);
     assert_second_run_edits_nothing(&second);
 }
