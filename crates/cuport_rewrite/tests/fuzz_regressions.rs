@@ -259,3 +259,20 @@ fn member_name_is_not_the_imported_name() {
     let (_, second) = migrate_twice(Language::Python, src, &options);
     assert_second_run_edits_nothing(&second);
 }
+
+/// Dual-stack writes a launch as `CUPORT_KERNEL_LAUNCH((k<T>), ...)`; the
+/// kernel and its template arguments were copied as written, so a CUDA
+/// name among them lost its portable spelling, which the rerun then wrote.
+#[test]
+fn launch_macro_keeps_the_edits_in_template_arguments() {
+    let mut options = MigrateOptions::new(Target::Ascend);
+    options.dual = vec![Target::Ascend];
+    let src = b"k<cudaStream_t><<<1, 1>>>(x);\n";
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(
+        text.contains("CUPORT_KERNEL_LAUNCH((k<cuportStream_t>), (1, 1), x);"),
+        "{text}"
+    );
+    assert_second_run_edits_nothing(&second);
+}

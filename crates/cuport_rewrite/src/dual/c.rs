@@ -354,7 +354,10 @@ pub(crate) fn compose_launches(planner: &mut DualPlanner<'_>) {
     let mut launches = std::mem::take(&mut planner.launches);
     launches.sort_by_key(|l| l.call.len());
     for launch in launches {
-        let kernel = planner.text(launch.kernel).trim().to_owned();
+        // The kernel with its template arguments, edits inside them folded
+        // in like the arguments' (`k<cudaStream_t>`; a fuzzing finding:
+        // `fuzz_regressions::launch_macro_keeps_the_edits_in_template_arguments`).
+        let kernel = planner.argument_text(launch.kernel).trim().to_owned();
         let config: Vec<String> = launch
             .config
             .iter()
