@@ -56,7 +56,7 @@ pub fn migrate_file(
     let headers = header_edits(src, language, analysis, &planned, &main);
     planned.edits.splice(0..0, headers);
     if options.annotate {
-        let notes = annotation_edits(src, &lines, language, &planned.diagnostics);
+        let notes = annotation_edits(src, &lines, language, &planned.diagnostics, &planned.edits);
         planned.edits.extend(notes);
     }
     finish(src, &lines, planned, stats)

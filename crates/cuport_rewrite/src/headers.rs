@@ -261,6 +261,7 @@ pub(crate) fn annotation_edits(
     lines: &LineIndex,
     language: Language,
     diagnostics: &[Diagnostic],
+    planned: &[Edit],
 ) -> Vec<Edit> {
     let prefix = match language {
         Language::Cuda | Language::Cpp | Language::Rust => "//",
@@ -268,7 +269,7 @@ pub(crate) fn annotation_edits(
     };
     let mut edits: Vec<Edit> = Vec::new();
     for diagnostic in diagnostics.iter().filter(|d| d.level >= Level::Approximate) {
-        let line = logical_line_start(src, lines, lines.line_of(diagnostic.range.start));
+        let line = note_line(src, lines, diagnostic.range.start, planned);
         let Some(range) = lines.line_range(line) else {
             continue;
         };
@@ -295,6 +296,25 @@ pub(crate) fn annotation_edits(
         });
     }
     edits
+}
+
+/// The line a note about the text at `at` goes above: the first line of
+/// its logical line, or of the planned edit that spans that line's start
+/// (a call rewritten as a whole from the line above): a note inside that
+/// edit would overlap it and be dropped as a conflict (a fuzzing finding:
+/// `fuzz_regressions::note_on_a_continuation_line_of_a_rewritten_call`).
+fn note_line(src: &[u8], lines: &LineIndex, at: usize, planned: &[Edit]) -> usize {
+    let mut line = logical_line_start(src, lines, lines.line_of(at));
+    while let Some(start) = lines.line_range(line).map(|r| r.start) {
+        let Some(spanning) = planned
+            .iter()
+            .find(|e| e.range.start < start && start < e.range.end)
+        else {
+            break;
+        };
+        line = logical_line_start(src, lines, lines.line_of(spanning.range.start));
+    }
+    line
 }
 
 /// The `CUPORT` notes directly above `line`, nearest first. A line with

@@ -276,3 +276,26 @@ fn launch_macro_keeps_the_edits_in_template_arguments() {
     );
     assert_second_run_edits_nothing(&second);
 }
+
+/// A diagnosed name on the second line of a call that is rewritten as a
+/// whole: its `--annotate` note went to the start of that line, inside the
+/// call's edit, and was dropped as an edit conflict (CP0004); the rerun,
+/// with the call on one line, wrote it.
+#[test]
+fn note_on_a_continuation_line_of_a_rewritten_call() {
+    let mut options = MigrateOptions::new(Target::Ascend);
+    options.annotate = true;
+    for src in [
+        &b"void f() {\n    cudaMemcpyAsync(d, h, n,\n        cudaMemcpyHostToDevice, pick(cudaStreamLegacy));\n}\n"[..],
+        b"cudaMemcpyAsync(a,(),n,\ncudaMemcpyHostToDevice,m)__CUDACC_RTC__",
+    ] {
+        let (first, second) = migrate_twice(Language::Cuda, src, &options);
+        assert!(
+            first.diagnostics.iter().all(|d| d.code != "CP0004"),
+            "{:#?}",
+            first.diagnostics
+        );
+        assert!(String::from_utf8_lossy(&first.output).contains("// CUPORT CP0001"));
+        assert_second_run_edits_nothing(&second);
+    }
+}
