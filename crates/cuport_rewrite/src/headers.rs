@@ -34,16 +34,16 @@ pub(crate) fn header_edits(
     let uses_runtime = analysis.sites.iter().any(|s| {
         matches!(s.library, Library::Runtime | Library::Device) && s.kind != SiteKind::Qualifier
     });
-    // Only a runtime or driver include stands in for the runtime header: a
-    // device header (`cuda_fp16.h`) alone does not include it, and once
-    // renamed (`musa_fp16.h`) a rerun would add the header after all (a
-    // fuzzing finding: `fuzz_regressions::
-    // runtime_header_is_added_in_the_first_run_next_to_a_device_header`).
-    let includes_runtime = analysis.sites.iter().any(|s| {
-        s.kind == SiteKind::Include && matches!(s.library, Library::Runtime | Library::Driver)
-    });
+    // Whether the file already has the runtime header is decided below by
+    // its target spelling (present, or what a CUDA include is renamed to),
+    // as a rerun sees it. Any other CUDA include (`cuda.h`, `cuda_fp16.h`,
+    // `cuComplex.h`) once taken as standing in for it got no header in the
+    // first run, but one in the rerun, which sees the renamed include
+    // (`musa.h`) as no CUDA include (fuzzing findings: `fuzz_regressions::
+    // runtime_header_is_added_in_the_first_run_next_to_a_device_header`,
+    // `..._next_to_any_cuda_include`).
     let edited = !planned.edits.is_empty() || main_header.even_without_edits;
-    if language == Language::Cuda && uses_runtime && !includes_runtime && edited {
+    if language == Language::Cuda && uses_runtime && edited {
         wanted.insert(0, main_header.spelled.to_owned());
     }
     wanted.dedup();
@@ -74,10 +74,21 @@ pub(crate) fn header_edits(
         .map(after_leading_block_comments)
         .filter(|l| l.starts_with('#') && l[1..].trim_start().starts_with("include"))
         .collect();
+    // An edit may also write the include itself (the dual-stack switch
+    // around a CUDA include starts with the runtime header).
+    let written = |header: &str| {
+        let line = if header.starts_with('"') {
+            format!("#include {header}")
+        } else {
+            format!("#include <{header}>")
+        };
+        planned.edits.iter().any(|e| e.replacement.contains(&line))
+    };
     let present = |header: &str| {
         let bare = header.trim_matches('"');
         include_lines.iter().any(|l| l.contains(bare))
             || renamed.iter().any(|r| base(r) == base(header))
+            || written(header)
     };
     let mut seen = std::collections::HashSet::new();
     wanted

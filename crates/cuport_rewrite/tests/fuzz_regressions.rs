@@ -299,3 +299,28 @@ fn note_on_a_continuation_line_of_a_rewritten_call() {
         assert_second_run_edits_nothing(&second);
     }
 }
+
+/// A `.cu` file whose only CUDA include is the driver header,
+/// `cuda_runtime_api.h`, `cuComplex.h` or `device_functions.h` was taken to
+/// have the runtime header: the first run added none, the rerun (which
+/// does not know the renamed include) added it.
+#[test]
+fn runtime_header_is_added_in_the_first_run_next_to_any_cuda_include() {
+    let body = "__global__ void k(float* x) { x[threadIdx.x] = 0; }\n";
+    for include in [
+        "<cuda.h>",
+        "<cuda_runtime_api.h>",
+        "\"cuComplex.h\"",
+        "\"device_functions.h\"",
+    ] {
+        let src = format!("#include {include}\n{body}");
+        for options in [
+            MigrateOptions::new(Target::Hip),
+            MigrateOptions::new(Target::Musa),
+            MigrateOptions::new(Target::Maca),
+        ] {
+            let (_, second) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
+            assert_second_run_edits_nothing(&second);
+        }
+    }
+}
