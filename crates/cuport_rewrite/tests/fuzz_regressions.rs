@@ -303,10 +303,17 @@ fn note_on_a_continuation_line_of_a_rewritten_call() {
 /// A `.cu` file whose only CUDA include is the driver header,
 /// `cuda_runtime_api.h`, `cuComplex.h` or `device_functions.h` was taken to
 /// have the runtime header: the first run added none, the rerun (which
-/// does not know the renamed include) added it.
+/// does not know the renamed include) added it. In dual-stack mode the
+/// rerun also switched `hip/device_functions.h`, the HIP branch of the
+/// first run's switch, again.
 #[test]
 fn runtime_header_is_added_in_the_first_run_next_to_any_cuda_include() {
     let body = "__global__ void k(float* x) { x[threadIdx.x] = 0; }\n";
+    let dual_hip = {
+        let mut options = MigrateOptions::new(Target::Hip);
+        options.dual = vec![Target::Hip];
+        options
+    };
     for include in [
         "<cuda.h>",
         "<cuda_runtime_api.h>",
@@ -318,6 +325,7 @@ fn runtime_header_is_added_in_the_first_run_next_to_any_cuda_include() {
             MigrateOptions::new(Target::Hip),
             MigrateOptions::new(Target::Musa),
             MigrateOptions::new(Target::Maca),
+            dual_hip.clone(),
         ] {
             let (_, second) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
             assert_second_run_edits_nothing(&second);

@@ -20,6 +20,11 @@ const KERNELS_GUARD: &str = "#if !defined(CUPORT_CUDA_KERNELS) || CUPORT_CUDA_KE
 
 /// Plans one C-family site for a dual-stack run.
 pub(crate) fn plan_site(planner: &mut DualPlanner<'_>, site: &Site) {
+    if site.kind == SiteKind::Include && in_backend_branch(planner, site) {
+        // A target's header in a switch cuport wrote (a second run): its
+        // file name may look like CUDA's (`hip/device_functions.h`).
+        return;
+    }
     let one_way = one_way_plans(planner, site);
     // A shimmed include is the shim's business on every target: its section
     // includes what the target's rules need.
@@ -274,6 +279,22 @@ fn kernel_definition(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
         &site.name,
     );
     true
+}
+
+/// Whether `site` is the include of a target's branch in a backend switch
+/// (`#if defined(CUPORT_BACKEND_HIP)` or `#elif ...` right above it; a
+/// fuzzing finding: `fuzz_regressions::
+/// runtime_header_is_added_in_the_first_run_next_to_any_cuda_include`).
+fn in_backend_branch(planner: &DualPlanner<'_>, site: &Site) -> bool {
+    let line = planner.lines.line_of(site.range.start);
+    previous_line(planner, line).is_some_and(|text| {
+        [
+            "#if defined(CUPORT_BACKEND_",
+            "#elif defined(CUPORT_BACKEND_",
+        ]
+        .iter()
+        .any(|opening| text.starts_with(opening))
+    })
 }
 
 /// The text of the line above `line`, trimmed.
