@@ -332,3 +332,22 @@ fn runtime_header_is_added_in_the_first_run_next_to_any_cuda_include() {
         }
     }
 }
+
+/// Dual-stack points `#include <nvml.h>` at the shim's `cuport/nvml.h`; the
+/// rerun took that for NVML's own header (same file name), listed it among
+/// the project's CUDA includes and made the shim include itself.
+#[test]
+fn cuport_shim_include_is_not_a_cuda_include() {
+    let src = b"#if __has_include(<nvml.h>)\n#include <nvml.h>\n#endif\nvoid f() { nvmlInit(); }\n";
+    let mut options = MigrateOptions::new(Target::Musa);
+    options.dual = vec![Target::Musa];
+    let first = migrate(Language::Cpp, src, &options);
+    let again = analyze_source(Language::Cpp, &first.output, &AnalyzeOptions::default());
+    let includes: Vec<&str> = again
+        .sites
+        .iter()
+        .filter(|s| s.kind == cuport_model::SiteKind::Include)
+        .map(|s| s.name.as_str())
+        .collect();
+    assert!(includes.is_empty(), "{includes:?}");
+}
