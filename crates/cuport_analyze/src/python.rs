@@ -169,6 +169,10 @@ impl<'a> Visitor<'a> {
                 self.import(node);
                 false
             }
+            // The member name in `f().amp` is no use of a name `amp` an
+            // import bound (a fuzzing finding: `fuzz_regressions::
+            // member_name_is_not_the_imported_name`).
+            "identifier" if place.is_member_name() => false,
             "attribute" | "identifier" if !place.is_chain_inner() => {
                 self.reference(node, place.is_called())
             }
@@ -400,6 +404,10 @@ impl Place {
     /// its outermost attribute.
     fn is_chain_inner(self) -> bool {
         self.parent == "attribute" && self.field == "object"
+    }
+
+    fn is_member_name(self) -> bool {
+        self.parent == "attribute" && self.field == "attribute"
     }
 
     fn is_called(self) -> bool {

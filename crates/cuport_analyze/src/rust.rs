@@ -1,6 +1,8 @@
 //! Rust through syn: an inventory of what a crate uses from `cudarc`
 //! (imports and every path that resolves into it), so a porting engineer
 //! sees which CUDA services a Rust code base depends on.
+use std::ops::Range;
+
 use cuport_model::{Library, LineIndex, SiteKind, TextRange};
 use proc_macro2::Span;
 use rustc_hash::FxHashMap;
@@ -65,9 +67,20 @@ fn bracket_depth(src: &[u8]) -> usize {
     max
 }
 
+/// Finds `cudarc::` paths by text, outside comments and string literals:
+/// a commented-out call or a message naming a path is no use (and
+/// `--annotate` writes the path into a comment, which a rerun must not
+/// count; a fuzzing finding, see
+/// `fuzz_regressions::cudarc_paths_in_comments_are_not_sites`).
 fn fallback(text: &str, warning: &str) -> FileAnalysis {
+    let not_code = comments_and_strings(text.as_bytes());
+    let in_code = |at: usize| {
+        let after = not_code.partition_point(|c| c.end <= at);
+        not_code.get(after).is_none_or(|c| c.start > at)
+    };
     let sites = text
         .match_indices("cudarc::")
+        .filter(|(start, _)| in_code(*start))
         .map(|(start, _)| {
             let end = text[start..]
                 .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
@@ -86,6 +99,89 @@ fn fallback(text: &str, warning: &str) -> FileAnalysis {
         warnings: vec![warning.to_owned()],
         ..FileAnalysis::default()
     }
+}
+
+/// The comments (`//` to the end of the line, nested `/* */`) and string
+/// literals (plain and raw; an unterminated one runs to the end) of a Rust
+/// source, as sorted byte ranges. A light lexer for the fallback: it steps
+/// over character literals so that `'"'` opens no string, and takes
+/// anything else byte by byte.
+fn comments_and_strings(src: &[u8]) -> Vec<Range<usize>> {
+    let mut spans = Vec::new();
+    let mut at = 0;
+    while at < src.len() {
+        let ident_before = at > 0 && (src[at - 1].is_ascii_alphanumeric() || src[at - 1] == b'_');
+        let end = match &src[at..] {
+            [b'/', b'/', ..] => memchr::memchr(b'\n', &src[at..]).map_or(src.len(), |n| at + n),
+            [b'/', b'*', ..] => block_comment_end(src, at),
+            [b'"', ..] => string_end(src, at + 1),
+            [b'r', b'"' | b'#', ..] if !ident_before => raw_string_end(src, at + 1),
+            [b'\'', b'\\', _, ..] => {
+                at = memchr::memchr(b'\'', &src[at + 3..]).map_or(src.len(), |n| at + 3 + n + 1);
+                continue;
+            }
+            [b'\'', _, b'\'', ..] => {
+                at += 3;
+                continue;
+            }
+            _ => {
+                at += 1;
+                continue;
+            }
+        };
+        // A raw identifier (`r#type`) is no literal: `end` stays at `at + 1`.
+        if end > at + 1 {
+            spans.push(at..end);
+        }
+        at = end;
+    }
+    spans
+}
+
+/// The end of the (nested) block comment opened at `start`.
+fn block_comment_end(src: &[u8], start: usize) -> usize {
+    let (mut depth, mut at) = (0usize, start);
+    while at + 1 < src.len() {
+        match &src[at..at + 2] {
+            b"/*" => depth += 1,
+            b"*/" => depth -= 1,
+            _ => {
+                at += 1;
+                continue;
+            }
+        }
+        at += 2;
+        if depth == 0 {
+            return at;
+        }
+    }
+    src.len()
+}
+
+/// The end of a string literal whose text starts at `from`.
+fn string_end(src: &[u8], from: usize) -> usize {
+    let mut at = from;
+    while at < src.len() {
+        match src[at] {
+            b'\\' => at += 2,
+            b'"' => return at + 1,
+            _ => at += 1,
+        }
+    }
+    src.len()
+}
+
+/// The end of a raw string `r#"..."#` whose hashes start at `from`; just
+/// past the `r` when it is a raw identifier (`r#type`) instead.
+fn raw_string_end(src: &[u8], from: usize) -> usize {
+    let hashes = src[from..].iter().take_while(|&&b| b == b'#').count();
+    if src.get(from + hashes) != Some(&b'"') {
+        return from;
+    }
+    let mut closing = vec![b'"'];
+    closing.resize(hashes + 1, b'#');
+    let text = from + hashes + 1;
+    memchr::memmem::find(&src[text..], &closing).map_or(src.len(), |n| text + n + closing.len())
 }
 
 /// The kind of a cudarc item from its module and case.

@@ -49,7 +49,7 @@ pub fn migrate_file(
     let main = MainHeader {
         spelled: &runtime_header,
         even_without_edits: kernels_compile_here,
-        already_ported: already_ported(src, analysis, rules, options),
+        already_ported: already_ported(src, rules, options),
         before_cooperative_groups: !options.is_dual() && kernels_compile_here,
     };
     // First in the list: an include inserted where a kernel guard is also
@@ -58,30 +58,24 @@ pub fn migrate_file(
     let headers = header_edits(src, language, analysis, &planned, &main);
     planned.edits.splice(0..0, headers);
     if options.annotate {
-        let notes = annotation_edits(src, &lines, language, &planned.diagnostics);
+        let notes = annotation_edits(src, &lines, language, &planned.diagnostics, &planned.edits);
         planned.edits.extend(notes);
     }
     finish(src, &lines, planned, stats)
 }
 
-/// Whether the file was ported before: it includes no CUDA header but a
-/// header the tables produce for a target (or the dual-stack shim).
-fn already_ported(
-    src: &[u8],
-    analysis: &FileAnalysis,
-    rules: &RuleSet,
-    options: &MigrateOptions,
-) -> bool {
-    let includes_cuda = analysis.sites.iter().any(|s| s.kind == SiteKind::Include);
+/// Whether the file was ported before: it includes a header the tables
+/// produce for a target (or the dual-stack shim). Headers a target keeps
+/// as they are (`thrust/...`) may still be there.
+fn already_ported(src: &[u8], rules: &RuleSet, options: &MigrateOptions) -> bool {
     let targets: Vec<cuport_model::Target> = if options.is_dual() {
         options.dual.clone()
     } else {
         vec![options.target]
     };
-    !includes_cuda
-        && included_paths(src).iter().any(|path| {
-            path.contains("cuport/") || targets.iter().any(|&t| rules.is_target_header(t, path))
-        })
+    included_paths(src).iter().any(|path| {
+        path.contains("cuport/") || targets.iter().any(|&t| rules.is_target_header(t, path))
+    })
 }
 
 /// Inside a kernel that must be rewritten by hand (Ascend C, BANG C), the

@@ -78,10 +78,10 @@ pub(crate) fn header_edits(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum RuntimeHeader {
     NotWanted,
-    /// The file includes no runtime header: add it.
+    /// Add it unless the file has it (`present_headers`).
     Missing,
-    /// The file includes the runtime after another CUDA header (nvcc put it
-    /// first implicitly): add it first.
+    /// The file's first include is cooperative groups (nvcc put the runtime
+    /// before it implicitly): add it first.
     BeforeOthers,
 }
 
@@ -98,29 +98,27 @@ fn runtime_header_wanted(
     if language != Language::Cuda || !uses_runtime || !edited || main_header.already_ported {
         return RuntimeHeader::NotWanted;
     }
-    let mut includes: Vec<&cuport_analyze::Site> = analysis
+    let first_include = analysis
         .sites
         .iter()
         .filter(|s| s.kind == SiteKind::Include)
-        .collect();
-    includes.sort_by_key(|s| s.range.start);
-    let is_runtime = |s: &&cuport_analyze::Site| {
-        matches!(
-            s.library,
-            Library::Runtime | Library::Driver | Library::Device
-        )
-    };
+        .min_by_key(|s| s.range.start);
+    // Whether the file already has the runtime header is decided by its
+    // target spelling (present, renamed to, or written by an edit; see
+    // `present_headers`), as a rerun sees it: another CUDA include
+    // (`cuda.h`, `cuda_fp16.h`) once taken as standing in for it left the
+    // header to the rerun (fuzzing findings: `fuzz_regressions::
+    // runtime_header_is_added_in_the_first_run_next_to_any_cuda_include`).
     // HIP's cooperative-groups header needs the runtime before it; nvcc
     // included the runtime first, so the port must too.
-    match includes.first() {
-        _ if !includes.iter().any(is_runtime) => RuntimeHeader::Missing,
+    match first_include {
         Some(first)
             if first.library == Library::CooperativeGroups
                 && main_header.before_cooperative_groups =>
         {
             RuntimeHeader::BeforeOthers
         }
-        _ => RuntimeHeader::NotWanted,
+        _ => RuntimeHeader::Missing,
     }
 }
 
@@ -133,14 +131,18 @@ fn header_base(path: &str) -> String {
         .to_owned()
 }
 
-/// Whether a header is already there: an `#include` line names it, or a
-/// rewrite renamed an include into it (`cuda_runtime.h` → `hip/hip_runtime.h`).
-/// Only `#include` lines count: a comment naming the header does not.
+/// Whether a header is already there: an `#include` line names it, a
+/// rewrite renamed an include into it (`cuda_runtime.h` → `hip/hip_runtime.h`),
+/// or an edit writes the include itself (the dual-stack switch around a CUDA
+/// include starts with the runtime header). Only `#include` lines count: a
+/// comment naming the header does not. A block comment may come first on
+/// the line (`/**/#include <x.h>`), as the analyser also reads it (a fuzzing
+/// finding: `fuzz_regressions::include_after_a_block_comment_counts_as_present`).
 fn present_headers<'a>(src: &'a [u8], planned: &'a Planned) -> impl Fn(&str) -> bool + 'a {
     let text = String::from_utf8_lossy(src);
     let include_lines: Vec<String> = text
         .lines()
-        .map(str::trim_start)
+        .map(after_leading_block_comments)
         .filter(|l| l.starts_with('#') && l[1..].trim_start().starts_with("include"))
         .map(str::to_owned)
         .collect();
@@ -151,10 +153,33 @@ fn present_headers<'a>(src: &'a [u8], planned: &'a Planned) -> impl Fn(&str) -> 
         .filter(|r| r.starts_with('<') || r.starts_with('"'))
         .map(header_base)
         .collect();
+    let written = move |header: &str| {
+        let line = if header.starts_with('"') {
+            format!("#include {header}")
+        } else {
+            format!("#include <{header}>")
+        };
+        planned.edits.iter().any(|e| e.replacement.contains(&line))
+    };
     move |header: &str| {
         let bare = header.trim_matches('"');
-        include_lines.iter().any(|l| l.contains(bare)) || renamed.contains(&header_base(header))
+        include_lines.iter().any(|l| l.contains(bare))
+            || renamed.contains(&header_base(header))
+            || written(header)
     }
+}
+
+/// `line` from its first byte that is neither blank nor in a `/* */`
+/// comment closed on the line.
+fn after_leading_block_comments(line: &str) -> &str {
+    let mut rest = line.trim_start();
+    while let Some(comment) = rest.strip_prefix("/*") {
+        match comment.find("*/") {
+            Some(end) => rest = comment[end + 2..].trim_start(),
+            None => break,
+        }
+    }
+    rest
 }
 
 /// `\r\n` for files whose first line ends that way, so inserted lines match.
@@ -191,14 +216,20 @@ fn include_insertion_point(src: &[u8]) -> usize {
 }
 
 /// The start of the first line after the file's opening comment block
-/// (licence headers, file descriptions).
+/// (licence headers, file descriptions). A `//` comment ending in a
+/// backslash goes on over the next line: an include written there would be
+/// commented out (a fuzzing finding:
+/// `fuzz_regressions::header_is_not_added_inside_a_continued_comment`).
 fn after_leading_comments(src: &[u8], from: usize) -> usize {
     let mut offset = from;
     let mut in_block = false;
+    let mut continued = false;
     for line in src[from..].split_inclusive(|&b| b == b'\n') {
         let text = String::from_utf8_lossy(line);
         let trimmed = text.trim();
-        let comment = if in_block || trimmed.starts_with("/*") {
+        let comment = if continued {
+            true
+        } else if in_block || trimmed.starts_with("/*") {
             in_block = !trimmed.contains("*/");
             true
         } else {
@@ -207,6 +238,7 @@ fn after_leading_comments(src: &[u8], from: usize) -> usize {
         if !comment {
             return offset;
         }
+        continued = !in_block && trimmed.ends_with('\\');
         offset += line.len();
     }
     offset
@@ -302,6 +334,7 @@ pub(crate) fn annotation_edits(
     lines: &LineIndex,
     language: Language,
     diagnostics: &[Diagnostic],
+    planned: &[Edit],
 ) -> Vec<Edit> {
     let prefix = match language {
         Language::Cuda | Language::Cpp | Language::Rust => "//",
@@ -309,14 +342,14 @@ pub(crate) fn annotation_edits(
     };
     let mut edits: Vec<Edit> = Vec::new();
     for diagnostic in diagnostics.iter().filter(|d| d.level >= Level::Approximate) {
-        let line = logical_line_start(src, lines, lines.line_of(diagnostic.range.start));
+        let line = note_line(src, lines, diagnostic.range.start, planned);
         let Some(range) = lines.line_range(line) else {
             continue;
         };
         let marker = format!("CUPORT {}: ", diagnostic.code);
-        let previous = line.checked_sub(1).and_then(|l| lines.line_range(l));
-        let already = previous
-            .is_some_and(|p| String::from_utf8_lossy(&src[p.start..p.end]).contains(&marker));
+        let note = format!("{prefix} {marker}{}", diagnostic.message.replace('\n', " "));
+        let already = notes_above(src, lines, line).any(|n| contains(n, &marker))
+            || noted_nearby(src, lines, line, &marker, &diagnostic.cuda_name);
         let duplicate = edits
             .iter()
             .any(|e| e.range.start == range.start && e.replacement.contains(&marker));
@@ -330,11 +363,7 @@ pub(crate) fn annotation_edits(
             .collect();
         edits.push(Edit {
             range: TextRange::new(range.start, range.start),
-            replacement: format!(
-                "{indent}{prefix} {marker}{}{}",
-                diagnostic.message.replace('\n', " "),
-                line_ending(src)
-            ),
+            replacement: format!("{indent}{note}{}", line_ending(src)),
             code: diagnostic.code.clone(),
             cuda_name: diagnostic.cuda_name.clone(),
         });
@@ -358,4 +387,70 @@ pub(crate) fn included_paths(src: &[u8]) -> Vec<String> {
             inner.find(close).map(|end| inner[..end].to_owned())
         })
         .collect()
+}
+
+/// The line a note about the text at `at` goes above: the first line of
+/// its logical line, or of the planned edit that spans that line's start
+/// (a call rewritten as a whole from the line above): a note inside that
+/// edit would overlap it and be dropped as a conflict (a fuzzing finding:
+/// `fuzz_regressions::note_on_a_continuation_line_of_a_rewritten_call`).
+fn note_line(src: &[u8], lines: &LineIndex, at: usize, planned: &[Edit]) -> usize {
+    let mut line = logical_line_start(src, lines, lines.line_of(at));
+    while let Some(start) = lines.line_range(line).map(|r| r.start) {
+        let Some(spanning) = planned
+            .iter()
+            .find(|e| e.range.start < start && start < e.range.end)
+        else {
+            break;
+        };
+        line = logical_line_start(src, lines, lines.line_of(spanning.range.start));
+    }
+    line
+}
+
+/// The `CUPORT` notes directly above `line`, nearest first. A line with
+/// several diagnostics gets one note per code, stacked, so a rerun must
+/// look at the whole stack, not only the line above (a fuzzing finding:
+/// `fuzz_regressions::annotations_of_one_line_are_not_added_again`).
+fn notes_above<'s>(
+    src: &'s [u8],
+    lines: &'s LineIndex,
+    line: usize,
+) -> impl Iterator<Item = &'s [u8]> {
+    (0..line)
+        .rev()
+        .map_while(move |l| lines.line_range(l).map(|r| &src[r.start..r.end]))
+        .take_while(|text| is_annotation(text))
+}
+
+/// How far above its line a note may end up. cuport's own rewrites can put
+/// lines between a note and the line it is about: the note goes above the
+/// line as the first run reads it, and a dual-stack include switch (two
+/// lines per target around the original `#include`) or a CMake rewrite
+/// that writes two commands for one moves the noted text down.
+const NOTE_REACH: usize = 16;
+
+/// Whether a note with `marker` (the code) about `cuda_name` is one of the
+/// lines up to [`NOTE_REACH`] above `line`: the rerun of a line that
+/// cuport's first run moved below its note (fuzzing findings:
+/// `fuzz_regressions::note_above_a_rewrite_that_adds_lines_is_not_repeated`).
+/// The first run writes one note per code and line, so the name, not the
+/// whole message, identifies it (dual-stack messages differ per target).
+fn noted_nearby(src: &[u8], lines: &LineIndex, line: usize, marker: &str, cuda_name: &str) -> bool {
+    let name = format!("`{cuda_name}`");
+    (line.saturating_sub(NOTE_REACH)..line)
+        .filter_map(|l| lines.line_range(l))
+        .map(|r| &src[r.start..r.end])
+        .any(|text| is_annotation(text) && contains(text, marker) && contains(text, &name))
+}
+
+/// Whether `line` is one of `--annotate`'s notes (`// CUPORT CP0010: ...`,
+/// or `# CUPORT ...` in Python and CMake).
+pub(crate) fn is_annotation(line: &[u8]) -> bool {
+    let line = line.trim_ascii_start();
+    line.starts_with(b"// CUPORT ") || line.starts_with(b"# CUPORT ")
+}
+
+fn contains(text: &[u8], needle: &str) -> bool {
+    memchr::memmem::find(text, needle.as_bytes()).is_some()
 }

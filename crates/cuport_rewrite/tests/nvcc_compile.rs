@@ -110,10 +110,15 @@ fn blank_unit_hashes(line: &str) -> String {
 
 #[test]
 fn unit_hashes_are_blanked_and_nothing_else() {
-    let a = "_ZN39_INTERNAL_84baef0f_9_reduce_cu_1d6416e54cuda3std3__441_GLOBAL__N__84baef0f_9_ignoreE";
-    let b = "_ZN39_INTERNAL_f784b4d1_9_reduce_cu_1d6416e54cuda3std3__441_GLOBAL__N__f784b4d1_9_ignoreE";
+    let a =
+        "_ZN39_INTERNAL_84baef0f_9_reduce_cu_1d6416e54cuda3std3__441_GLOBAL__N__84baef0f_9_ignoreE";
+    let b =
+        "_ZN39_INTERNAL_f784b4d1_9_reduce_cu_1d6416e54cuda3std3__441_GLOBAL__N__f784b4d1_9_ignoreE";
     assert_eq!(blank_unit_hashes(a), blank_unit_hashes(b));
-    assert_ne!(blank_unit_hashes("ld.global.f32 %f1, [%rd1];"), blank_unit_hashes("ld.global.f32 %f2, [%rd1];"));
+    assert_ne!(
+        blank_unit_hashes("ld.global.f32 %f1, [%rd1];"),
+        blank_unit_hashes("ld.global.f32 %f2, [%rd1];")
+    );
 }
 
 fn c_family(path: &str) -> bool {
@@ -158,16 +163,25 @@ fn the_dual_cuda_path_compiles_wherever_the_original_does_with_the_same_device_c
                 })
             })
             .collect();
-        handles.into_iter().flat_map(|h| h.join().unwrap()).collect()
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap())
+            .collect()
     });
     let compiled = results.iter().filter(|(_, p)| p.is_empty()).count();
     let problems: Vec<String> = results
         .iter()
         .flat_map(|(rel, p)| p.iter().map(move |p| format!("{rel}: {p}")))
         .collect();
-    eprintln!("nvcc: {compiled} of {} fixture sources checked clean", files.len());
+    eprintln!(
+        "nvcc: {compiled} of {} fixture sources checked clean",
+        files.len()
+    );
     assert!(problems.is_empty(), "{}", problems.join("\n\n"));
-    assert!(compiled >= 5, "too few fixture sources compiled with nvcc: {compiled}");
+    assert!(
+        compiled >= 5,
+        "too few fixture sources compiled with nvcc: {compiled}"
+    );
 }
 
 /// What is wrong with one file's dual-stack CUDA path (nothing when the
@@ -180,16 +194,24 @@ fn check_file(nvcc: &Nvcc, root: &Path, ported: &Path, rel: &str) -> Vec<String>
     let dual = ported.join(rel);
     let mut problems = Vec::new();
     for macros in [&[][..], &["-DCUPORT_BACKEND_CUDA"][..]] {
-        let flags: Vec<&str> = std::iter::once("-c").chain(macros.iter().copied()).collect();
+        let flags: Vec<&str> = std::iter::once("-c")
+            .chain(macros.iter().copied())
+            .collect();
         if let Err(stderr) = nvcc.run(ported, &dual, &flags) {
             problems.push(format!(
                 "the original compiles, the dual-stack source ({}) does not:\n{stderr}",
-                if macros.is_empty() { "default backend" } else { macros[0] }
+                if macros.is_empty() {
+                    "default backend"
+                } else {
+                    macros[0]
+                }
             ));
         }
     }
     if rel.ends_with(".cu") && problems.is_empty() {
-        let before = nvcc.run(root, &original, &["-ptx"]).map(|p| device_code(&p));
+        let before = nvcc
+            .run(root, &original, &["-ptx"])
+            .map(|p| device_code(&p));
         let after = nvcc.run(ported, &dual, &["-ptx"]).map(|p| device_code(&p));
         if before != after {
             problems.push("the PTX differs from the original's (see the definition of same device code in this file)".to_owned());

@@ -379,6 +379,12 @@ pub(crate) fn namespace_library(namespace: &str) -> Option<Library> {
 
 /// The library of a CUDA header named in an `#include`, if it is one.
 pub(crate) fn header_library(path: &str) -> Option<Library> {
+    // cuport's own dual-stack shim (`cuport/nvml.h`, `../cuport/blas.h`):
+    // its file names may be CUDA's, but it is no CUDA header (a fuzzing
+    // finding: `fuzz_regressions::cuport_shim_include_is_not_a_cuda_include`).
+    if path.split('/').any(|part| part == "cuport") {
+        return None;
+    }
     let file = path.rsplit('/').next().unwrap_or(path);
     let dir = path.split('/').next().unwrap_or("");
     let by_dir = match dir {

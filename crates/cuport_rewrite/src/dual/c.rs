@@ -11,6 +11,7 @@ use super::names::{portable_name, shim_header};
 use super::shim::{backend_macro, shimmed_library, target_header};
 use super::state::{DualPlanner, Launch};
 use crate::diagnostic::{codes, Level};
+use crate::headers::is_annotation;
 use crate::plan::{Planned, Planner};
 
 /// The guard that keeps CUDA kernels where they compile (and everywhere when
@@ -19,6 +20,11 @@ const KERNELS_GUARD: &str = "#if !defined(CUPORT_CUDA_KERNELS) || CUPORT_CUDA_KE
 
 /// Plans one C-family site for a dual-stack run.
 pub(crate) fn plan_site(planner: &mut DualPlanner<'_>, site: &Site) {
+    if site.kind == SiteKind::Include && in_backend_branch(planner, site) {
+        // A target's header in a switch cuport wrote (a second run): its
+        // file name may look like CUDA's (`hip/device_functions.h`).
+        return;
+    }
     let one_way = one_way_plans(planner, site);
     // A shimmed include is the shim's business on every target: its section
     // includes what the target's rules need.
@@ -286,6 +292,22 @@ fn kernel_definition(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
     true
 }
 
+/// Whether `site` is the include of a target's branch in a backend switch
+/// (`#if defined(CUPORT_BACKEND_HIP)` or `#elif ...` right above it; a
+/// fuzzing finding: `fuzz_regressions::
+/// runtime_header_is_added_in_the_first_run_next_to_any_cuda_include`).
+fn in_backend_branch(planner: &DualPlanner<'_>, site: &Site) -> bool {
+    let line = planner.lines.line_of(site.range.start);
+    previous_line(planner, line).is_some_and(|text| {
+        [
+            "#if defined(CUPORT_BACKEND_",
+            "#elif defined(CUPORT_BACKEND_",
+        ]
+        .iter()
+        .any(|opening| text.starts_with(opening))
+    })
+}
+
 /// The text of the line above `line`, trimmed.
 fn previous_line<'a>(planner: &DualPlanner<'a>, line: usize) -> Option<&'a str> {
     let range = planner.lines.line_range(line.checked_sub(1)?)?;
@@ -293,7 +315,10 @@ fn previous_line<'a>(planner: &DualPlanner<'a>, line: usize) -> Option<&'a str> 
 }
 
 /// The start of the line where the definition begins: the `__global__`
-/// line, or a `template <...>` line right above it.
+/// line, or a `template <...>` line right above it. `--annotate` notes
+/// between them belong to the definition: the first run writes them below
+/// the guard, and a rerun must still find the guard above them (a fuzzing
+/// finding: `fuzz_regressions::annotated_kernel_is_guarded_once`).
 fn definition_start(planner: &DualPlanner<'_>, name_at: usize) -> usize {
     let src = planner.src;
     let before = &src[..name_at.min(src.len())];
@@ -304,7 +329,10 @@ fn definition_start(planner: &DualPlanner<'_>, name_at: usize) -> usize {
             break;
         };
         let text = planner.text(previous).trim();
-        if text.starts_with("template") || text.starts_with("extern \"C\"") {
+        if text.starts_with("template")
+            || text.starts_with("extern \"C\"")
+            || is_annotation(text.as_bytes())
+        {
             line -= 1;
         } else {
             break;
@@ -358,7 +386,10 @@ pub(crate) fn compose_launches(planner: &mut DualPlanner<'_>) {
     let mut launches = std::mem::take(&mut planner.launches);
     launches.sort_by_key(|l| l.call.len());
     for launch in launches {
-        let kernel = planner.text(launch.kernel).trim().to_owned();
+        // The kernel with its template arguments, edits inside them folded
+        // in like the arguments' (`k<cudaStream_t>`; a fuzzing finding:
+        // `fuzz_regressions::launch_macro_keeps_the_edits_in_template_arguments`).
+        let kernel = planner.argument_text(launch.kernel).trim().to_owned();
         let config: Vec<String> = launch
             .config
             .iter()

@@ -66,7 +66,21 @@ fn device_module_rest(name: &str) -> Option<&str> {
     }
 }
 
-fn portable_edit(planner: &mut Planner<'_>, range: TextRange, text: String, site: &Site) {
+/// Replaces `range` with `text`. Where the replacement starts or ends with
+/// a name and the source has a name right next to it, a space keeps the
+/// two apart: `"cuda"if ok else "cpu"` is valid Python and must not become
+/// `cuport_device.acceleratorif ok ...` (a fuzzing finding:
+/// `fuzz_regressions::python_literal_next_to_a_keyword_stays_apart`).
+fn portable_edit(planner: &mut Planner<'_>, range: TextRange, mut text: String, site: &Site) {
+    let name_byte =
+        |b: Option<&u8>| b.is_some_and(|&b| b.is_ascii_alphanumeric() || b == b'_' || b >= 0x80);
+    let before = range.start.checked_sub(1).and_then(|i| planner.src.get(i));
+    if name_byte(text.as_bytes().last()) && name_byte(planner.src.get(range.end)) {
+        text.push(' ');
+    }
+    if name_byte(text.as_bytes().first()) && name_byte(before) {
+        text.insert(0, ' ');
+    }
     planner.edit(range, text, codes::DUAL_PORTABLE.to_owned(), &site.name);
     planner.out.imports.push(IMPORT_DEVICE.to_owned());
 }

@@ -347,13 +347,17 @@ impl<'a> Planner<'a> {
         match (resolved.status(), resolved.target_name.as_deref()) {
             (Status::Exact, _) => {}
             (Status::Renamed | Status::Approximate, Some(to)) => {
+                // The delimiters as written; an include cut off before its
+                // closing `>` or `"` stays so (a fuzzing finding:
+                // `fuzz_regressions::unterminated_include_keeps_its_name_whole`).
                 let written = self.text(site.range);
-                let (open, close) = (
-                    written.get(..1).unwrap_or("<"),
-                    written
-                        .get(written.len().saturating_sub(1)..)
-                        .unwrap_or(">"),
-                );
+                let open = written.get(..1).unwrap_or("<");
+                let close = if open == "<" { ">" } else { "\"" };
+                let close = if written.len() > 1 && written.ends_with(close) {
+                    close
+                } else {
+                    ""
+                };
                 let replacement = format!("{open}{to}{close}");
                 self.edit(site.range, replacement, code.clone(), &site.name);
                 if resolved.status() == Status::Approximate {
@@ -496,26 +500,53 @@ impl<'a> Planner<'a> {
     }
 
     /// `k<<<g, b, s, q>>>(a)` → `hipLaunchKernelGGL(k, dim3(g), dim3(b), s, q, a)`.
+    /// Only the text around the launch configuration and the arguments is
+    /// replaced: what is inside them (a renamed enum, an API call, a
+    /// `cudaStreamPerThread`) keeps its own edits, which one edit of the
+    /// whole launch would overlap and drop (a fuzzing finding:
+    /// `fuzz_regressions::ggl_launch_keeps_the_edits_in_its_arguments`).
     fn ggl_launch(&mut self, site: &Site) {
         let Some(call) = site.call else { return };
-        let config: Vec<&str> = site.launch_config.iter().map(|r| self.text(*r)).collect();
+        let config = &site.launch_config;
         let (Some(grid), Some(block)) = (config.first(), config.get(1)) else {
             return;
         };
-        let smem = config.get(2).copied().unwrap_or("0");
-        let stream = config.get(3).copied().unwrap_or("0");
         let kernel = match site.template_args {
             Some(targs) => format!("HIP_KERNEL_NAME({}{})", site.name, self.text(targs)),
             None => site.name.clone(),
         };
-        let mut text =
-            format!("hipLaunchKernelGGL({kernel}, dim3({grid}), dim3({block}), {smem}, {stream}");
-        for arg in &site.args {
-            text.push_str(", ");
-            text.push_str(self.text(*arg));
+        // What follows the last configuration value: the arguments, or the
+        // end of the launch.
+        let (end, close) = match site.args.first() {
+            Some(first) => (first.start, ", "),
+            None => (call.end, ")"),
+        };
+        let mut pieces = vec![
+            (
+                call.start,
+                grid.start,
+                format!("hipLaunchKernelGGL({kernel}, dim3("),
+            ),
+            (grid.end, block.start, "), dim3(".to_owned()),
+        ];
+        match (config.get(2), config.get(3)) {
+            (None, _) => pieces.push((block.end, end, format!("), 0, 0{close}"))),
+            (Some(smem), None) => {
+                pieces.push((block.end, smem.start, "), ".to_owned()));
+                pieces.push((smem.end, end, format!(", 0{close}")));
+            }
+            (Some(smem), Some(stream)) => {
+                pieces.push((block.end, smem.start, "), ".to_owned()));
+                pieces.push((smem.end, stream.start, ", ".to_owned()));
+                pieces.push((stream.end, end, close.to_owned()));
+            }
         }
-        text.push(')');
-        self.edit(call, text, codes::HIP_GGL_LAUNCH.into(), &site.name);
+        for (start, end, text) in pieces {
+            let range = TextRange::new(start, end);
+            if self.text(range) != text {
+                self.edit(range, text, codes::HIP_GGL_LAUNCH.into(), &site.name);
+            }
+        }
     }
 
     fn warp_size(&mut self, site: &Site) {

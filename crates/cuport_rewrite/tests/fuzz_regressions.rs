@@ -1,0 +1,368 @@
+//! Findings of the fuzz suite (`tests/fuzz.rs`), each minimised to the
+//! smallest input that showed it and kept as a named test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::rules;
+use cuport_analyze::{analyze_source, AnalyzeOptions};
+use cuport_model::{Language, Target};
+use cuport_rewrite::{migrate_file, FileMigration, MigrateOptions};
+
+fn migrate(language: Language, src: &[u8], options: &MigrateOptions) -> FileMigration {
+    let analysis = analyze_source(language, src, &AnalyzeOptions::default());
+    migrate_file("", language, src, &analysis, rules(), options)
+}
+
+/// Migrates `src`, then the output again, and returns both results.
+fn migrate_twice(
+    language: Language,
+    src: &[u8],
+    options: &MigrateOptions,
+) -> (FileMigration, FileMigration) {
+    let first = migrate(language, src, options);
+    let second = migrate(language, &first.output, options);
+    (first, second)
+}
+
+fn assert_second_run_edits_nothing(second: &FileMigration) {
+    assert!(
+        second.edits.is_empty(),
+        "second run edited:\n{:#?}\n{}",
+        second.edits,
+        String::from_utf8_lossy(&second.output)
+    );
+}
+
+/// Two diagnostics on one line stack two `--annotate` notes above it; a
+/// rerun looked only at the line right above and added the other again.
+#[test]
+fn annotations_of_one_line_are_not_added_again() {
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.annotate = true;
+    let src = b"namespace cg=cooperative_groups;cg::tiled_partition<32";
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    let notes = String::from_utf8_lossy(&first.output)
+        .matches("// CUPORT CP")
+        .count();
+    assert_eq!(notes, 2, "{}", String::from_utf8_lossy(&first.output));
+    assert_second_run_edits_nothing(&second);
+}
+
+/// Dual-stack for a target whose kernels need a port writes the kernel
+/// guard and then the `--annotate` note above the kernel; a rerun looked
+/// for the guard on the line right above the kernel, found the note, and
+/// guarded the kernel a second time.
+#[test]
+fn annotated_kernel_is_guarded_once() {
+    for target in [Target::Mlu, Target::Ascend] {
+        let mut options = MigrateOptions::new(target);
+        options.dual = vec![target];
+        options.annotate = true;
+        for src in [
+            &b"__global__ e(){}"[..],
+            b"template <typename T>\n__global__ void k(T* x) { x[0] = 1; }\n",
+        ] {
+            let (first, second) = migrate_twice(Language::Cuda, src, &options);
+            let text = String::from_utf8_lossy(&first.output);
+            assert!(text.contains("CUPORT_CUDA_KERNELS"), "{text}");
+            assert_second_run_edits_nothing(&second);
+        }
+    }
+}
+
+/// A Rust file syn cannot parse is searched for `cudarc::` by text; that
+/// search counted the paths in comments and strings, including the
+/// `--annotate` note naming the path, so every rerun stacked another note.
+#[test]
+fn cudarc_paths_in_comments_are_not_sites() {
+    let src = concat!(
+        "// old: cudarc::driver::result::init()\n",
+        "/* cudarc::nvrtc /* nested */ cudarc::x */\n",
+        "let s = \"// cudarc::in_a_string\"; let c = '\"';\n",
+        "let r = r#\"cudarc::raw\"#; let r#type = 1;\n",
+        "let ptx = cudarc::nvrtc::compile_ptx(SRC)?;\n",
+    );
+    let analysis = analyze_source(Language::Rust, src.as_bytes(), &AnalyzeOptions::default());
+    let names: Vec<&str> = analysis.sites.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["cudarc::nvrtc::compile_ptx"]);
+
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.annotate = true;
+    for src in [
+        &b"let ptx = cudarc::nvrtc::compile_ptx(SRC)?;\n"[..],
+        b"\"\ncudarc::",
+    ] {
+        let (_, second) = migrate_twice(Language::Rust, src, &options);
+        assert_second_run_edits_nothing(&second);
+    }
+}
+
+/// The first run writes a note above the line as it reads it; a rewrite of
+/// that line into several (the dual-stack switch around a CUDA include,
+/// two CMake commands for one) moved the noted text below other lines, and
+/// a rerun, looking only right above it, wrote the note again.
+#[test]
+fn note_above_a_rewrite_that_adds_lines_is_not_repeated() {
+    let cases: [(Language, &[u8], &[Target]); 4] = [
+        (Language::Cuda, b"#include<cuda_fp16", &[Target::Mlu]),
+        (
+            Language::Cuda,
+            b"#include <cuda_fp16.h>\n",
+            &[Target::Ascend],
+        ),
+        (Language::Cuda, b"#include <cuda_fp16.h>\n", &Target::ALL),
+        (
+            Language::Cmake,
+            b"enable_language(CUDA)nvcc",
+            &[Target::Hip],
+        ),
+    ];
+    for (language, src, targets) in cases {
+        let mut options = MigrateOptions::new(targets[0]);
+        options.dual = targets.to_vec();
+        options.annotate = true;
+        let (first, second) = migrate_twice(language, src, &options);
+        assert!(String::from_utf8_lossy(&first.output).contains("CUPORT CP"));
+        assert_second_run_edits_nothing(&second);
+    }
+}
+
+/// Dual-stack turns the string `"cuda"` into the name
+/// `cuport_device.accelerator`; next to a keyword (`"cuda"if ok`, valid
+/// Python) the two ran together into one name.
+#[test]
+fn python_literal_next_to_a_keyword_stays_apart() {
+    let src = b"import torch\ndevice = \"cuda\"if ok else \"cpu\"\nnear = d in\"cuda:1\"\n";
+    let mut options = MigrateOptions::new(Target::Ascend);
+    options.dual = vec![Target::Ascend];
+    let (first, second) = migrate_twice(Language::Python, src, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(
+        text.contains("device = cuport_device.accelerator if ok else \"cpu\"")
+            && text.contains("near = d in f\"{cuport_device.accelerator}:1\""),
+        "{text}"
+    );
+    assert_second_run_edits_nothing(&second);
+}
+
+/// The added include goes below the file's opening comments; a `//` line
+/// ending in a backslash continues the comment over the next line, where
+/// the include was written and so commented out.
+#[test]
+fn header_is_not_added_inside_a_continued_comment() {
+    let src = b"// built in C:\\cuda\\\ncontinued comment\ncudaMalloc(&p, n);\n";
+    let (first, second) = migrate_twice(Language::Cuda, src, &MigrateOptions::new(Target::Hip));
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(
+        text.starts_with(
+            "// built in C:\\cuda\\\ncontinued comment\n#include <hip/hip_runtime.h>\n"
+        ),
+        "{text}"
+    );
+    assert_second_run_edits_nothing(&second);
+}
+
+/// A `.cu` file relies on nvcc for the runtime header. One that included
+/// only a device header (`cuda_fp16.h`) was taken to include the runtime,
+/// so the first run added none; the rerun saw the renamed header
+/// (`musa_fp16.h`), which it does not know, and added it then.
+#[test]
+fn runtime_header_is_added_in_the_first_run_next_to_a_device_header() {
+    let src = b"#include <cuda_fp16.h>\n__device__ int f(int* x) { return atomicAdd(x, 1); }\n";
+    for (target, runtime) in [
+        (Target::Musa, "#include <musa_runtime.h>"),
+        (Target::Maca, "#include <mc_runtime.h>"),
+    ] {
+        let (first, second) = migrate_twice(Language::Cuda, src, &MigrateOptions::new(target));
+        let text = String::from_utf8_lossy(&first.output);
+        assert!(text.contains(runtime), "{text}");
+        assert_second_run_edits_nothing(&second);
+    }
+}
+
+/// `#include <cuda_fp16.h` cut off before its `>`: the rename took the
+/// last byte of the name for the closing delimiter and wrote
+/// `<hip/hip_fp16.hh`.
+#[test]
+fn unterminated_include_keeps_its_name_whole() {
+    let first = migrate(
+        Language::Cuda,
+        b"#include <cuda_fp16.h",
+        &MigrateOptions::new(Target::Hip),
+    );
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(text.ends_with("#include <hip/hip_fp16.h"), "{text}");
+}
+
+/// `--hip-kernel-launch ggl` rewrote the whole launch in one edit, which
+/// overlapped the renames inside its arguments: they were dropped as
+/// conflicts and the CUDA names stayed.
+#[test]
+fn ggl_launch_keeps_the_edits_in_its_arguments() {
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.hip_launch = cuport_rewrite::HipLaunch::Ggl;
+    let src =
+        b"k<<<grid, block, 0, s>>>(d, CUBLAS_OP_T,\n    cudaMemcpyHostToDevice);\nk<<<1, 2>>>();\n";
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(
+        text.contains("hipLaunchKernelGGL(k, dim3(grid), dim3(block), 0, s, d, HIPBLAS_OP_T,\n    hipMemcpyHostToDevice);\nhipLaunchKernelGGL(k, dim3(1), dim3(2), 0, 0);\n"),
+        "{text}"
+    );
+    assert!(first.diagnostics.iter().all(|d| d.code != "CP0040"));
+    assert_second_run_edits_nothing(&second);
+}
+
+/// The analyser reads `/**/#include <cuda_runtime.h>` as an include; the
+/// check for headers already present did not, and a rerun added the
+/// runtime header again.
+#[test]
+fn include_after_a_block_comment_counts_as_present() {
+    let src = b"/**/#include <cuda_runtime.h>\n__global__ void k(int* x) { x[0] = __ldg(x); }\n";
+    for target in [Target::Hip, Target::Musa] {
+        let (_, second) = migrate_twice(Language::Cuda, src, &MigrateOptions::new(target));
+        assert_second_run_edits_nothing(&second);
+    }
+}
+
+/// The same for a CUDA name in the launch configuration (a stream handle).
+#[test]
+fn ggl_launch_keeps_the_edits_in_its_configuration() {
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.hip_launch = cuport_rewrite::HipLaunch::Ggl;
+    let src = b"k<float><<<g, b, 0,\n  cudaStreamPerThread>>>(x);\nk<<<g, b, smem>>>(x);\n";
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(
+        text.contains("hipLaunchKernelGGL(HIP_KERNEL_NAME(k<float>), dim3(g), dim3(b), 0, hipStreamPerThread, x);\nhipLaunchKernelGGL(k, dim3(g), dim3(b), smem, 0, x);\n"),
+        "{text}"
+    );
+    assert_second_run_edits_nothing(&second);
+}
+
+/// After `from torch.cuda import amp`, the member name in `f().amp` was
+/// taken for the imported `amp`: dual-stack writes
+/// `cuport_device.module().amp.GradScaler()`, and the rerun reported (and
+/// annotated) a `torch.cuda.amp` there.
+#[test]
+fn member_name_is_not_the_imported_name() {
+    let src = b"import torch\nfrom torch.cuda import amp\ns = f().amp.GradScaler()\nt = amp.GradScaler()\n";
+    let analysis = analyze_source(Language::Python, src, &AnalyzeOptions::default());
+    let names: Vec<&str> = analysis.sites.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["torch.cuda.amp", "torch.cuda.amp.GradScaler"]);
+
+    let mut options = MigrateOptions::new(Target::Ascend);
+    options.dual = vec![Target::Ascend];
+    options.annotate = true;
+    let src = b"from torch.cuda import amp\ns=torch.cuda.amp.GradScaler()";
+    let (_, second) = migrate_twice(Language::Python, src, &options);
+    assert_second_run_edits_nothing(&second);
+}
+
+/// Dual-stack writes a launch as `CUPORT_KERNEL_LAUNCH((k<T>), ...)`; the
+/// kernel and its template arguments were copied as written, so a CUDA
+/// name among them lost its portable spelling, which the rerun then wrote.
+#[test]
+fn launch_macro_keeps_the_edits_in_template_arguments() {
+    let mut options = MigrateOptions::new(Target::Ascend);
+    options.dual = vec![Target::Ascend];
+    let src = b"k<cudaStream_t><<<1, 1>>>(x);\n";
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(
+        text.contains("CUPORT_KERNEL_LAUNCH((k<cuportStream_t>), (1, 1), x);"),
+        "{text}"
+    );
+    assert_second_run_edits_nothing(&second);
+}
+
+/// A diagnosed name on the second line of a call that is rewritten as a
+/// whole: its `--annotate` note went to the start of that line, inside the
+/// call's edit, and was dropped as an edit conflict (CP0004); the rerun,
+/// with the call on one line, wrote it.
+#[test]
+fn note_on_a_continuation_line_of_a_rewritten_call() {
+    let mut options = MigrateOptions::new(Target::Ascend);
+    options.annotate = true;
+    for src in [
+        &b"void f() {\n    cudaMemcpyAsync(d, h, n,\n        cudaMemcpyHostToDevice, pick(cudaStreamLegacy));\n}\n"[..],
+        b"cudaMemcpyAsync(a,(),n,\ncudaMemcpyHostToDevice,m)__CUDACC_RTC__",
+    ] {
+        let (first, second) = migrate_twice(Language::Cuda, src, &options);
+        assert!(
+            first.diagnostics.iter().all(|d| d.code != "CP0004"),
+            "{:#?}",
+            first.diagnostics
+        );
+        assert!(String::from_utf8_lossy(&first.output).contains("// CUPORT CP0001"));
+        assert_second_run_edits_nothing(&second);
+    }
+}
+
+/// A `.cu` file whose only CUDA include is the driver header,
+/// `cuda_runtime_api.h`, `cuComplex.h` or `device_functions.h` was taken to
+/// have the runtime header: the first run added none, the rerun (which
+/// does not know the renamed include) added it. In dual-stack mode the
+/// rerun also switched `hip/device_functions.h`, the HIP branch of the
+/// first run's switch, again.
+#[test]
+fn runtime_header_is_added_in_the_first_run_next_to_any_cuda_include() {
+    let body = "__global__ void k(float* x) { x[threadIdx.x] = 0; }\n";
+    let dual_hip = {
+        let mut options = MigrateOptions::new(Target::Hip);
+        options.dual = vec![Target::Hip];
+        options
+    };
+    for include in [
+        "<cuda.h>",
+        "<cuda_runtime_api.h>",
+        "\"cuComplex.h\"",
+        "\"device_functions.h\"",
+    ] {
+        let src = format!("#include {include}\n{body}");
+        for options in [
+            MigrateOptions::new(Target::Hip),
+            MigrateOptions::new(Target::Musa),
+            MigrateOptions::new(Target::Maca),
+            dual_hip.clone(),
+        ] {
+            let (_, second) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
+            assert_second_run_edits_nothing(&second);
+        }
+    }
+}
+
+/// Dual-stack output includes cuport's shim headers, some named like a
+/// CUDA library's (`cuport/nvml.h`); a rerun took such an include for
+/// NVML's own header, listed it among the project's CUDA includes and made
+/// the shim include itself.
+#[test]
+fn cuport_shim_include_is_not_a_cuda_include() {
+    let src = b"#include \"cuport/nvml.h\"\n#include \"../cuport/blas.h\"\n#include <nvml.h>\n";
+    let again = analyze_source(Language::Cpp, src, &AnalyzeOptions::default());
+    let includes: Vec<&str> = again
+        .sites
+        .iter()
+        .filter(|s| s.kind == cuport_model::SiteKind::Include)
+        .map(|s| s.name.as_str())
+        .collect();
+    assert_eq!(includes, ["nvml.h"]);
+}
+
+/// A `.cu` file whose first include is cooperative groups gets the HIP
+/// runtime header before it (nvcc put the runtime first). A rerun saw
+/// `hip/hip_cooperative_groups.h` first again and added a second runtime
+/// header above the first (corpus finding: cuda-samples reduction_kernel.cu
+/// and six other CG samples, `cuport migrate --to hip` run twice).
+#[test]
+fn runtime_header_before_cooperative_groups_is_added_once() {
+    let options = MigrateOptions::new(Target::Hip);
+    let src = b"#include <cooperative_groups.h>\n#include <stdio.h>\nnamespace cg = cooperative_groups;\n__global__ void k(float* x) { cg::thread_block b = cg::this_thread_block(); b.sync(); }\n";
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    let runtime = text.find("#include <hip/hip_runtime.h>");
+    let groups = text.find("#include <hip/hip_cooperative_groups.h>");
+    assert!(runtime.is_some() && runtime < groups, "{text}");
+    assert_second_run_edits_nothing(&second);
+}
