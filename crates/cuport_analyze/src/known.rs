@@ -35,12 +35,3 @@ impl std::fmt::Debug for KnownNames {
         f.write_str("KnownNames(..)")
     }
 }
-
-/// Names worth a table lookup when the naming conventions did not classify
-/// them: those that look like CUDA's (`cu`/`nv` in any case, `__`-prefixed
-/// intrinsics, `_t` types). Plain C names the tables also list (`abs`,
-/// `sqrtf`, `GLenum`) stay the project's own.
-pub(crate) fn worth_looking_up(name: &str) -> bool {
-    let lower = name.to_ascii_lowercase();
-    lower.contains("cu") || lower.contains("nv") || name.starts_with("__") || name.ends_with("_t")
-}

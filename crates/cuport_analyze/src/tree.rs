@@ -395,11 +395,24 @@ fn read_and_analyze(
 /// Their uses are removed from the sites and counted in
 /// `ScanReport::project_names`, so nothing disappears without a trace.
 fn drop_project_names(report: &mut ScanReport, known: Option<&KnownNames>) {
+    let known_api = |name: &str| known.is_some_and(|known| (known.is_known)(name));
+    // A project's own definition of a real CUDA API (an `atomicAdd`
+    // overload, a loader shim for `cuInit`) still uses CUDA through it. A
+    // plain name the tables also know (`umin`) is the project's where its
+    // definition is seen: everywhere when a header defines it, only in its
+    // own file when a source does (cuda-samples' mergeSort_host.cpp has a
+    // `static uint umin` while its kernels call CUDA's).
+    let tree_wide = |file: &ScannedFile, name: &str| {
+        if cuport_model::looks_like_cuda_name(name) {
+            !known_api(name)
+        } else {
+            is_header_path(&file.path)
+        }
+    };
     let defined: HashSet<String> = report
         .files
         .iter()
-        .flat_map(|f| f.analysis.defined_names.iter())
-        .filter(|name| !known.is_some_and(|known| (known.is_known)(name)))
+        .flat_map(|f| f.analysis.defined_names.iter().filter(|n| tree_wide(f, n)))
         .cloned()
         .collect();
     let paths: Vec<String> = report
@@ -420,6 +433,13 @@ fn drop_project_names(report: &mut ScanReport, known: Option<&KnownNames>) {
     };
     let mut dropped: BTreeMap<String, usize> = BTreeMap::new();
     for file in &mut report.files {
+        let locally_defined: HashSet<String> = file
+            .analysis
+            .defined_names
+            .iter()
+            .filter(|n| !cuport_model::looks_like_cuda_name(n))
+            .cloned()
+            .collect();
         file.analysis.sites.retain(|site| {
             let project = match site.kind {
                 SiteKind::Include => is_project_header(&site.name),
@@ -427,7 +447,7 @@ fn drop_project_names(report: &mut ScanReport, known: Option<&KnownNames>) {
                 | SiteKind::KernelLaunch
                 | SiteKind::Qualifier
                 | SiteKind::PreprocessorCondition => false,
-                _ => defined.contains(&site.name),
+                _ => defined.contains(&site.name) || locally_defined.contains(&site.name),
             };
             if project {
                 *dropped.entry(site.name.clone()).or_default() += 1;
@@ -436,4 +456,13 @@ fn drop_project_names(report: &mut ScanReport, known: Option<&KnownNames>) {
         });
     }
     report.project_names = dropped;
+}
+
+/// Whether `path` names a header (shared by the files that include it).
+fn is_header_path(path: &str) -> bool {
+    let extension = path.rsplit_once('.').map_or("", |(_, e)| e);
+    matches!(
+        extension.to_ascii_lowercase().as_str(),
+        "h" | "hh" | "hpp" | "hxx" | "cuh" | "inl" | "inc" | "tcc"
+    )
 }

@@ -25,6 +25,6 @@ pub use profile::{
     CmakeFacts, KernelFacts, KernelModel, LibraryProfile, OperatorHints, ProfileError, Profiles,
     PythonFacts, ShimFacts, TargetFacts, TargetProfile, WarpDiagnostic, WarpFacts,
 };
-pub use site_kind::SiteKind;
+pub use site_kind::{looks_like_cuda_name, SiteKind};
 pub use target::Target;
 pub use text::{LineCol, LineIndex, TextRange};

@@ -50,6 +50,15 @@ impl std::fmt::Display for SiteKind {
     }
 }
 
+/// Whether a name looks like one of CUDA's by its spelling: `cu`/`nv` in any
+/// case, a `__`-prefixed intrinsic, a `_t` type. Names the rule tables know
+/// that look like plain C (`abs`, `sqrtf`, `GLenum`) are touchpoints only
+/// where some target spells them differently (`umin`, which HIP lacks).
+pub fn looks_like_cuda_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower.contains("cu") || lower.contains("nv") || name.starts_with("__") || name.ends_with("_t")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

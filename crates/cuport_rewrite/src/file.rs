@@ -51,6 +51,7 @@ pub fn migrate_file(
         even_without_edits: kernels_compile_here,
         already_ported: already_ported(src, rules, options),
         before_cooperative_groups: !options.is_dual() && kernels_compile_here,
+        before_project_headers: options.is_dual(),
     };
     // First in the list: an include inserted where a kernel guard is also
     // inserted must come before the guard (edits at one offset keep their

@@ -20,6 +20,11 @@ pub(crate) struct MainHeader<'a> {
     /// Put the runtime header before a cooperative-groups include that
     /// came first (one-way HIP/MUSA; a dual-stack switch already does).
     pub(crate) before_cooperative_groups: bool,
+    /// Put the runtime header before a first include that is no CUDA one
+    /// (dual-stack: a project header included first, such as cuda-samples'
+    /// `helper_cuda.h`, may use the portable names, which nvcc's implicit
+    /// runtime include once made available).
+    pub(crate) before_project_headers: bool,
 }
 
 /// Includes (C family) or imports (Python) the planned edits need, and
@@ -44,7 +49,7 @@ pub(crate) fn header_edits(
     // (a helper header's cuBLAS code under `#ifdef CUBLAS_API_H_`) get their
     // declarations from whoever includes the library, as before the port.
     let mut wanted: Vec<String> = planned.headers.clone();
-    let runtime = runtime_header_wanted(language, analysis, planned, main_header);
+    let runtime = runtime_header_wanted(src, language, analysis, planned, main_header);
     if runtime != RuntimeHeader::NotWanted {
         wanted.insert(0, main_header.spelled.to_owned());
     }
@@ -80,12 +85,14 @@ enum RuntimeHeader {
     NotWanted,
     /// Add it unless the file has it (`present_headers`).
     Missing,
-    /// The file's first include is cooperative groups (nvcc put the runtime
-    /// before it implicitly): add it first.
+    /// The file's first include is cooperative groups, or (dual-stack) a
+    /// project header (nvcc put the runtime before it implicitly): add it
+    /// first.
     BeforeOthers,
 }
 
 fn runtime_header_wanted(
+    src: &[u8],
     language: Language,
     analysis: &FileAnalysis,
     planned: &Planned,
@@ -111,11 +118,18 @@ fn runtime_header_wanted(
     // runtime_header_is_added_in_the_first_run_next_to_any_cuda_include`).
     // HIP's cooperative-groups header needs the runtime before it; nvcc
     // included the runtime first, so the port must too.
+    let first_line = include_insertion_point(src);
+    let cuda_include_first = first_include.is_some_and(|site| {
+        site.range.start >= first_line && !src[first_line..site.range.start].contains(&b'\n')
+    });
     match first_include {
         Some(first)
             if first.library == Library::CooperativeGroups
                 && main_header.before_cooperative_groups =>
         {
+            RuntimeHeader::BeforeOthers
+        }
+        _ if main_header.before_project_headers && !cuda_include_first => {
             RuntimeHeader::BeforeOthers
         }
         _ => RuntimeHeader::Missing,

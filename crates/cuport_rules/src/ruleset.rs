@@ -2,7 +2,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
 
 use cuport_model::{Library, SiteKind, Target};
@@ -219,6 +219,8 @@ pub struct RuleSet {
     pub(crate) cuda_enum_values: BTreeMap<String, String>,
     /// Per target, every header an include rule produces (computed once).
     pub(crate) target_headers: std::sync::OnceLock<BTreeMap<Target, BTreeSet<String>>>,
+    /// The touchpoint of every C/C++ name worth a site (computed once).
+    pub(crate) name_sites: std::sync::OnceLock<FxHashMap<String, (Library, SiteKind)>>,
 }
 
 /// What a CUDA name becomes on one target.
@@ -395,26 +397,39 @@ impl RuleSet {
     /// site kind from the rule's name kind. `None` for names no table knows
     /// and for headers, Python paths and device strings.
     pub fn site_of(&self, cuda_name: &str) -> Option<(Library, SiteKind)> {
-        let hit = self
-            .tables
-            .values()
-            .flat_map(|t| t.layers.values())
-            .find_map(|l| l.resolved.get(cuda_name))?;
-        let rule = self.rules.get(hit.rule)?;
-        let library = rule.library?;
-        let kind = match rule.kind {
-            NameKind::Function => match library {
-                Library::Runtime => SiteKind::RuntimeApi,
-                Library::Driver => SiteKind::DriverApi,
-                _ => SiteKind::LibraryCall,
-            },
-            NameKind::Type => SiteKind::Type,
-            NameKind::EnumValue => SiteKind::EnumConstant,
-            NameKind::Macro => SiteKind::Macro,
-            NameKind::Intrinsic => SiteKind::DeviceIntrinsic,
-            NameKind::Header | NameKind::Python | NameKind::DeviceString => return None,
-        };
-        Some((library, kind))
+        self.name_sites
+            .get_or_init(|| self.index_name_sites())
+            .get(cuda_name)
+            .copied()
+    }
+
+    /// Every name [`RuleSet::site_of`] answers for. A name that looks like
+    /// CUDA's counts wherever a table knows it; one that looks like plain C
+    /// (`abs`, `min`, `GLenum`) only where some target spells it otherwise
+    /// or cannot port it (`umin`, which HIP lacks): elsewhere it is the same
+    /// code on every target, and a project's own `min` no touchpoint.
+    fn index_name_sites(&self) -> FxHashMap<String, (Library, SiteKind)> {
+        let mut sites: FxHashMap<String, (Library, SiteKind)> = FxHashMap::default();
+        let mut ported_otherwise: FxHashSet<&str> = FxHashSet::default();
+        for layer in self.tables.values().flat_map(|t| t.layers.values()) {
+            for (name, hit) in &layer.resolved {
+                let Some(rule) = self.rules.get(hit.rule) else {
+                    continue;
+                };
+                let Some(site) = rule_site(rule) else {
+                    continue;
+                };
+                sites.entry(name.clone()).or_insert(site);
+                let same = rule.status == Status::Exact && hit.to.as_deref() == Some(name.as_str());
+                if !same {
+                    ported_otherwise.insert(name);
+                }
+            }
+        }
+        sites.retain(|name, _| {
+            cuport_model::looks_like_cuda_name(name) || ported_otherwise.contains(name.as_str())
+        });
+        sites
     }
 
     /// Whether `header` (as written in an `#include`) is one the tables
@@ -503,6 +518,25 @@ fn split_device_index(text: &str) -> Option<(&str, &str)> {
     let (device, index) = text.split_once(':')?;
     let is_index = !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit());
     (is_index && !device.is_empty()).then_some((device, index))
+}
+
+/// The touchpoint a rule's CUDA name is: its library and a site kind from
+/// the rule's name kind. `None` for headers, Python paths and device strings.
+fn rule_site(rule: &Rule) -> Option<(Library, SiteKind)> {
+    let library = rule.library?;
+    let kind = match rule.kind {
+        NameKind::Function => match library {
+            Library::Runtime => SiteKind::RuntimeApi,
+            Library::Driver => SiteKind::DriverApi,
+            _ => SiteKind::LibraryCall,
+        },
+        NameKind::Type => SiteKind::Type,
+        NameKind::EnumValue => SiteKind::EnumConstant,
+        NameKind::Macro => SiteKind::Macro,
+        NameKind::Intrinsic => SiteKind::DeviceIntrinsic,
+        NameKind::Header | NameKind::Python | NameKind::DeviceString => return None,
+    };
+    Some((library, kind))
 }
 
 #[cfg(test)]

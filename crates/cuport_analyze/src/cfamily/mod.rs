@@ -14,7 +14,7 @@ mod syntax;
 use cuport_model::{Library, LineIndex, SiteKind, TextRange};
 use rustc_hash::FxHashMap;
 
-use crate::known::{worth_looking_up, KnownNames};
+use crate::known::KnownNames;
 use crate::site::{FileAnalysis, ParseIssue, Site};
 use brackets::{match_brackets, UNMATCHED};
 use classify::{classify, namespace_library, Usage};
@@ -231,7 +231,14 @@ impl<'a> Scanner<'a> {
             };
             self.name_site(i, i, name, library, kind);
         } else if let Some((library, kind)) = self.table_name(name) {
-            self.name_site(i, i, name, library, kind);
+            // A project's own function of a name the tables know (`umin`
+            // in a helper header) is recorded as defined, like a
+            // convention-named one, and its uses are the project's.
+            if is_callable(kind) && usage == Usage::Call && self.is_function_declaration(i) {
+                self.defined_names.push(name.to_owned());
+            } else {
+                self.name_site(i, i, name, library, kind);
+            }
         }
         i + 1
     }
@@ -359,11 +366,7 @@ impl<'a> Scanner<'a> {
     /// A name the rule tables know although the naming conventions do not
     /// say it is CUDA's (`make_cuComplex`, `curand_init`, `CUaddress_mode`).
     fn table_name(&self, name: &str) -> Option<(Library, SiteKind)> {
-        let known = self.known?;
-        if !worth_looking_up(name) {
-            return None;
-        }
-        (known.site_of)(name)
+        (self.known?.site_of)(name)
     }
 
     fn name_site(

@@ -1,0 +1,130 @@
+//! Findings of the corpus check on real code bases (cuda-samples, llm.c),
+//! each reduced to a small tree and kept as a named test.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use std::path::Path;
+
+use common::{migrate_dir, rules};
+use cuport_model::Target;
+use cuport_rewrite::{MigrateOptions, Migration};
+
+fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+    let root = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = root.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    root
+}
+
+fn output<'m>(migration: &'m Migration, path: &str) -> &'m cuport_rewrite::FileMigration {
+    &migration
+        .files
+        .iter()
+        .find(|f| f.path == path)
+        .unwrap_or_else(|| panic!("{path} not migrated"))
+        .result
+}
+
+fn migrate(root: &Path, options: &MigrateOptions) -> Migration {
+    migrate_dir(root, options)
+}
+
+/// cuda-samples' mergeSort: the host file has its own `static uint umin`,
+/// the kernels call CUDA's `umin`, which HIP lacks. The host definition
+/// hid every kernel use tree-wide, so nothing flagged the port that then
+/// failed to compile.
+#[test]
+fn a_source_files_own_definition_hides_only_its_own_uses() {
+    let root = tree(&[
+        (
+            "host.cpp",
+            "static unsigned umin(unsigned a, unsigned b) { return a < b ? a : b; }\nunsigned f(unsigned a) { return umin(a, 3u); }\n",
+        ),
+        (
+            "sort.cu",
+            "__global__ void k(unsigned* x, unsigned n) { x[0] = umin(x[1], n); }\n",
+        ),
+    ]);
+    let migration = migrate(root.path(), &MigrateOptions::new(Target::Hip));
+    let flagged = |path: &str| {
+        output(&migration, path)
+            .diagnostics
+            .iter()
+            .any(|d| d.cuda_name == "umin")
+    };
+    assert!(flagged("sort.cu"), "the kernel's umin must be diagnosed");
+    assert!(!flagged("host.cpp"), "the host file's own umin is its own");
+}
+
+/// A project header defining a plain name the tables know makes it the
+/// project's in every file (helper headers are shared).
+#[test]
+fn a_headers_definition_is_the_projects_everywhere() {
+    let root = tree(&[
+        (
+            "util.h",
+            "static inline unsigned umin(unsigned a, unsigned b) { return a < b ? a : b; }\n",
+        ),
+        (
+            "sort.cu",
+            "#include \"util.h\"\n__global__ void k(unsigned* x, unsigned n) { x[0] = umin(x[1], n); }\n",
+        ),
+    ]);
+    let migration = migrate(root.path(), &MigrateOptions::new(Target::Hip));
+    assert!(!output(&migration, "sort.cu")
+        .diagnostics
+        .iter()
+        .any(|d| d.cuda_name == "umin"));
+}
+
+/// Vector constructors HIP defines under the same name (`make_float3`)
+/// were "not in the rule tables" (CP0001, manual) 200 times on cuda-samples.
+#[test]
+fn hip_vector_constructors_are_exact() {
+    for name in ["make_float3", "make_uint3", "make_uchar4", "tex1Dfetch"] {
+        let rule = rules().lookup(Target::Hip, name);
+        assert!(rule.is_some(), "{name} unknown to the HIP tables");
+    }
+    let root = tree(&[(
+        "k.cu",
+        "__global__ void k(float3* x) { x[0] = make_float3(1.f, 2.f, 3.f); }\n",
+    )]);
+    let migration = migrate(root.path(), &MigrateOptions::new(Target::Hip));
+    let diagnostics = &output(&migration, "k.cu").diagnostics;
+    assert!(
+        !diagnostics.iter().any(|d| d.cuda_name == "make_float3"),
+        "{diagnostics:#?}"
+    );
+}
+
+/// cuda-samples' nbody: `bodysystemcuda.cu` includes `helper_cuda.h` before
+/// any CUDA header; nvcc's implicit runtime include made its CUDA names
+/// visible. In the dual-stack source the helper uses portable names
+/// (`cuportError_t`), so the shim's runtime header must come first, not
+/// after the helper where the file's first CUDA include was.
+#[test]
+fn dual_stack_runtime_header_comes_before_a_project_header() {
+    let root = tree(&[
+        (
+            "helper.h",
+            "#pragma once\n#ifdef __DRIVER_TYPES_H__\nstatic const char* name(cudaError_t e) { return cudaGetErrorName(e); }\n#endif\n",
+        ),
+        (
+            "app.cu",
+            "#include \"helper.h\"\n#include <cuda_runtime.h>\n__global__ void k() {}\nint main() { cudaDeviceSynchronize(); }\n",
+        ),
+    ]);
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.dual = vec![Target::Hip];
+    let migration = migrate(root.path(), &options);
+    let text = String::from_utf8_lossy(&output(&migration, "app.cu").output).into_owned();
+    let shim = text
+        .find("cuport/runtime.h\"")
+        .expect("shim runtime header");
+    let helper = text.find("#include \"helper.h\"").unwrap();
+    assert!(shim < helper, "{text}");
+}
