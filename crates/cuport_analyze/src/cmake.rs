@@ -21,6 +21,10 @@ pub(crate) fn analyze(src: &[u8]) -> FileAnalysis {
             _ => i += 1,
         }
     }
+    // A command's CUDA argument is its site; the same word met again when
+    // the scan goes on through the arguments is not a second one.
+    sites.sort_by_key(|site| site.range.start);
+    sites.dedup_by_key(|site| site.range);
     FileAnalysis {
         sites,
         ..FileAnalysis::default()
@@ -113,12 +117,16 @@ fn word_site(src: &[u8], start: usize, end: usize) -> (Option<Site>, usize) {
     (found, end)
 }
 
-/// For `project(...)`/`enable_language(...)`/`find_package(...)`, report
-/// only when CUDA is involved; `cuda_add_*` (FindCUDA) always is.
 /// For `project(...)`/`enable_language(...)`/`find_package(...)`, a site
 /// only when CUDA is involved, whose range is the CUDA argument itself (so
 /// a rewrite replaces that word); `cuda_add_*` (FindCUDA) always is one.
-/// Returns the site's name, its byte range and where scanning resumes.
+/// Where CUDA is involved is read as CMake does: the package of
+/// `find_package` is its first argument, the first argument of `project`
+/// is the project's name, languages come after it. Returns the site's name,
+/// its byte range and where scanning resumes: inside the arguments, so the
+/// other words there are found whether or not the command is CUDA's (a
+/// rerun over `find_package(hip CMAKE_CUDA_FLAGS)` sees what the first run
+/// saw; fuzzing findings in `fuzz_regressions::cmake_*`).
 fn command_site(
     src: &[u8],
     open_from: usize,
@@ -132,12 +140,25 @@ fn command_site(
     }
     let close = open + src[open..].iter().position(|&b| b == b')')?;
     let mut at = open + 1;
+    let mut position = 0;
     for word in src[open + 1..close].split(|b| b.is_ascii_whitespace()) {
-        let text = std::str::from_utf8(word).unwrap_or("");
-        if matches!(text, "CUDA" | "CUDAToolkit" | "CUDNN" | "NCCL" | "cuDNN") {
-            let range = TextRange::new(at, at + word.len());
-            return Some((format!("{command}({text})"), range, close + 1));
+        if word.is_empty() {
+            at += 1;
+            continue;
         }
+        let text = std::str::from_utf8(word).unwrap_or("");
+        let cuda = match command {
+            "find_package" => {
+                position == 0 && matches!(text, "CUDA" | "CUDAToolkit" | "CUDNN" | "NCCL" | "cuDNN")
+            }
+            "project" => position > 0 && text == "CUDA",
+            _ => text == "CUDA",
+        };
+        if cuda {
+            let range = TextRange::new(at, at + word.len());
+            return Some((format!("{command}({text})"), range, open + 1));
+        }
+        position += 1;
         at += word.len() + 1;
     }
     None

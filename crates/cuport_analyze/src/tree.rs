@@ -403,7 +403,7 @@ fn drop_project_names(report: &mut ScanReport, known: Option<&KnownNames>) {
     // own file when a source does (cuda-samples' mergeSort_host.cpp has a
     // `static uint umin` while its kernels call CUDA's).
     let tree_wide = |file: &ScannedFile, name: &str| {
-        if cuport_model::looks_like_cuda_name(name) {
+        if crate::cfamily::follows_naming_conventions(name) {
             !known_api(name)
         } else {
             is_header_path(&file.path)
@@ -437,7 +437,7 @@ fn drop_project_names(report: &mut ScanReport, known: Option<&KnownNames>) {
             .analysis
             .defined_names
             .iter()
-            .filter(|n| !cuport_model::looks_like_cuda_name(n))
+            .filter(|n| !crate::cfamily::follows_naming_conventions(n))
             .cloned()
             .collect();
         file.analysis.sites.retain(|site| {

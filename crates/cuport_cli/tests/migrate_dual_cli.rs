@@ -5,14 +5,12 @@
 
 mod common;
 
-use common::{migrate, read_tree, scratch, text};
+use common::{migrate, read_tree, scratch, text, Run};
 
-#[test]
-fn dual_out_writes_the_portable_tree_and_the_shim() {
-    let (dir, root) = scratch("vector_add");
-    let out = dir.path().join("out");
-    let run = migrate(
-        &root,
+/// `cuport migrate --dual --to ascend,hip ROOT --out OUT`, which must succeed.
+fn dual_out(root: &std::path::Path, out: &std::path::Path) -> Run {
+    migrate(
+        root,
         &[
             "--dual",
             "--to",
@@ -21,7 +19,14 @@ fn dual_out_writes_the_portable_tree_and_the_shim() {
             out.to_str().unwrap(),
         ],
     )
-    .expect_code(0);
+    .expect_code(0)
+}
+
+#[test]
+fn dual_out_writes_the_portable_tree_and_the_shim() {
+    let (dir, root) = scratch("vector_add");
+    let out = dir.path().join("out");
+    let run = dual_out(&root, &out);
     assert!(
         run.stdout
             .contains("Dual-stack migration (CUDA + ascend, hip)"),
@@ -190,17 +195,7 @@ fn flags_that_do_not_fit_dual_mode_are_refused() {
 fn a_python_only_project_gets_no_c_shim() {
     let (dir, root) = scratch("pytorch_train");
     let out = dir.path().join("out");
-    let run = migrate(
-        &root,
-        &[
-            "--dual",
-            "--to",
-            "ascend,hip",
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    )
-    .expect_code(0);
+    let run = dual_out(&root, &out);
     assert!(
         run.stdout
             .contains("Generated 1 shim file: cuport_device.py"),

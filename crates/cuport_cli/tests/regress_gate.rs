@@ -3,10 +3,13 @@
 //! nothing never passes, `--allow-skip` or not.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use assert_cmd::Command;
 use serde_json::Value;
+
+mod regress_common;
+use regress_common::{case, write};
 
 /// Two backends this machine cannot run: no NVIDIA driver, no HIP runtime.
 const ALL_LEGS_SKIP: &str = r#"
@@ -40,12 +43,6 @@ fn cpu_vs_cuda(defaults: &str, case: &str) -> String {
         .replace("ALLOW", defaults)
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
 fn no_gpu_here() -> bool {
     !Path::new("/proc/driver/nvidia/version").exists()
 }
@@ -76,15 +73,6 @@ fn json(path: &Path) -> Value {
     let text = std::fs::read_to_string(path)
         .unwrap_or_else(|e| panic!("{}: no report written: {e}", path.display()));
     serde_json::from_str(&text).unwrap()
-}
-
-fn case<'r>(report: &'r Value, name: &str) -> &'r Value {
-    report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("no case {name} in {report:#}"))
 }
 
 #[test]

@@ -3,10 +3,13 @@
 //! its case, and the report is written either way.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use assert_cmd::Command;
 use serde_json::Value;
+
+mod regress_common;
+use regress_common::{case, write};
 
 /// The issue's gemm between two small cases that must still pass.
 const OVERSIZED: &str = r#"
@@ -31,12 +34,6 @@ kind = "softmax"
 rows = 4
 cols = 64
 "#;
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
 
 fn cuport() -> Command {
     let mut cmd = Command::cargo_bin("cuport").unwrap();
@@ -75,15 +72,6 @@ fn run_with_report(
         stderr,
         serde_json::from_str(&text).unwrap(),
     )
-}
-
-fn case<'r>(report: &'r Value, name: &str) -> &'r Value {
-    report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("no case {name} in {report:#}"))
 }
 
 fn message<'r>(case: &'r Value, check: &str) -> &'r str {

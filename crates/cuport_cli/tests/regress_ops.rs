@@ -2,11 +2,14 @@
 //! and the test-only perturbation seam (`CUPORT_REGRESS_TEST_PERTURB`).
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use assert_cmd::Command;
 use predicates::str::contains;
 use serde_json::Value;
+
+mod regress_common;
+use regress_common::write;
 
 const TWO_CPU_LEGS: &str = r#"
 [defaults]
@@ -32,12 +35,6 @@ k = 24
 trans_a = true
 beta = 0.5
 "#;
-
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
 
 fn cuport() -> Command {
     Command::cargo_bin("cuport").unwrap()

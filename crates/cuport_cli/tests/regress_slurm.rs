@@ -14,6 +14,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+mod regress_common;
+use regress_common::case;
+
 fn scripts() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../regress/slurm")
 }
@@ -139,15 +142,6 @@ fn cuport(cluster: &Cluster, dir: &Path, args: &[&str]) -> (Option<i32>, Value, 
     let report = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("no JSON report ({e}); stderr:\n{stderr}"));
     (out.status.code(), report, stderr)
-}
-
-fn case<'a>(report: &'a Value, name: &str) -> &'a Value {
-    report["cases"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|c| c["name"] == name)
-        .unwrap_or_else(|| panic!("no case {name} in {report:#}"))
 }
 
 fn setup(cases: &str) -> tempfile::TempDir {

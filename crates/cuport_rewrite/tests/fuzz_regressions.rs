@@ -366,3 +366,96 @@ fn runtime_header_before_cooperative_groups_is_added_once() {
     assert!(runtime.is_some() && runtime < groups, "{text}");
     assert_second_run_edits_nothing(&second);
 }
+
+/// CMake reruns: the package of `find_package` is its first argument and
+/// the first argument of `project` is the project's name; the other words
+/// in a CUDA command's arguments are scanned like any others. The first
+/// run took `CUDA` anywhere in the arguments for the package (and skipped
+/// the rest), so the rerun over `find_package(hip CUDA)` or
+/// `find_package(MUSAToolkit CMAKE_CUDA_FLAGS)` found new sites.
+#[test]
+fn cmake_command_arguments_are_read_as_cmake_does() {
+    let cases: [(&[u8], Target, bool); 6] = [
+        (b"find_package(CUDAToolkit CUDA)", Target::Hip, true),
+        (
+            b"find_package(CUDAToolkit CMAKE_CUDA_FLAGS)",
+            Target::Musa,
+            false,
+        ),
+        (
+            b"find_package(CUDAToolkit enable_language(CUDA)",
+            Target::Hip,
+            false,
+        ),
+        (b"\"\"project(CUDA\nCUDAToolkit)", Target::Hip, true),
+        (b"\"\"project(CMAKE_CUDA CUDA)", Target::Hip, true),
+        (b"project(CUDA\nCMAKE_CUDA_FLAGS)", Target::Hip, false),
+    ];
+    for (src, target, annotate) in cases {
+        let mut options = MigrateOptions::new(target);
+        options.annotate = annotate;
+        let (_, second) = migrate_twice(Language::Cmake, src, &options);
+        assert_second_run_edits_nothing(&second);
+    }
+    let analysis = analyze_source(
+        Language::Cmake,
+        b"project(CUDA LANGUAGES CXX)\nfind_package(Foo CUDA)\n",
+        &AnalyzeOptions::default(),
+    );
+    let commands: Vec<&str> = analysis
+        .sites
+        .iter()
+        .map(|s| s.name.as_str())
+        .filter(|n| n.contains('('))
+        .collect();
+    assert!(commands.is_empty(), "{commands:?}");
+}
+
+/// Dual-stack: a CUDA include right after the project's own `#else` is
+/// switched in the first run; only an `#else` after a target's branch of
+/// cuport's switch marks the CUDA branch (the first run took any `#else`
+/// for it and left the include to the rerun).
+#[test]
+fn include_after_a_projects_else_is_switched_once() {
+    for target in [Target::Musa, Target::Maca] {
+        let mut options = MigrateOptions::new(target);
+        options.dual = vec![target];
+        for src in [
+            &b"#else\n#include <cuda_runtime.h>\n"[..],
+            b"#else\n#include <cuda_runtime.h",
+        ] {
+            let (first, second) = migrate_twice(Language::Cuda, src, &options);
+            let text = String::from_utf8_lossy(&first.output);
+            assert!(text.contains("CUPORT_BACKEND_"), "{text}");
+            assert_second_run_edits_nothing(&second);
+        }
+    }
+}
+
+/// Dual-stack records the project's CUDA includes in the shim header's
+/// `cuport-uses` comment; an include cut off by the end of its line
+/// (`#include <cuda_# notes ...`) was recorded with its spaces, read back by
+/// the rerun as several words, and the shim changed on every run.
+#[test]
+fn broken_include_is_not_recorded_in_the_shim() {
+    let root = tempfile::tempdir().unwrap();
+    std::fs::write(
+        root.path().join("CMakeLists.txt"),
+        "project(demo LANGUAGES CXX CUDA)\n#include <cuda_# Traps: numbers (80 90) */ x\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.path().join("a.cu"),
+        "#include <cuda_runtime.h>\nint main() { cudaDeviceSynchronize(); }\n#include <cublas_v2 is cut\n",
+    )
+    .unwrap();
+    let mut options = MigrateOptions::new(Target::Mlu);
+    options.dual = vec![Target::Mlu];
+    let first = common::migrate_dir(root.path(), &options);
+    let out = common::write_output(&first);
+    let second = common::migrate_dir(&out.path().join("tree"), &options);
+    for file in &first.generated {
+        let again = second.generated.iter().find(|g| g.path == file.path);
+        assert_eq!(again.map(|g| &g.text), Some(&file.text), "{}", file.path);
+    }
+}

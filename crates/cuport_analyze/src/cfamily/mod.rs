@@ -77,6 +77,15 @@ fn lexical_issue(line_index: &LineIndex, offset: u32, message: &str) -> ParseIss
 
 /// Whether `needle` occurs anywhere in `src` (comments included): a cheap
 /// pre-filter before heavier work.
+/// Whether the naming conventions alone say `name` is CUDA's (`cudaMalloc`,
+/// `atomicAdd`, `CUBLAS_OP_N`), in any position, as opposed to a plain name
+/// only the rule tables know (`umin`).
+pub(crate) fn follows_naming_conventions(name: &str) -> bool {
+    [Usage::Call, Usage::TypeLike, Usage::Other]
+        .into_iter()
+        .any(|usage| classify(name, usage, true).is_some())
+}
+
 pub(crate) fn contains(src: &[u8], needle: &[u8]) -> bool {
     lexer::memfind(src, needle).is_some()
 }

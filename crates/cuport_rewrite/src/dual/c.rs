@@ -172,7 +172,7 @@ fn include_switch(planner: &mut DualPlanner<'_>, site: &Site, shim: Option<&str>
     let Some(range) = planner.lines.line_range(line) else {
         return false;
     };
-    if previous_line(planner, line) == Some("#else") {
+    if in_cuda_branch(planner, line) {
         // Already the CUDA branch of a switch (a second run).
         return true;
     }
@@ -298,14 +298,28 @@ fn kernel_definition(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
 /// runtime_header_is_added_in_the_first_run_next_to_any_cuda_include`).
 fn in_backend_branch(planner: &DualPlanner<'_>, site: &Site) -> bool {
     let line = planner.lines.line_of(site.range.start);
-    previous_line(planner, line).is_some_and(|text| {
-        [
-            "#if defined(CUPORT_BACKEND_",
-            "#elif defined(CUPORT_BACKEND_",
-        ]
-        .iter()
-        .any(|opening| text.starts_with(opening))
-    })
+    previous_line(planner, line).is_some_and(opens_backend_branch)
+}
+
+/// Whether `line` is the CUDA branch of cuport's include switch: `#else`
+/// right above it, after a target's branch. A lone `#else` of the
+/// project's own is not one (a fuzzing finding:
+/// `fuzz_regressions::include_after_a_projects_else_is_switched_once`).
+fn in_cuda_branch(planner: &DualPlanner<'_>, line: usize) -> bool {
+    previous_line(planner, line) == Some("#else")
+        && line
+            .checked_sub(3)
+            .and_then(|opening| previous_line(planner, opening + 1))
+            .is_some_and(opens_backend_branch)
+}
+
+fn opens_backend_branch(text: &str) -> bool {
+    [
+        "#if defined(CUPORT_BACKEND_",
+        "#elif defined(CUPORT_BACKEND_",
+    ]
+    .iter()
+    .any(|opening| text.starts_with(opening))
 }
 
 /// The text of the line above `line`, trimmed.

@@ -73,7 +73,12 @@ fn project_use(report: &ScanReport, rules: &RuleSet, options: &MigrateOptions) -
         };
         let headers = project.includes.entry(library).or_default();
         match site.kind {
-            SiteKind::Include => {
+            // Recorded in the shim's `cuport-uses` comment, read back by a
+            // rerun word by word: a name cut off by the end of its line or
+            // file (`<cuda_# notes`) would come back as other words, or end
+            // the comment (a fuzzing finding: `fuzz_regressions::
+            // broken_include_is_not_recorded_in_the_shim`).
+            SiteKind::Include if is_header_word(&site.name) => {
                 headers.insert(site.name.clone());
             }
             SiteKind::RuntimeApi
@@ -104,4 +109,9 @@ fn name_kind(kind: SiteKind) -> NameKind {
         SiteKind::EnumConstant | SiteKind::Macro => NameKind::EnumValue,
         _ => NameKind::Function,
     }
+}
+
+/// Whether an include's name can be recorded as one word of a C comment.
+fn is_header_word(name: &str) -> bool {
+    !name.is_empty() && !name.contains(char::is_whitespace) && !name.contains("*/")
 }
