@@ -25,5 +25,7 @@ pub use error::AnalyzeError;
 pub use file::{analyze_source, AnalyzeOptions, SyntaxCheck};
 pub use inventory::{EntryKind, TreeEntry, VCS_DIRS};
 pub use known::SiteOf;
-pub use site::{Condition, FileAnalysis, ParseIssue, ScannedFile, Site, SkippedFile};
+pub use site::{
+    Condition, FileAnalysis, OperatorDefinition, ParseIssue, ScannedFile, Site, SkippedFile,
+};
 pub use tree::{list_tree, scan_tree, KnownNames, Progress, ScanOptions, ScanReport, NO_PROGRESS};

@@ -106,6 +106,22 @@ pub struct FileAnalysis {
     /// Notes about how the file was read (invalid UTF-8, fallbacks).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The project's own compound assignments on CUDA vector types (C
+    /// family), which a target's vector types may already define.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub vector_operators: Vec<OperatorDefinition>,
+}
+
+/// A definition of `operator@=(V&, V)` for a CUDA vector type `V`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OperatorDefinition {
+    /// `operator+=`.
+    pub operator: String,
+    /// `float4`.
+    pub vector_type: String,
+    /// From the start of the definition's first line to its closing brace.
+    pub range: TextRange,
 }
 
 impl FileAnalysis {

@@ -23,7 +23,7 @@ pub use language::Language;
 pub use library::Library;
 pub use profile::{
     CmakeFacts, KernelFacts, KernelModel, LibraryProfile, OperatorHints, ProfileError, Profiles,
-    PythonFacts, ShimFacts, TargetFacts, TargetProfile, WarpDiagnostic, WarpFacts,
+    PythonFacts, ShimFacts, TargetFacts, TargetProfile, VectorTypeFacts, WarpDiagnostic, WarpFacts,
 };
 pub use site_kind::{looks_like_cuda_name, SiteKind};
 pub use target::Target;

@@ -50,6 +50,22 @@ pub struct TargetProfile {
     pub cmake: CmakeFacts,
     #[serde(default)]
     pub shim: ShimFacts,
+    #[serde(default, rename = "vector-types")]
+    pub vector_types: VectorTypeFacts,
+}
+
+/// What the target's own vector types (`float4`, ...) bring that CUDA's
+/// do not.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct VectorTypeFacts {
+    /// A macro defined wherever the target's vector types define the
+    /// compound assignments with an operand of their own type
+    /// (`operator+=(const V&)`): a project's own `operator+=(V&, V)` is
+    /// ambiguous there and is compiled out where the macro is defined.
+    pub compound_operators_guard: Option<String>,
+    /// Where that is documented (the target's header).
+    pub reference: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

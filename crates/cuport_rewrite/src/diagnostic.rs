@@ -88,6 +88,9 @@ cuport_codes! {
     CUDA_VERSION_CONDITION = "CP0013", true, "A preprocessor condition on the CUDA version";
     /// Runtime setup the target needs (aclInit, device and stream setup).
     SETUP_REQUIRED = "CP0014", true, "Runtime setup the target needs (aclInit, device and stream setup)";
+    /// A project's own definition the target already provides (a compound
+    /// assignment on a vector type), compiled out where the target's is.
+    TARGET_PROVIDES = "CP0015", true, "A project's own definition the target already provides, compiled out there";
     /// A build rule cuport does not rewrite.
     BUILD_MANUAL = "CP0020", true, "A build rule cuport does not rewrite";
     /// A package that only runs on NVIDIA GPUs.

@@ -12,6 +12,7 @@ use crate::options::MigrateOptions;
 use crate::plan::{FileInput, Planned, PlannedFile};
 use crate::result::{FileMigration, FileStats};
 use crate::suppress::Suppressions;
+use crate::vector_operators::guard_vector_operators;
 
 /// Migrates `src` (analysed as `analysis`), the file at `path` (relative to
 /// the root, `/`-separated; `""` for a file at the root). Dual-stack output
@@ -42,6 +43,12 @@ pub fn migrate_file(
         runtime_header,
     } = crate::mode::plan_file(&input);
     fold_effort_into_kernels(&mut planned.diagnostics, analysis);
+    let targets = if options.is_dual() {
+        options.dual.clone()
+    } else {
+        vec![options.target]
+    };
+    guard_vector_operators(src, &lines, analysis, &targets, &mut planned);
     // Where this source's kernels compile as they are (HIP, MUSA, and every
     // dual-stack backend that builds them), a kernel-only .cu file needs
     // the runtime header too: only nvcc includes it implicitly.

@@ -19,6 +19,7 @@ mod result;
 mod run;
 mod skeleton;
 mod suppress;
+mod vector_operators;
 mod write;
 
 pub use diagnostic::{code_info, codes, effort_hours, CodeInfo, Diagnostic, Level, CODES};

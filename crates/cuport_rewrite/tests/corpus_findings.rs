@@ -128,3 +128,34 @@ fn dual_stack_runtime_header_comes_before_a_project_header() {
     let helper = text.find("#include \"helper.h\"").unwrap();
     assert!(shim < helper, "{text}");
 }
+
+/// cuda-samples' `helper_math.h` defines `operator+=(float4&, float4)` and
+/// its kin; HIP's vector types define the same operators, so every use was
+/// ambiguous under hipcc (5 samples). On HIP the project's definition is
+/// compiled out where HIP's exists (with an approximate CP0015); targets
+/// whose vector types bring no such operator keep it untouched.
+#[test]
+fn a_projects_vector_compound_assignment_is_compiled_out_where_hip_has_it() {
+    let header = "#pragma once\n#include <cuda_runtime.h>\ninline __host__ __device__ void operator+=(float4 &a, float4 b)\n{\n    a.x += b.x; a.y += b.y; a.z += b.z; a.w += b.w;\n}\n";
+    let root = tree(&[("helper_math.h", header)]);
+    let hip = migrate(root.path(), &MigrateOptions::new(Target::Hip));
+    let file = output(&hip, "helper_math.h");
+    let text = String::from_utf8_lossy(&file.output).into_owned();
+    let guard = text
+        .find("#if !defined(__HIP_PLATFORM_AMD__)")
+        .expect("guarded on HIP");
+    let definition = text.find("inline __host__").unwrap();
+    let end = text.find("#endif /* operator+= */").expect("closed");
+    assert!(guard < definition && definition < end, "{text}");
+    assert!(file.diagnostics.iter().any(|d| d.code == "CP0015"));
+    let again = common::migrate_dir(
+        &common::write_output(&hip).path().join("tree"),
+        &MigrateOptions::new(Target::Hip),
+    );
+    assert!(output(&again, "helper_math.h").edits.is_empty());
+    let ascend = migrate(root.path(), &MigrateOptions::new(Target::Ascend));
+    assert!(!output(&ascend, "helper_math.h")
+        .diagnostics
+        .iter()
+        .any(|d| d.code == "CP0015"));
+}

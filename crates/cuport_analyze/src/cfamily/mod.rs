@@ -8,6 +8,7 @@ pub use classify::library_of;
 mod constructs;
 mod directives;
 mod lexer;
+mod operators;
 mod preprocessor;
 mod syntax;
 
@@ -52,6 +53,7 @@ pub(crate) fn analyze(
         sites: scanner.sites,
         conditions: scanner.conditions.conditions,
         defined_names: scanner.defined_names,
+        vector_operators: operators::vector_operator_definitions(src, &lexed.tokens, &matches),
         ..FileAnalysis::default()
     };
     analysis.parse_issues = lexed
@@ -75,8 +77,6 @@ fn lexical_issue(line_index: &LineIndex, offset: u32, message: &str) -> ParseIss
     }
 }
 
-/// Whether `needle` occurs anywhere in `src` (comments included): a cheap
-/// pre-filter before heavier work.
 /// Whether the naming conventions alone say `name` is CUDA's (`cudaMalloc`,
 /// `atomicAdd`, `CUBLAS_OP_N`), in any position, as opposed to a plain name
 /// only the rule tables know (`umin`).
@@ -86,6 +86,8 @@ pub(crate) fn follows_naming_conventions(name: &str) -> bool {
         .any(|usage| classify(name, usage, true).is_some())
 }
 
+/// Whether `needle` occurs anywhere in `src` (comments included): a cheap
+/// pre-filter before heavier work.
 pub(crate) fn contains(src: &[u8], needle: &[u8]) -> bool {
     lexer::memfind(src, needle).is_some()
 }

@@ -193,3 +193,39 @@ fn unbalanced_branches_do_not_confuse_later_calls() {
     let malloc = a.sites.iter().find(|s| s.name == "cudaMalloc").unwrap();
     assert_eq!(malloc.args.len(), 2);
 }
+
+#[test]
+fn compound_assignments_on_one_vector_type_are_found_whole() {
+    let src = "\
+inline __host__ __device__ float4 operator+(float4 a, float4 b) { return a; }
+inline __host__ __device__ void operator+=(float4 &a, float4 b)
+{
+    a.x += b.x;
+}
+inline __host__ __device__ void operator*=(float4 &a, float b) { a.x *= b; }
+inline __host__ __device__ void operator-=(float3 &a, const float3 &b) { a.x -= b.x; }
+void operator<<=(uint2 &a, uint2 b) { a.x <<= b.x; }
+inline void operator/=(float4 &a, float3 b) { }
+struct S { S& operator+=(const S& o); };
+";
+    let a = analyze(src);
+    let found: Vec<(&str, &str)> = a
+        .vector_operators
+        .iter()
+        .map(|d| (d.operator.as_str(), d.vector_type.as_str()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            ("operator+=", "float4"),
+            ("operator-=", "float3"),
+            ("operator<<=", "uint2")
+        ]
+    );
+    let first = text(src, a.vector_operators[0].range);
+    assert!(
+        first.starts_with("inline __host__ __device__ void operator+=("),
+        "{first}"
+    );
+    assert!(first.ends_with("a.x += b.x;\n}"), "{first}");
+}

@@ -1,0 +1,141 @@
+//! A project's own compound assignments on CUDA's vector types
+//! (`inline __host__ __device__ void operator+=(float4 &a, float4 b)`, as
+//! cuda-samples' `helper_math.h` defines them). CUDA's vector types have no
+//! operators; a target whose vector types define the same operator (HIP's
+//! `HIP_vector_type`) makes every use of the project's one ambiguous.
+use cuport_model::TextRange;
+
+use super::brackets::UNMATCHED;
+use super::lexer::{TokKind, Token};
+use crate::site::OperatorDefinition;
+
+/// Every definition in `tokens` of `operator@=(V&, V)` (or `const V&` as
+/// the second parameter) for a CUDA vector type `V`, from the start of its
+/// first line to its closing brace.
+pub(crate) fn vector_operator_definitions(
+    src: &[u8],
+    tokens: &[Token],
+    matches: &[u32],
+) -> Vec<OperatorDefinition> {
+    let text = |i: usize| std::str::from_utf8(tokens[i].text(src)).unwrap_or("");
+    let matching = |i: usize| {
+        matches
+            .get(i)
+            .filter(|&&m| m != UNMATCHED)
+            .map(|&m| m as usize)
+    };
+    let mut found = Vec::new();
+    for i in 0..tokens.len() {
+        if tokens[i].kind != TokKind::Ident || text(i) != "operator" {
+            continue;
+        }
+        let Some((operator, open)) = compound_operator(src, tokens, i + 1) else {
+            continue;
+        };
+        let Some(close) = matching(open) else {
+            continue;
+        };
+        let Some(vector_type) = same_vector_parameters(tokens, src, open + 1, close) else {
+            continue;
+        };
+        let Some(body) =
+            (close + 1..tokens.len().min(close + 3)).find(|&k| tokens[k].is_punct(b'{'))
+        else {
+            continue;
+        };
+        let Some(end) = matching(body) else {
+            continue;
+        };
+        let start = declaration_start(tokens, i);
+        let line_start = src[..tokens[start].start as usize]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |k| k + 1);
+        found.push(OperatorDefinition {
+            operator: format!("operator{operator}"),
+            vector_type,
+            range: TextRange::new(line_start, tokens[end].end as usize),
+        });
+    }
+    found
+}
+
+/// `+=`, `-=`, ..., `<<=` starting at token `at`, and the index of the `(`
+/// after it.
+fn compound_operator(src: &[u8], tokens: &[Token], at: usize) -> Option<(String, usize)> {
+    let first = tokens.get(at)?;
+    let text = std::str::from_utf8(first.text(src)).ok()?;
+    // The lexer reads `<<=` and `>>=` as one token, `+=` as two.
+    if matches!(text, "<<=" | ">>=") {
+        return tokens
+            .get(at + 1)?
+            .is_punct(b'(')
+            .then(|| (text.to_owned(), at + 1));
+    }
+    let TokKind::Punct(symbol) = first.kind else {
+        return None;
+    };
+    let equals = tokens.get(at + 1)?;
+    let adjacent =
+        b"+-*/%^|&".contains(&symbol) && equals.start == first.end && equals.is_punct(b'=');
+    let open = at + 2;
+    (adjacent && tokens.get(open)?.is_punct(b'(')).then(|| (format!("{}=", symbol as char), open))
+}
+
+/// The vector type when the parameters between `from` and `to` are `V &a`
+/// and `V b` / `const V &b` of one CUDA vector type `V`.
+fn same_vector_parameters(tokens: &[Token], src: &[u8], from: usize, to: usize) -> Option<String> {
+    let words: Vec<&str> = (from..to)
+        .map(|k| std::str::from_utf8(tokens[k].text(src)).unwrap_or(""))
+        .filter(|w| *w != "const")
+        .collect();
+    let comma = words.iter().position(|w| *w == ",")?;
+    let (first, second) = (&words[..comma], &words[comma + 1..]);
+    let by_reference = first.len() >= 2 && first[1] == "&";
+    let vector = *first.first()?;
+    (by_reference
+        && is_vector_type(vector)
+        && second.first() == Some(&vector)
+        && !second.contains(&","))
+    .then(|| vector.to_owned())
+}
+
+/// CUDA's built-in vector types (`float4`, `uchar2`, `longlong3`, ...).
+fn is_vector_type(name: &str) -> bool {
+    let Some(base) = name.strip_suffix(['1', '2', '3', '4']) else {
+        return false;
+    };
+    matches!(
+        base,
+        "char"
+            | "uchar"
+            | "short"
+            | "ushort"
+            | "int"
+            | "uint"
+            | "long"
+            | "ulong"
+            | "longlong"
+            | "ulonglong"
+            | "float"
+            | "double"
+    )
+}
+
+/// The first token of the declaration `operator` at `at` belongs to: after
+/// the previous `;`, `}`, `{`, `)` of an attribute list is not a stop.
+fn declaration_start(tokens: &[Token], at: usize) -> usize {
+    let mut k = at;
+    while k > 0 {
+        let previous = tokens[k - 1];
+        let stop = previous.is_punct(b';')
+            || previous.is_punct(b'}')
+            || previous.is_punct(b'{')
+            || previous.kind == TokKind::DirectiveEnd;
+        if stop {
+            break;
+        }
+        k -= 1;
+    }
+    k
+}
