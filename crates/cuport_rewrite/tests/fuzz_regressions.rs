@@ -459,3 +459,21 @@ fn broken_include_is_not_recorded_in_the_shim() {
         assert_eq!(again.map(|g| &g.text), Some(&file.text), "{}", file.path);
     }
 }
+
+/// Dual-stack CMake: `target_link_libraries(` never closed. The first run
+/// found no end of the call and left it with a CP0040 note; the note's own
+/// `)` then closed the call for the rerun, which rewrote it. A `)` inside a
+/// comment or a quoted argument does not close a CMake call.
+#[test]
+fn cmake_call_left_open_is_not_closed_by_a_comment() {
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.dual = vec![Target::Hip];
+    options.annotate = true;
+    for src in [
+        &b"target_link_libraries(CUDA::\nCUDA::cuda_driver"[..],
+        b"target_link_libraries(app # linked (see below)\n  CUDA::cudart\n  \"a)\")\n",
+    ] {
+        let (_, second) = migrate_twice(Language::Cmake, src, &options);
+        assert_second_run_edits_nothing(&second);
+    }
+}
