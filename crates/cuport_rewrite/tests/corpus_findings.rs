@@ -159,3 +159,25 @@ fn a_projects_vector_compound_assignment_is_compiled_out_where_hip_has_it() {
         .iter()
         .any(|d| d.code == "CP0015"));
 }
+
+/// cuda-samples' simpleMultiCopy and bilateralFilter call cudaHostAlloc and
+/// cudaMallocPitch with `float **` / `uint **`, which CUDA's C++ template
+/// overloads accept; HIP 5.2 declares only the `void **` forms, so the
+/// renamed calls did not compile. The port casts as CUDA's template does.
+#[test]
+fn allocation_calls_keep_working_with_typed_pointers() {
+    let root = tree(&[(
+        "a.cpp",
+        "#include <cuda_runtime.h>\nvoid f() { float* p; size_t pitch; cudaHostAlloc(&p, 64, cudaHostAllocDefault); cudaMallocPitch(&p, &pitch, 16, 4); }\n",
+    )]);
+    let migration = migrate(root.path(), &MigrateOptions::new(Target::Hip));
+    let text = String::from_utf8_lossy(&output(&migration, "a.cpp").output).into_owned();
+    assert!(
+        text.contains("hipHostMalloc((void **)&p, 64, hipHostMallocDefault)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("hipMallocPitch((void **)&p, &pitch, 16, 4)"),
+        "{text}"
+    );
+}
