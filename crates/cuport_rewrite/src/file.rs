@@ -43,12 +43,7 @@ pub fn migrate_file(
         runtime_header,
     } = crate::mode::plan_file(&input);
     fold_effort_into_kernels(&mut planned.diagnostics, analysis);
-    let targets = if options.is_dual() {
-        options.dual.clone()
-    } else {
-        vec![options.target]
-    };
-    guard_vector_operators(src, &lines, analysis, &targets, &mut planned);
+    guard_vector_operators(src, &lines, analysis, options.targets(), &mut planned);
     // Where this source's kernels compile as they are (HIP, MUSA, and every
     // dual-stack backend that builds them), a kernel-only .cu file needs
     // the runtime header too: only nvcc includes it implicitly.
@@ -76,13 +71,12 @@ pub fn migrate_file(
 /// produce for a target (or the dual-stack shim). Headers a target keeps
 /// as they are (`thrust/...`) may still be there.
 fn already_ported(src: &[u8], rules: &RuleSet, options: &MigrateOptions) -> bool {
-    let targets: Vec<cuport_model::Target> = if options.is_dual() {
-        options.dual.clone()
-    } else {
-        vec![options.target]
-    };
     included_paths(src).iter().any(|path| {
-        path.contains("cuport/") || targets.iter().any(|&t| rules.is_target_header(t, path))
+        path.contains("cuport/")
+            || options
+                .targets()
+                .iter()
+                .any(|&t| rules.is_target_header(t, path))
     })
 }
 

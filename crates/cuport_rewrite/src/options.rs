@@ -39,4 +39,13 @@ impl MigrateOptions {
     pub fn is_dual(&self) -> bool {
         !self.dual.is_empty()
     }
+
+    /// The targets the output is for: the `dual` ones, else `target`.
+    pub fn targets(&self) -> &[cuport_model::Target] {
+        if self.is_dual() {
+            &self.dual
+        } else {
+            std::slice::from_ref(&self.target)
+        }
+    }
 }

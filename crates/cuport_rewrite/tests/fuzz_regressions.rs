@@ -477,3 +477,15 @@ fn cmake_call_left_open_is_not_closed_by_a_comment() {
         assert_second_run_edits_nothing(&second);
     }
 }
+
+/// Dual-stack for MLU with `--annotate`: the notes about a kernel go between
+/// its `__global__` line and its name; a note naming `cuT__global__` was
+/// taken for the qualifier by the rerun, which then guarded the kernel again.
+#[test]
+fn global_inside_a_longer_name_is_no_qualifier() {
+    let mut options = MigrateOptions::new(Target::Mlu);
+    options.dual = vec![Target::Mlu];
+    options.annotate = true;
+    let (_, second) = migrate_twice(Language::Cuda, b"__global__\ns(cuT__global__){}", &options);
+    assert_second_run_edits_nothing(&second);
+}

@@ -336,7 +336,7 @@ fn previous_line<'a>(planner: &DualPlanner<'a>, line: usize) -> Option<&'a str> 
 fn definition_start(planner: &DualPlanner<'_>, name_at: usize) -> usize {
     let src = planner.src;
     let before = &src[..name_at.min(src.len())];
-    let global_at = memchr::memmem::rfind(before, b"__global__").unwrap_or(name_at);
+    let global_at = last_global_qualifier(before).unwrap_or(name_at);
     let mut line = planner.lines.line_of(global_at);
     while line > 0 {
         let Some(previous) = planner.lines.line_range(line - 1) else {
@@ -356,6 +356,26 @@ fn definition_start(planner: &DualPlanner<'_>, name_at: usize) -> usize {
         .lines
         .line_range(line)
         .map_or(global_at, |r| r.start)
+}
+
+/// Where the last `__global__` qualifier in `before` starts: a whole word,
+/// not part of a longer name (an `--annotate` note naming `cuT__global__`
+/// between the qualifier and the kernel's name hid the guard from a rerun;
+/// a fuzzing finding: `fuzz_regressions::global_inside_a_longer_name_is_no_qualifier`).
+fn last_global_qualifier(before: &[u8]) -> Option<usize> {
+    let is_word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let qualifier = b"__global__";
+    let mut end = before.len();
+    while let Some(at) = memchr::memmem::rfind(&before[..end], qualifier) {
+        let after = at + qualifier.len();
+        let open_before = at == 0 || !is_word(before[at - 1]);
+        let open_after = after >= before.len() || !is_word(before[after]);
+        if open_before && open_after {
+            return Some(at);
+        }
+        end = at + qualifier.len() - 1;
+    }
+    None
 }
 
 fn kernel_launch(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
