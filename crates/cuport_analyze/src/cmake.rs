@@ -55,6 +55,30 @@ fn skip_string(src: &[u8], i: usize) -> usize {
     src.len()
 }
 
+/// The `)` that closes the arguments starting at `from`: nested
+/// parentheses count, those in quoted arguments and comments do not.
+fn closing_paren(src: &[u8], from: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut k = from;
+    while k < src.len() {
+        match src[k] {
+            b'"' => k = skip_string(src, k),
+            b'#' => k = skip_comment(src, k),
+            b'(' => {
+                depth += 1;
+                k += 1;
+            }
+            b')' if depth == 0 => return Some(k),
+            b')' => {
+                depth -= 1;
+                k += 1;
+            }
+            _ => k += 1,
+        }
+    }
+    None
+}
+
 fn word_end(src: &[u8], start: usize) -> usize {
     let mut k = start;
     while k < src.len()
@@ -138,7 +162,7 @@ fn command_site(
     if command.starts_with("cuda_") {
         return Some((format!("{command}()"), TextRange::new(start, end), open + 1));
     }
-    let close = open + src[open..].iter().position(|&b| b == b')')?;
+    let close = closing_paren(src, open + 1)?;
     let mut at = open + 1;
     let mut position = 0;
     for word in src[open + 1..close].split(|b| b.is_ascii_whitespace()) {
