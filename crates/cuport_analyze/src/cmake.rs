@@ -8,13 +8,24 @@ use crate::site::{FileAnalysis, Site};
 pub(crate) fn analyze(src: &[u8]) -> FileAnalysis {
     let mut sites = Vec::new();
     let mut i = 0;
+    // Where the arguments of the command being read end: a word followed
+    // by `(` inside them is an argument, not a command (CMake has no
+    // nested commands; a fuzzing finding:
+    // `fuzz_regressions::cmake_word_inside_arguments_is_no_command`).
+    let mut arguments_end = 0;
     while i < src.len() {
         match src[i] {
             b'#' => i = skip_comment(src, i),
             b'"' => i = skip_string(src, i),
             b if b.is_ascii_alphabetic() || b == b'_' || b == b'$' => {
                 let end = word_end(src, i);
-                let (site, next) = word_site(src, i, end);
+                let command = i >= arguments_end;
+                if command {
+                    if let Some(open) = opening_paren(src, end) {
+                        arguments_end = closing_paren(src, open + 1).unwrap_or(src.len());
+                    }
+                }
+                let (site, next) = word_site(src, i, end, command);
                 sites.extend(site);
                 i = next.max(end);
             }
@@ -79,6 +90,12 @@ fn closing_paren(src: &[u8], from: usize) -> Option<usize> {
     None
 }
 
+/// The `(` after the word ending at `end`, when only blanks come between.
+fn opening_paren(src: &[u8], end: usize) -> Option<usize> {
+    let at = end + src[end..].iter().position(|b| !b.is_ascii_whitespace())?;
+    (src[at] == b'(').then_some(at)
+}
+
 fn word_end(src: &[u8], start: usize) -> usize {
     let mut k = start;
     while k < src.len()
@@ -92,7 +109,7 @@ fn word_end(src: &[u8], start: usize) -> usize {
 
 /// The CMake word `src[start..end]`, if it is a CUDA build touchpoint, and
 /// where scanning resumes (after the arguments of a command reported whole).
-fn word_site(src: &[u8], start: usize, end: usize) -> (Option<Site>, usize) {
+fn word_site(src: &[u8], start: usize, end: usize, top_level: bool) -> (Option<Site>, usize) {
     let Ok(word) = std::str::from_utf8(&src[start..end]) else {
         return (None, end);
     };
@@ -101,7 +118,7 @@ fn word_site(src: &[u8], start: usize, end: usize) -> (Option<Site>, usize) {
         .find(|b| !b.is_ascii_whitespace())
         .copied();
     let lower = word.to_ascii_lowercase();
-    let is_command = next == Some(b'(');
+    let is_command = top_level && next == Some(b'(');
     let cuda_command = is_command
         && (lower.starts_with("cuda_")
             || matches!(

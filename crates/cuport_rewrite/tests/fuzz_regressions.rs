@@ -489,3 +489,36 @@ fn global_inside_a_longer_name_is_no_qualifier() {
     let (_, second) = migrate_twice(Language::Cuda, b"__global__\ns(cuT__global__){}", &options);
     assert_second_run_edits_nothing(&second);
 }
+
+/// Dual-stack: an `#include` line ending in a backslash goes on over the
+/// next line; the include switch written around that one line continued
+/// into its own `#endif`. Such an include is kept and reported.
+#[test]
+fn include_continued_by_a_backslash_is_kept() {
+    for target in [Target::Maca, Target::Hip] {
+        let mut options = MigrateOptions::new(target);
+        options.dual = vec![target];
+        options.annotate = true;
+        let (first, second) =
+            migrate_twice(Language::Cuda, b"#include<cuda_runtime.h>\\\ncuE", &options);
+        let text = String::from_utf8_lossy(&first.output);
+        assert!(!text.contains("#endif"), "{text}");
+        assert_second_run_edits_nothing(&second);
+    }
+}
+
+/// CMake: `find_package(CUDAToolkit ()project(X CUDA))`. A word followed by
+/// `(` inside a command's arguments is an argument (CMake has no nested
+/// commands); read as a `project` command it became an edit that
+/// conflicted with the enclosing call's in the first run only.
+#[test]
+fn cmake_word_inside_arguments_is_no_command() {
+    let mut options = MigrateOptions::new(Target::Maca);
+    options.dual = vec![Target::Maca];
+    let (_, second) = migrate_twice(
+        Language::Cmake,
+        b"find_package(CUDAToolkit ()project(X CUDA))",
+        &options,
+    );
+    assert_second_run_edits_nothing(&second);
+}

@@ -185,6 +185,12 @@ fn include_switch(planner: &mut DualPlanner<'_>, site: &Site, shim: Option<&str>
         .text(range)
         .trim_end_matches(['\r', '\n'])
         .to_owned();
+    if original.ends_with('\\') {
+        // The include goes on over the next line: a switch around this
+        // line would continue into its own `#endif` (a fuzzing finding:
+        // `fuzz_regressions::include_continued_by_a_backslash_is_kept`).
+        return false;
+    }
     // The runtime header first where the target header may need it (HIP's
     // cooperative groups do); a library's own shim header brings what its
     // names need.
