@@ -364,9 +364,15 @@ pub(crate) fn annotation_edits(
         let note = format!("{prefix} {marker}{}", diagnostic.message.replace('\n', " "));
         let already = notes_above(src, lines, line).any(|n| contains(n, &marker))
             || noted_nearby(src, lines, line, &marker, &diagnostic.cuda_name);
-        let duplicate = edits
-            .iter()
-            .any(|e| e.range.start == range.start && e.replacement.contains(&marker));
+        // One note per code and name on a line: a later copy of the same
+        // name (an argument a template writes twice, over several lines)
+        // must find its note, or a rerun adds one (a fuzzing finding:
+        // `fuzz_regressions::each_name_of_a_line_gets_its_note`).
+        let duplicate = edits.iter().any(|e| {
+            e.range.start == range.start
+                && e.replacement.contains(&marker)
+                && e.cuda_name == diagnostic.cuda_name
+        });
         if already || duplicate {
             continue;
         }

@@ -522,3 +522,21 @@ fn cmake_word_inside_arguments_is_no_command() {
     );
     assert_second_run_edits_nothing(&second);
 }
+
+/// Ascend with `--annotate`: two CP0001 names on one line got one note (the
+/// first name's); the cudaMemcpy template writes its count argument twice,
+/// so the other name came back on a line of its own and the rerun noted it.
+#[test]
+fn each_name_of_a_line_gets_its_note() {
+    let mut options = MigrateOptions::new(Target::Ascend);
+    options.annotate = true;
+    let src =
+        b"namespace cg=cooperative_groups;CUDA_K(cudaMemcpy(n,(),cg::()\nz,cudaMemcpyHostToDevice)";
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(
+        text.contains("`CUDA_K`") && text.contains("`cooperative_groups`"),
+        "{text}"
+    );
+    assert_second_run_edits_nothing(&second);
+}
