@@ -90,9 +90,30 @@ fn closing_paren(src: &[u8], from: usize) -> Option<usize> {
     None
 }
 
-/// The `(` after the word ending at `end`, when only blanks come between.
+/// `arguments` with each `#` comment blanked out (same length, so offsets
+/// hold): a word in a comment is no argument.
+fn without_comments(arguments: &[u8]) -> Vec<u8> {
+    let mut out = arguments.to_vec();
+    let mut k = 0;
+    while k < out.len() {
+        match out[k] {
+            b'"' => k = skip_string(&out, k),
+            b'#' => {
+                let end = skip_comment(&out, k);
+                out[k..end].fill(b' ');
+                k = end;
+            }
+            _ => k += 1,
+        }
+    }
+    out
+}
+
+/// The `(` after the word ending at `end`, when only spaces and tabs come
+/// between: CMake's grammar allows no line break there, so a word ending a
+/// line is an argument, never a command.
 fn opening_paren(src: &[u8], end: usize) -> Option<usize> {
-    let at = end + src[end..].iter().position(|b| !b.is_ascii_whitespace())?;
+    let at = end + src[end..].iter().position(|b| *b != b' ' && *b != b'\t')?;
     (src[at] == b'(').then_some(at)
 }
 
@@ -113,10 +134,7 @@ fn word_site(src: &[u8], start: usize, end: usize, top_level: bool) -> (Option<S
     let Ok(word) = std::str::from_utf8(&src[start..end]) else {
         return (None, end);
     };
-    let next = src[end..]
-        .iter()
-        .find(|b| !b.is_ascii_whitespace())
-        .copied();
+    let next = opening_paren(src, end).map(|_| b'(');
     let lower = word.to_ascii_lowercase();
     let is_command = top_level && next == Some(b'(');
     let cuda_command = is_command
@@ -182,7 +200,7 @@ fn command_site(
     let close = closing_paren(src, open + 1)?;
     let mut at = open + 1;
     let mut position = 0;
-    for word in src[open + 1..close].split(|b| b.is_ascii_whitespace()) {
+    for word in without_comments(&src[open + 1..close]).split(|b| b.is_ascii_whitespace()) {
         if word.is_empty() {
             at += 1;
             continue;

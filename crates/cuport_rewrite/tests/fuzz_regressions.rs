@@ -540,3 +540,26 @@ fn each_name_of_a_line_gets_its_note() {
     );
     assert_second_run_edits_nothing(&second);
 }
+
+/// CMake: a word at the end of a line is no command (CMake allows no line
+/// break between a command's name and its `(`), and a word in a `#`
+/// comment inside the arguments is no argument. Read otherwise, an
+/// `--annotate` note or the comment's `CUDA` changed what a rerun saw.
+#[test]
+fn cmake_commands_and_arguments_follow_the_grammar() {
+    for (src, annotate) in [
+        (&b"K\n(project(S CUDA)"[..], true),
+        (b"\"\"project(# CUDA CUDA\n)", false),
+        (b"project(demo # with CUDA\n  LANGUAGES CXX CUDA)\n", true),
+    ] {
+        let mut options = MigrateOptions::new(Target::Hip);
+        options.annotate = annotate;
+        let (first, second) = migrate_twice(Language::Cmake, src, &options);
+        assert!(
+            !String::from_utf8_lossy(&first.output).contains("# HIP"),
+            "{}",
+            String::from_utf8_lossy(&first.output)
+        );
+        assert_second_run_edits_nothing(&second);
+    }
+}
