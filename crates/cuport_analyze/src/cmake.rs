@@ -22,7 +22,7 @@ pub(crate) fn analyze(src: &[u8]) -> FileAnalysis {
                 let command = i >= arguments_end;
                 if command {
                     if let Some(open) = opening_paren(src, end) {
-                        arguments_end = closing_paren(src, open + 1).unwrap_or(src.len());
+                        arguments_end = cmake_closing_paren(src, open + 1).unwrap_or(src.len());
                     }
                 }
                 let (site, next) = word_site(src, i, end, command);
@@ -66,9 +66,9 @@ fn skip_string(src: &[u8], i: usize) -> usize {
     src.len()
 }
 
-/// The `)` that closes the arguments starting at `from`: nested
+/// The `)` that closes the CMake arguments starting at `from`: nested
 /// parentheses count, those in quoted arguments and comments do not.
-fn closing_paren(src: &[u8], from: usize) -> Option<usize> {
+pub fn cmake_closing_paren(src: &[u8], from: usize) -> Option<usize> {
     let mut depth = 0usize;
     let mut k = from;
     while k < src.len() {
@@ -197,7 +197,7 @@ fn command_site(
     if command.starts_with("cuda_") {
         return Some((format!("{command}()"), TextRange::new(start, end), open + 1));
     }
-    let close = closing_paren(src, open + 1)?;
+    let close = cmake_closing_paren(src, open + 1)?;
     let mut at = open + 1;
     let mut position = 0;
     for word in without_comments(&src[open + 1..close]).split(|b| b.is_ascii_whitespace()) {

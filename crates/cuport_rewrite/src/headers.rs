@@ -197,7 +197,7 @@ fn after_leading_block_comments(line: &str) -> &str {
 }
 
 /// `\r\n` for files whose first line ends that way, so inserted lines match.
-fn line_ending(src: &[u8]) -> &'static str {
+pub(crate) fn line_ending(src: &[u8]) -> &'static str {
     match memchr::memchr(b'\n', src) {
         Some(i) if i > 0 && src[i - 1] == b'\r' => "\r\n",
         _ => "\n",

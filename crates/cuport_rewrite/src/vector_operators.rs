@@ -9,7 +9,7 @@ use cuport_model::{Library, LineIndex, SiteKind, Target, TextRange};
 
 use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::edit::Edit;
-use crate::headers::is_annotation;
+use crate::headers::{is_annotation, line_ending};
 use crate::plan::Planned;
 
 /// Guards each such definition in `analysis` for the `targets` whose vector
@@ -38,11 +38,7 @@ pub(crate) fn guard_vector_operators(
         .collect::<Vec<_>>()
         .join(" && ");
     let opening = format!("#if {condition}");
-    let newline = if src.windows(2).any(|w| w == b"\r\n") {
-        "\r\n"
-    } else {
-        "\n"
-    };
+    let newline = line_ending(src);
     for definition in &analysis.vector_operators {
         if already_guarded(src, lines, definition, &opening) {
             continue;

@@ -55,33 +55,10 @@ fn enclosing_call(planner: &DualPlanner<'_>, at: usize, command: &str) -> Option
     let before = std::str::from_utf8(&src[..at]).ok()?;
     let lowered = before.to_ascii_lowercase();
     let start = lowered.rfind(&format!("{command}("))?;
-    let close = closing_paren(src, start + command.len() + 1)?;
+    // As CMake reads it: not a `)` inside a quoted argument or a `#` comment
+    // (a fuzzing finding: `fuzz_regressions::cmake_call_left_open_is_not_closed_by_a_comment`).
+    let close = cuport_analyze::cmake_closing_paren(src, start + command.len() + 1)?;
     (close >= at).then(|| TextRange::new(start, close + 1))
-}
-
-/// The `)` that closes the arguments starting at `from`, as CMake reads
-/// them: not one inside a quoted argument or a `#` comment (a fuzzing
-/// finding: `fuzz_regressions::cmake_call_left_open_is_not_closed_by_a_comment`).
-fn closing_paren(src: &[u8], from: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut k = from;
-    while k < src.len() {
-        match src[k] {
-            b'"' => {
-                k += 1;
-                while k < src.len() && src[k] != b'"' {
-                    k += if src[k] == b'\\' { 2 } else { 1 };
-                }
-            }
-            b'#' => k = memchr::memchr(b'\n', &src[k..]).map_or(src.len(), |n| k + n),
-            b'(' => depth += 1,
-            b')' if depth == 0 => return Some(k),
-            b')' => depth -= 1,
-            _ => {}
-        }
-        k += 1;
-    }
-    None
 }
 
 fn edit(planner: &mut DualPlanner<'_>, range: TextRange, text: String, site: &Site) {
