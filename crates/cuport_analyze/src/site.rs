@@ -30,7 +30,8 @@ pub struct Site {
     /// For kernel launches of templates (`k<T, 4><<<...>>>`): the template arguments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template_args: Option<TextRange>,
-    /// For kernel definitions: the body in braces (absent for declarations).
+    /// For kernel definitions and the `__device__` qualifier of a function:
+    /// the body in braces (absent for declarations and variables).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub body: Option<TextRange>,
     /// Index into the file's `conditions` of the innermost preprocessor

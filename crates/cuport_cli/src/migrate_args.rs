@@ -56,7 +56,8 @@ pub(crate) enum HipLibsArg {
                                                     one source for CUDA, Ascend and HIP plus the cuport/ shim
 
 Project settings may live in cuport.toml at the root of the migrated tree
-([migrate] target, dual, exclude, ignore, rules, hip-kernel-launch, hip-libs, annotate);
+([migrate] target, dual, exclude, ignore, rules, hip-kernel-launch, hip-libs, annotate,
+cann-version, rocm-version);
 flags override them; --show-settings prints the result and where each value came from.
 
 Exit status: 0 done; 1 when --fail-on finds a diagnostic at that level or above;
@@ -98,6 +99,15 @@ pub(crate) struct MigrateArgs {
     /// HIP library flavour: hipBLAS/hipSPARSE/... or rocBLAS/rocSPARSE/...
     #[arg(long, value_enum)]
     pub(crate) hip_libs: Option<HipLibsArg>,
+    /// The CANN release the Ascend port must build with (default: the newest
+    /// cuport supports, 9.1.0): rules that need a newer release become CP0016
+    /// diagnostics, and the helpers use the APIs that release has.
+    #[arg(long, value_name = "VERSION")]
+    pub(crate) cann_version: Option<String>,
+    /// The ROCm (HIP) release the HIP port must build with (default: none,
+    /// every rule applies): names HIP added later become CP0016 diagnostics.
+    #[arg(long, value_name = "VERSION")]
+    pub(crate) rocm_version: Option<String>,
     /// Exit 1 when a diagnostic at this level or above remains.
     #[arg(long, value_enum)]
     pub(crate) fail_on: Option<FailOn>,
@@ -148,6 +158,13 @@ impl MigrateArgs {
                 HipLibsArg::Roc => Flavour::Roc,
             }),
             annotate: self.annotate,
+            sdk_versions: [
+                ("cann-version", self.cann_version.clone()),
+                ("rocm-version", self.rocm_version.clone()),
+            ]
+            .into_iter()
+            .filter_map(|(flag, value)| Some((flag.to_owned(), value?)))
+            .collect(),
         }
     }
 }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use cuport_analyze::{ScanReport, SkippedFile};
-use cuport_model::Target;
+use cuport_model::{SdkVersion, Target};
 use cuport_rewrite::{HipLaunch, MigrateOptions};
 use cuport_rules::{Flavour, RuleSet};
 use serde::Deserialize;
@@ -24,6 +24,8 @@ pub(crate) struct Flags {
     pub(crate) hip_kernel_launch: Option<HipLaunch>,
     pub(crate) hip_libs: Option<Flavour>,
     pub(crate) annotate: bool,
+    /// `(flag, version)` as given: `("cann-version", "8.2.RC1")`.
+    pub(crate) sdk_versions: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone)]
@@ -55,6 +57,8 @@ pub(crate) struct Settings {
     pub(crate) hip_launch: Setting<HipLaunch>,
     pub(crate) hip_libs: Setting<Flavour>,
     pub(crate) annotate: Setting<bool>,
+    /// The SDK release each target's port is made for, where one was chosen.
+    pub(crate) sdk_versions: Vec<(Target, Setting<SdkVersion>)>,
 }
 
 /// `[migrate]` in `cuport.toml`.
@@ -80,6 +84,10 @@ struct MigrateConfig {
     hip_kernel_launch: Option<String>,
     hip_libs: Option<String>,
     annotate: Option<bool>,
+    #[serde(alias = "cann_version")]
+    cann_version: Option<String>,
+    #[serde(alias = "rocm_version")]
+    rocm_version: Option<String>,
 }
 
 pub(crate) fn resolve(args: &Flags) -> anyhow::Result<Settings> {
@@ -100,7 +108,9 @@ pub(crate) fn resolve(args: &Flags) -> anyhow::Result<Settings> {
         .map(Path::to_path_buf)
         .unwrap_or_default();
     let targets = resolve_targets(args, &config, &from_file)?;
+    let sdk_versions = resolve_sdk_versions(args, &config, &targets.value, &from_file)?;
     Ok(Settings {
+        sdk_versions,
         target: Setting::new(
             targets.value.first().copied().unwrap_or(Target::Hip),
             targets.source.clone(),
@@ -205,6 +215,62 @@ fn resolve_targets(
     Ok(Setting::new(targets, from_file("target")))
 }
 
+/// `--cann-version` / `--rocm-version` (or their cuport.toml keys) for the
+/// target whose profile names that flag; a version for a target the run
+/// does not migrate to, or older than the oldest supported, is an error.
+fn resolve_sdk_versions(
+    args: &Flags,
+    config: &MigrateConfig,
+    targets: &[Target],
+    from_file: &dyn Fn(&str) -> String,
+) -> anyhow::Result<Vec<(Target, Setting<SdkVersion>)>> {
+    let configured = [
+        ("cann-version", config.cann_version.as_ref()),
+        ("rocm-version", config.rocm_version.as_ref()),
+    ];
+    let mut chosen: Vec<(String, String, String)> = args
+        .sdk_versions
+        .iter()
+        .map(|(flag, value)| (flag.clone(), value.clone(), format!("--{flag}")))
+        .collect();
+    for (key, value) in configured {
+        let given = chosen.iter().any(|(flag, _, _)| flag == key);
+        if let (Some(value), false) = (value, given) {
+            chosen.push((key.to_owned(), value.clone(), from_file(key)));
+        }
+    }
+    let mut resolved = Vec::new();
+    for (flag, value, source) in chosen {
+        let Some(target) = Target::ALL
+            .iter()
+            .copied()
+            .find(|t| t.profile().versions.flag.as_deref() == Some(flag.as_str()))
+        else {
+            bail!("{source}: no target takes this setting (a cuport bug; please report it)");
+        };
+        if !targets.contains(&target) {
+            bail!(
+                "{source}: {flag} is for --to {target}, but this run migrates to {}; remove it or add {target} to the targets",
+                targets.iter().map(|t| t.id()).collect::<Vec<_>>().join(", ")
+            );
+        }
+        let version = SdkVersion::parse(&value).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
+        let versions = &target.profile().versions;
+        let product = versions.product.as_deref().unwrap_or("SDK");
+        if let Some(oldest) = versions
+            .oldest
+            .as_deref()
+            .and_then(|o| SdkVersion::parse(o).ok())
+        {
+            if version < oldest {
+                bail!("{source}: {product} {version} is older than the oldest release cuport ports to ({product} {oldest}); choose {oldest} or newer");
+            }
+        }
+        resolved.push((target, Setting::new(version, source)));
+    }
+    Ok(resolved)
+}
+
 fn resolve_launch(
     args: &Flags,
     config: Option<&str>,
@@ -275,6 +341,11 @@ impl Settings {
             } else {
                 Vec::new()
             },
+            sdk_versions: self
+                .sdk_versions
+                .iter()
+                .map(|(target, version)| (*target, version.value))
+                .collect(),
         }
     }
 
@@ -389,6 +460,27 @@ impl Settings {
             "annotate           {:<24} from {}",
             self.annotate.value, self.annotate.source
         );
+        for (target, version) in &self.sdk_versions {
+            let flag = target
+                .profile()
+                .versions
+                .flag
+                .as_deref()
+                .unwrap_or("sdk-version");
+            let _ = writeln!(
+                text,
+                "{flag:<18} {:<24} from {}",
+                version.value, version.source
+            );
+        }
+        for target in &self.targets.value {
+            let chosen = self.sdk_versions.iter().any(|(t, _)| t == target);
+            let versions = &target.profile().versions;
+            if let (false, Some(flag), Some(default)) = (chosen, &versions.flag, &versions.default)
+            {
+                let _ = writeln!(text, "{flag:<18} {default:<24} from default");
+            }
+        }
         text
     }
 }

@@ -17,14 +17,17 @@ mod profile;
 mod site_kind;
 mod target;
 mod text;
+mod version;
 
 pub use generated::{is_cuport_generated, GENERATED_MARKER};
 pub use language::Language;
 pub use library::Library;
 pub use profile::{
     CmakeFacts, KernelFacts, KernelModel, LibraryProfile, OperatorHints, ProfileError, Profiles,
-    PythonFacts, ShimFacts, TargetFacts, TargetProfile, VectorTypeFacts, WarpDiagnostic, WarpFacts,
+    PythonFacts, ShimFacts, TargetFacts, TargetProfile, VectorTypeFacts, VersionFacts,
+    VersionFeature, WarpDiagnostic, WarpFacts,
 };
 pub use site_kind::{looks_like_cuda_name, SiteKind};
 pub use target::Target;
 pub use text::{LineCol, LineIndex, TextRange};
+pub use version::{MinimumVersion, SdkVersion, VersionError};

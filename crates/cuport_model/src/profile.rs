@@ -52,6 +52,42 @@ pub struct TargetProfile {
     pub shim: ShimFacts,
     #[serde(default, rename = "vector-types")]
     pub vector_types: VectorTypeFacts,
+    #[serde(default)]
+    pub versions: VersionFacts,
+}
+
+/// The vendor SDK whose releases the rules' `target-version` minimums name
+/// (`CANN >= 9.1.0`), and which release a port is made for by default.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct VersionFacts {
+    /// The product rows name (`CANN`, `HIP`); rows naming another are not gated.
+    pub product: Option<String>,
+    /// The command-line flag (and `cuport.toml` key) that selects a release.
+    pub flag: Option<String>,
+    /// The release ports are made for when none is selected; absent: none
+    /// (every rule applies).
+    pub default: Option<String>,
+    /// The oldest release cuport makes ports for.
+    pub oldest: Option<String>,
+    /// Where the release facts come from.
+    pub reference: Option<String>,
+    /// Macros the generated shim header defines to 1 or 0 for the selected
+    /// release, so the helpers call the APIs that release has.
+    #[serde(default)]
+    pub feature: Vec<VersionFeature>,
+}
+
+/// `#define MACRO 1` in the shim when the selected release is `since` or
+/// newer (0 otherwise, and when no release is selected: 1).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct VersionFeature {
+    #[serde(rename = "macro")]
+    pub macro_name: String,
+    pub since: String,
+    /// What the macro switches and where the fact comes from.
+    pub note: String,
 }
 
 /// What the target's own vector types (`float4`, ...) bring that CUDA's

@@ -279,7 +279,16 @@ fn keys_in_the_search_box_do_not_navigate(page: &Page, order: &[(String, String)
     let now = page.current();
     assert_eq!(now.active, "search");
     assert_eq!(page.state().hash, "", "/ typed nothing");
-    assert_eq!(step(page, "k").hunk, order[1], "k typed into the box");
+    // Typed into the box, `k` filters: the current hunk may be hidden by it
+    // (when its file's path has no `k`), so only its identity is checked.
+    page.press("k");
+    let typed = page.current();
+    assert_eq!(typed.active, "search");
+    assert_eq!(
+        (typed.marked, &typed.hunk),
+        (1, &order[1]),
+        "k typed into the box"
+    );
     page.press("Backspace");
     page.press("Escape");
     assert_eq!(step(page, "k").hunk, order[0]);

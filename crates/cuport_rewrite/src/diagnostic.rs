@@ -91,6 +91,9 @@ cuport_codes! {
     /// A project's own definition the target already provides (a compound
     /// assignment on a vector type), compiled out where the target's is.
     TARGET_PROVIDES = "CP0015", true, "A project's own definition the target already provides, compiled out there";
+    /// The rule's target name needs a newer SDK release than the one the
+    /// port is made for (`--cann-version`, `--rocm-version`).
+    SDK_TOO_OLD = "CP0016", true, "The target name needs a newer SDK release than the selected one (--cann-version, --rocm-version)";
     /// A build rule cuport does not rewrite.
     BUILD_MANUAL = "CP0020", true, "A build rule cuport does not rewrite";
     /// A package that only runs on NVIDIA GPUs.

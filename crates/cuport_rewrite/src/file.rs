@@ -43,6 +43,9 @@ pub fn migrate_file(
         runtime_header,
     } = crate::mode::plan_file(&input);
     fold_effort_into_kernels(&mut planned.diagnostics, analysis);
+    if !options.is_dual() && !options.target.profile().kernels_native() {
+        fold_effort_into_device_functions(&mut planned.diagnostics, analysis);
+    }
     guard_vector_operators(src, &lines, analysis, options.targets(), &mut planned);
     // Where this source's kernels compile as they are (HIP, MUSA, and every
     // dual-stack backend that builds them), a kernel-only .cu file needs
@@ -104,6 +107,45 @@ fn fold_effort_into_kernels(diagnostics: &mut [Diagnostic], analysis: &FileAnaly
         }
     }
 }
+/// Where kernels are rewritten by hand (Ascend C, BANG C), a `__device__`
+/// helper is rewritten with them and costs once: what the diagnostic on its
+/// `__device__` carries (else its most expensive diagnostic), not once per
+/// built-in variable or intrinsic in it. The rest inside it is listed for
+/// the engineer but not counted again.
+fn fold_effort_into_device_functions(diagnostics: &mut [Diagnostic], analysis: &FileAnalysis) {
+    let helpers = analysis
+        .sites
+        .iter()
+        .filter(|s| s.kind == SiteKind::Qualifier && s.name == "__device__");
+    for helper in helpers {
+        let Some(body) = helper.body else {
+            continue;
+        };
+        let counted = |d: &Diagnostic| {
+            d.level >= Level::Approximate && d.effort.as_deref() != Some("included")
+        };
+        let inside: Vec<usize> = (0..diagnostics.len())
+            .filter(|&i| {
+                let d = &diagnostics[i];
+                body.start <= d.range.start && d.range.end <= body.end && counted(d)
+            })
+            .collect();
+        let on_qualifier = diagnostics
+            .iter()
+            .any(|d| d.range == helper.range && counted(d));
+        // The first of the costliest (`max_by` keeps the last of equals).
+        let costliest = inside.iter().rev().copied().max_by(|&a, &b| {
+            effort_hours(&diagnostics[a]).total_cmp(&effort_hours(&diagnostics[b]))
+        });
+        let kept = if on_qualifier { None } else { costliest };
+        for i in inside {
+            if Some(i) != kept {
+                diagnostics[i].effort = Some("included".into());
+            }
+        }
+    }
+}
+
 fn finish(src: &[u8], lines: &LineIndex, planned: Planned, mut stats: FileStats) -> FileMigration {
     let (output, applied, conflicts) = apply_edits(src, planned.edits);
     let mut diagnostics = planned.diagnostics;

@@ -1,4 +1,6 @@
-use cuport_model::Target;
+use std::collections::BTreeMap;
+
+use cuport_model::{SdkVersion, Target};
 use cuport_rules::Flavour;
 
 /// How HIP kernel launches are written.
@@ -22,6 +24,9 @@ pub struct MigrateOptions {
     /// Dual-stack mode: the targets the portable source must build for
     /// (besides CUDA). Empty for a one-way migration to `target`.
     pub dual: Vec<Target>,
+    /// The SDK release a port is made for, per target (`--cann-version`,
+    /// `--rocm-version`); a target not listed gets its profile's default.
+    pub sdk_versions: BTreeMap<Target, SdkVersion>,
 }
 
 impl MigrateOptions {
@@ -32,7 +37,18 @@ impl MigrateOptions {
             hip_launch: HipLaunch::Chevron,
             annotate: false,
             dual: Vec::new(),
+            sdk_versions: BTreeMap::new(),
         }
+    }
+
+    /// The SDK release rules are gated by for `target`: the selected one,
+    /// else the profile's default (none: every rule applies).
+    pub fn sdk_version(&self, target: Target) -> Option<SdkVersion> {
+        if let Some(version) = self.sdk_versions.get(&target) {
+            return Some(*version);
+        }
+        let default = target.profile().versions.default.as_deref()?;
+        SdkVersion::parse(default).ok()
     }
 
     /// Whether the run writes one portable source (CUDA plus `dual` targets).

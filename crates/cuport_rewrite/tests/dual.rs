@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use common::*;
 use cuport_model::{Library, Target};
 use cuport_rewrite::{backend_macro, portable_name, shim_header, shim_headers, MigrateOptions};
-use cuport_rules::{Flavour, NameKind};
+use cuport_rules::NameKind;
 
 pub(crate) fn dual_options(targets: &[Target]) -> MigrateOptions {
     let mut options = MigrateOptions::new(targets[0]);
@@ -120,7 +120,7 @@ fn every_table_entry_is_represented_in_the_shim() {
         }
     }
     for target in ALL {
-        let files = shim_headers(rules, &[target], Flavour::Default, &project);
+        let files = shim_headers(rules, &dual_options(&[target]), &project);
         let sections: BTreeMap<&str, &str> = files
             .iter()
             .map(|f| (f.path.as_str(), target_section(&f.text, target)))

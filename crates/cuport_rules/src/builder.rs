@@ -124,6 +124,9 @@ impl Builder {
         for f in &p.file.function {
             let sig = signature(p, f);
             let table = self.set.tables.entry(target).or_default();
+            if let Some(header) = &f.header {
+                table.declared_in.insert(sig.name.clone(), header.clone());
+            }
             if let Some(old) = table.functions.insert(sig.name.clone(), sig) {
                 self.redeclared(p, &f.name, &old.origin);
             }
@@ -143,6 +146,15 @@ impl Builder {
             table
                 .enums
                 .insert(e.name.get_ref().clone(), e.values.clone());
+        }
+        let headers = p.file.types.iter().map(|t| (&t.name, &t.header));
+        let headers = headers.chain(p.file.enums.iter().map(|e| (&e.name, &e.header)));
+        for (name, header) in headers {
+            if let Some(header) = header {
+                table
+                    .declared_in
+                    .insert(name.get_ref().clone(), header.clone());
+            }
         }
         for m in &p.file.enum_map {
             self.declare_enum_map(p, target, m);

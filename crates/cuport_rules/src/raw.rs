@@ -261,6 +261,11 @@ pub(crate) struct RawFunction {
     /// What a helper does and which target APIs it uses.
     #[serde(default)]
     pub(crate) note: Option<String>,
+    /// The vendor header that declares it, as included (`aclnnop/aclnn_mm.h`);
+    /// absent: one of the file's `headers`. Checks against real SDK headers
+    /// use it to tell names they can verify from names only a stub declares.
+    #[serde(default)]
+    pub(crate) header: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -270,6 +275,11 @@ pub(crate) struct RawType {
     pub(crate) name: Spanned<String>,
     /// C declaration (`typedef void *aclrtStream;`).
     pub(crate) decl: String,
+    /// The vendor header that declares it, as included (`aclnnop/aclnn_mm.h`);
+    /// absent: one of the file's `headers`. Checks against real SDK headers
+    /// use it to tell names they can verify from names only a stub declares.
+    #[serde(default)]
+    pub(crate) header: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -279,6 +289,11 @@ pub(crate) struct RawTargetEnum {
     pub(crate) name: Spanned<String>,
     /// Enumerators, optionally with values (`ACL_MEMCPY_HOST_TO_DEVICE = 1`).
     pub(crate) values: Vec<String>,
+    /// The vendor header that declares it, as included (`aclnnop/aclnn_mm.h`);
+    /// absent: one of the file's `headers`. Checks against real SDK headers
+    /// use it to tell names they can verify from names only a stub declares.
+    #[serde(default)]
+    pub(crate) header: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -178,6 +178,8 @@ pub(crate) struct TargetTable {
     pub(crate) types: Vec<(String, String)>,
     pub(crate) enums: BTreeMap<String, Vec<String>>,
     pub(crate) enum_maps: HashMap<String, Arc<EnumMap>>,
+    /// Declared name → the vendor header a row says declares it.
+    pub(crate) declared_in: BTreeMap<String, String>,
 }
 
 impl TargetTable {
@@ -252,6 +254,10 @@ impl<'a> Resolved<'a> {
     }
     pub fn note(&self) -> Option<&'a str> {
         self.rule.note.as_deref()
+    }
+    /// The target versions the mapping holds for (`CANN >= 9.1.0`).
+    pub fn target_version(&self) -> Option<&'a str> {
+        self.rule.target_version.as_deref()
     }
     pub fn reference(&self) -> Option<&'a str> {
         self.rule.reference.as_deref()

@@ -14,25 +14,40 @@ const LOOKBEHIND: usize = 64;
 impl Scanner<'_> {
     /// `__global__` at token `i`: find the kernel's name, parameters and body.
     pub(super) fn kernel_definition(&mut self, i: usize) {
+        if let Some((name, close)) = self.declared_function(i) {
+            self.kernel_site(i, name, close);
+        }
+    }
+
+    /// The body of the function a qualifier at token `i` starts
+    /// (`__device__ float helper(...) {...}`); none for a variable
+    /// (`__device__ int counter;`) or a declaration.
+    pub(super) fn function_body(&self, i: usize) -> Option<TextRange> {
+        let (_, close) = self.declared_function(i)?;
+        self.body_after(close)
+    }
+
+    /// The name token and closing parenthesis of the function whose
+    /// declaration starts with the qualifier at token `i`, skipping
+    /// attributes (`__launch_bounds__(256)`).
+    fn declared_function(&self, i: usize) -> Option<(usize, usize)> {
         let limit = (i + KERNEL_NAME_LOOKAHEAD).min(self.tokens.len());
         let mut k = i + 1;
         while k < limit {
             match self.kind_at(k) {
-                Some(TokKind::Punct(b';' | b'{' | b'}')) => return,
+                Some(TokKind::Punct(b';' | b'{' | b'}' | b'=')) => return None,
                 Some(TokKind::Ident) if self.kind_at(k + 1) == Some(TokKind::Punct(b'(')) => {
-                    let Some(close) = self.matching(k + 1) else {
-                        return;
-                    };
+                    let close = self.matching(k + 1)?;
                     if is_attribute(self.text(k)) {
                         k = close + 1;
                         continue;
                     }
-                    self.kernel_site(i, k, close);
-                    return;
+                    return Some((k, close));
                 }
                 _ => k += 1,
             }
         }
+        None
     }
 
     fn kernel_site(&mut self, qualifier: usize, name: usize, close: usize) {

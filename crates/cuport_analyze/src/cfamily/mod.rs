@@ -230,9 +230,12 @@ impl<'a> Scanner<'a> {
             return i + 1;
         }
         if let Some((library, kind)) = classified {
-            self.name_site(i, i, name, library, kind);
+            let index = self.name_site(i, i, name, library, kind);
             if kind == SiteKind::Qualifier && name == "__global__" {
                 self.kernel_definition(i);
+            }
+            if kind == SiteKind::Qualifier && name == "__device__" {
+                self.sites[index].body = self.function_body(i);
             }
         } else if let Some(library) = self.torch_name(name) {
             let kind = if usage == Usage::Call {

@@ -40,7 +40,7 @@ pub(crate) fn generated_files(
             && !f.analysis.sites.is_empty()
     });
     let mut generated = if c_family || !project.names.is_empty() {
-        shim_headers(rules, &options.dual, options.flavour, &project)
+        shim_headers(rules, options, &project)
     } else {
         Vec::new()
     };

@@ -49,6 +49,7 @@ struct cuport_blas_state {
     aclrtStream stream;      // the stream cublasSetStream chose, or null
     aclrtStream own_stream;  // used while no stream is set
     int8_t cube_math;        // KEEP_DTYPE: exact FP32, like cuBLAS's default math mode
+    cuport_blas_math_t math_mode;  // what cublasGetMathMode reads back
 };
 
 struct cuport_dnn_state {
@@ -543,6 +544,24 @@ extern "C" aclError cuport_acl_reset_current_device(void) {
 // CUDA event flags opt out (cudaEventDisableTiming = 0x02), ACL's opt in:
 // timestamps need TIME_LINE, cross-stream waits need SYNC. cudaEventBlockingSync
 // (0x01) has no counterpart and is dropped.
+extern "C" aclError cuport_acl_stream_query(aclrtStream stream) {
+    aclrtStreamStatus status = ACL_STREAM_STATUS_COMPLETE;
+    aclError st = aclrtStreamQuery(stream, &status);
+    if (st != ACL_SUCCESS) {
+        return st;
+    }
+    return status == ACL_STREAM_STATUS_NOT_READY ? static_cast<aclError>(CUPORT_ACL_NOT_READY) : ACL_SUCCESS;
+}
+
+extern "C" aclError cuport_acl_event_query(aclrtEvent event) {
+    aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_COMPLETE;
+    aclError st = aclrtQueryEventStatus(event, &status);
+    if (st != ACL_SUCCESS) {
+        return st;
+    }
+    return status == ACL_EVENT_RECORDED_STATUS_NOT_READY ? static_cast<aclError>(CUPORT_ACL_NOT_READY) : ACL_SUCCESS;
+}
+
 extern "C" uint32_t cuport_acl_event_flags(unsigned int cudaFlags) {
     uint32_t flags = ACL_EVENT_SYNC;
     if ((cudaFlags & 0x02u) == 0) {
@@ -576,6 +595,61 @@ extern "C" const char *cuport_acl_error_name(aclError error) {
 // The cudaDeviceProp fields Ascend reports. aclrtGetSocName has no device
 // argument: the name is the SoC of this machine's NPUs. aclrtGetDeviceInfo
 // needs a CANN whose acl_rt.h declares it (ACL 1.16).
+namespace {
+
+#if CUPORT_CANN_HAS_RT_DEVICE_INFO
+// Memory, AI Core count and L2 size of device `id` (aclrtGetDeviceInfo).
+aclError device_counts(uint32_t id, cuport_acl_device_prop_t *prop) {
+    int64_t value = 0;
+    aclError st = aclrtGetDeviceInfo(id, ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE, &value);
+    if (st != ACL_SUCCESS) {
+        return st;
+    }
+    prop->totalGlobalMem = static_cast<size_t>(value);
+    if ((st = aclrtGetDeviceInfo(id, ACL_DEV_ATTR_AICORE_CORE_NUM, &value)) != ACL_SUCCESS) {
+        return st;
+    }
+    prop->multiProcessorCount = static_cast<int>(value);
+    if ((st = aclrtGetDeviceInfo(id, ACL_DEV_ATTR_L2_CACHE_SIZE, &value)) != ACL_SUCCESS) {
+        return st;
+    }
+    prop->l2CacheSize = static_cast<int>(value);
+    return ACL_SUCCESS;
+}
+#else
+// Releases before aclrtGetDeviceInfo: core count and L2 size from
+// aclGetDeviceCapability; memory from aclrtGetMemInfo, which reports on
+// the current device, so `id` is made current for the query.
+aclError device_counts(uint32_t id, cuport_acl_device_prop_t *prop) {
+    int64_t value = 0;
+    aclError st = aclGetDeviceCapability(id, ACL_DEVICE_INFO_AI_CORE_NUM, &value);
+    if (st != ACL_SUCCESS) {
+        return st;
+    }
+    prop->multiProcessorCount = static_cast<int>(value);
+    if ((st = aclGetDeviceCapability(id, ACL_DEVICE_INFO_L2_SIZE, &value)) != ACL_SUCCESS) {
+        return st;
+    }
+    prop->l2CacheSize = static_cast<int>(value);
+    int32_t current = 0;
+    if ((st = aclrtGetDevice(&current)) != ACL_SUCCESS) {
+        return st;
+    }
+    const int32_t wanted = static_cast<int32_t>(id);
+    if (current != wanted && (st = aclrtSetDevice(wanted)) != ACL_SUCCESS) {
+        return st;
+    }
+    size_t free_bytes = 0;
+    size_t total_bytes = 0;
+    st = aclrtGetMemInfo(ACL_HBM_MEM, &free_bytes, &total_bytes);
+    prop->totalGlobalMem = total_bytes;
+    aclError restored = current != wanted ? aclrtSetDevice(current) : ACL_SUCCESS;
+    return st != ACL_SUCCESS ? st : restored;
+}
+#endif
+
+}  // namespace
+
 extern "C" aclError cuport_acl_get_device_properties(cuport_acl_device_prop_t *prop, int32_t deviceId) {
     if (prop == nullptr || deviceId < 0) {
         return ACL_ERROR_INVALID_PARAM;
@@ -590,20 +664,8 @@ extern "C" aclError cuport_acl_get_device_properties(cuport_acl_device_prop_t *p
         std::strncpy(prop->name, soc, sizeof prop->name - 1);
     }
     uint32_t id = static_cast<uint32_t>(deviceId);
-    int64_t value = 0;
-    if ((st = aclrtGetDeviceInfo(id, ACL_DEV_ATTR_TOTAL_GLOBAL_MEM_SIZE, &value)) != ACL_SUCCESS) {
-        return st;
-    }
-    prop->totalGlobalMem = static_cast<size_t>(value);
-    if ((st = aclrtGetDeviceInfo(id, ACL_DEV_ATTR_AICORE_CORE_NUM, &value)) != ACL_SUCCESS) {
-        return st;
-    }
-    prop->multiProcessorCount = static_cast<int>(value);
-    if ((st = aclrtGetDeviceInfo(id, ACL_DEV_ATTR_L2_CACHE_SIZE, &value)) != ACL_SUCCESS) {
-        return st;
-    }
-    prop->l2CacheSize = static_cast<int>(value);
-    return ACL_SUCCESS;  // major/minor stay 0: Ascend has no compute capability
+    st = device_counts(id, prop);
+    return st;  // major/minor stay 0: Ascend has no compute capability
 }
 
 // ---- HCCL -------------------------------------------------------------------
@@ -656,7 +718,7 @@ extern "C" aclError cuport_blas_create(cuport_blas_handle_t *handle) {
     if (st != ACL_SUCCESS) {
         return st;
     }
-    cuport_blas_state *state = new (std::nothrow) cuport_blas_state{nullptr, nullptr, kKeepDtype};
+    cuport_blas_state *state = new (std::nothrow) cuport_blas_state{nullptr, nullptr, kKeepDtype, CUPORT_BLAS_DEFAULT_MATH};
     if (state == nullptr) {
         return ACL_ERROR_BAD_ALLOC;
     }
@@ -683,6 +745,31 @@ extern "C" aclError cuport_blas_set_stream(cuport_blas_handle_t handle, aclrtStr
         return ACL_ERROR_INVALID_PARAM;
     }
     handle->stream = stream;
+    return ACL_SUCCESS;
+}
+
+extern "C" aclError cuport_blas_set_math_mode(cuport_blas_handle_t handle, cuport_blas_math_t mode) {
+    if (handle == nullptr) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    // The low bits choose the mode; DISALLOW_REDUCED_PRECISION_REDUCTION (16)
+    // is a flag aclnn has no counterpart for.
+    switch (static_cast<int>(mode) & 0xf) {
+        case CUPORT_BLAS_TF32_TENSOR_OP_MATH: handle->cube_math = kUseHf32; break;
+        case CUPORT_BLAS_TENSOR_OP_MATH: handle->cube_math = kAllowFp32DownPrecision; break;
+        case CUPORT_BLAS_DEFAULT_MATH:
+        case CUPORT_BLAS_PEDANTIC_MATH: handle->cube_math = kKeepDtype; break;
+        default: return ACL_ERROR_INVALID_PARAM;
+    }
+    handle->math_mode = mode;
+    return ACL_SUCCESS;
+}
+
+extern "C" aclError cuport_blas_get_math_mode(cuport_blas_handle_t handle, cuport_blas_math_t *mode) {
+    if (handle == nullptr || mode == nullptr) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    *mode = handle->math_mode;
     return ACL_SUCCESS;
 }
 

@@ -2,7 +2,9 @@
 //! target and becomes an edit, a diagnostic, or both (an approximate
 //! mapping is applied and reported).
 use cuport_analyze::Site;
-use cuport_model::{Language, Library, SiteKind, Target, TextRange, WarpDiagnostic};
+use cuport_model::{
+    Language, Library, MinimumVersion, SiteKind, Target, TextRange, WarpDiagnostic,
+};
 use cuport_rules::{Resolved, Status};
 
 use super::{plan_sites, FileInput, PendingRewrite, PlanSite, PlannedFile, Planner};
@@ -60,6 +62,9 @@ impl<'a> Planner<'a> {
             self.unknown(site);
             return;
         };
+        if self.needs_newer_sdk(site, &resolved) {
+            return;
+        }
         let code = resolved
             .code()
             .map_or_else(|| codes::UNKNOWN_NAME.to_owned(), |c| c.to_string());
@@ -80,7 +85,7 @@ impl<'a> Planner<'a> {
         if applied {
             // Library headers come with the include they replace (see
             // `headers`); only cuport's own shim is added for the call.
-            if !resolved.helpers().is_empty() {
+            if !self.helpers_called(site, &resolved).is_empty() {
                 self.out
                     .headers
                     .push(format!("\"{}\"", crate::helper_files::SHIM_HEADER));
@@ -100,6 +105,54 @@ impl<'a> Planner<'a> {
         if is_version_macro(&site.name) && site.kind == SiteKind::PreprocessorCondition {
             self.version_condition(site);
         }
+    }
+
+    /// A rule whose target name exists only from a newer SDK release than
+    /// the one the port is made for: the site stays as it is, with a
+    /// diagnostic naming the release it needs.
+    fn needs_newer_sdk(&mut self, site: &Site, resolved: &Resolved<'_>) -> bool {
+        let target = self.target();
+        let Some(selected) = self.options.sdk_version(target) else {
+            return false;
+        };
+        let Some(minimum) = resolved
+            .target_version()
+            .and_then(MinimumVersion::from_text)
+        else {
+            return false;
+        };
+        let product = self.profile().versions.product.as_deref();
+        let same_product = product.is_some_and(|p| p.eq_ignore_ascii_case(&minimum.product));
+        if !same_product || !minimum.excludes(&selected) {
+            return false;
+        }
+        let to = resolved.target_name.as_deref().unwrap_or("its port");
+        let flag = self
+            .profile()
+            .versions
+            .flag
+            .as_deref()
+            .unwrap_or("sdk-version");
+        let message = format!(
+            "`{}` would become `{to}`, which needs {minimum}; this port is for {} {selected} (--{flag})",
+            site.name, minimum.product
+        );
+        let note = resolved.note().map(str::to_owned);
+        let reference = resolved.reference().map(str::to_owned);
+        let diagnostic = self.diagnose(site, codes::SDK_TOO_OLD, Level::Manual, message);
+        diagnostic.suggestion = Some(match note {
+            Some(note) => format!(
+                "port it by hand for {selected}, or make the port for {} {} or newer ({note})",
+                minimum.product, minimum.version
+            ),
+            None => format!(
+                "port it by hand for {selected}, or make the port for {} {} or newer",
+                minimum.product, minimum.version
+            ),
+        });
+        diagnostic.reference = reference;
+        diagnostic.effort = Some("low".into());
+        true
     }
 
     /// Whether a CUDA macro is used for its value (`__CUDA_ARCH__ >= 800`,
@@ -162,7 +215,7 @@ impl<'a> Planner<'a> {
     /// cuport_ascend_helpers.cpp at the root of the output), which the build
     /// must compile in.
     fn helpers_needed(&mut self, site: &Site, resolved: &Resolved<'_>) {
-        let helpers = resolved.helpers();
+        let helpers = self.helpers_called(site, resolved);
         if helpers.is_empty() {
             return;
         }
@@ -174,6 +227,29 @@ impl<'a> Planner<'a> {
         let diagnostic = self.diagnose(site, codes::HELPER_REQUIRED, Level::Note, message);
         diagnostic.effort = Some("low".into());
         diagnostic.suggestion = Some("compile cuport_ascend_helpers.cpp into the program and put the output root on the include path; the helper's contract is in the rule's note (`cuport rules show NAME`); it has not run on Ascend hardware".into());
+    }
+
+    /// The helpers this call's rewrite writes: an enum map's run-time
+    /// converter only when the argument is not one of the map's literals
+    /// (`cudaEventDisableTiming` maps to `ACL_EVENT_SYNC` in place).
+    fn helpers_called(&self, site: &Site, resolved: &Resolved<'_>) -> Vec<String> {
+        let Some(template) = resolved.template() else {
+            return resolved.helpers().to_vec();
+        };
+        let args: Vec<&str> = site.args.iter().map(|&r| self.text(r)).collect();
+        let used = template.conversions_for(&args);
+        let unused: Vec<&str> = template
+            .maps_at_run_time()
+            .into_iter()
+            .filter_map(|m| m.fallback.as_deref())
+            .filter(|f| !used.contains(f))
+            .collect();
+        resolved
+            .helpers()
+            .iter()
+            .filter(|h| !unused.contains(&h.as_str()))
+            .cloned()
+            .collect()
     }
 
     fn table_diagnostic(&mut self, site: &Site, resolved: &Resolved<'_>, code: &str, level: Level) {
@@ -228,6 +304,9 @@ impl<'a> Planner<'a> {
             self.version_condition(site);
             return;
         }
+        if self.consumed_by_rewrite(site) {
+            return;
+        }
         let message = format!(
             "`{}` ({}) is not in the rule tables for {}",
             site.name,
@@ -238,6 +317,23 @@ impl<'a> Planner<'a> {
         diagnostic.suggestion = Some(
             "port it by hand, or add a rule with `--rules FILE` (see mappings/README.md)".into(),
         );
+    }
+
+    /// A CUDA name inside an argument that a pending template rewrite
+    /// consumes: an enum value it maps through an enum map
+    /// (`cudaEventDisableTiming` in `cudaEventCreateWithFlags(&e,
+    /// cudaEventDisableTiming)`), or an argument it drops (`cublasGemmEx`'s
+    /// `CUBLAS_GEMM_DEFAULT`; the rule's note says what that loses). The
+    /// name is not in the output, so it is no unknown name.
+    fn consumed_by_rewrite(&self, site: &Site) -> bool {
+        self.pending.iter().any(|rewrite| {
+            rewrite.args.iter().enumerate().any(|(index, &arg)| {
+                let inside = arg.start <= site.range.start && site.range.end <= arg.end;
+                let mapped = self.text(arg).trim() == site.name
+                    && rewrite.template.maps_argument_value(index, &site.name);
+                inside && (mapped || !rewrite.template.uses_argument(index))
+            })
+        })
     }
 
     /// Kernel-language names HIP and MUSA accept unchanged (built-in

@@ -219,6 +219,46 @@ impl Template {
     }
 }
 
+impl Template {
+    /// Whether argument `index` (0-based) goes through an enum map that
+    /// lists `value`: the value is then consumed by the rewrite (its own
+    /// site needs no rule of its own).
+    pub fn maps_argument_value(&self, index: usize, value: &str) -> bool {
+        self.pieces.iter().any(|p| match p {
+            Piece::Mapped(i, MapRef::Linked(m)) => *i == index && m.values.contains_key(value),
+            _ => false,
+        })
+    }
+
+    /// Whether the produced text contains argument `index` (0-based) in
+    /// some form; a dropped argument (`cublasGemmEx`'s algorithm) does not.
+    pub fn uses_argument(&self, index: usize) -> bool {
+        self.pieces.iter().any(|p| match p {
+            Piece::Arg(i) | Piece::Mapped(i, _) => *i == index,
+            Piece::Rest { from, .. } => index >= *from,
+            Piece::Lit(_) => false,
+        })
+    }
+
+    /// The run-time conversion helpers the template calls for these
+    /// arguments: a map's fallback is used only for an argument that is not
+    /// one of the map's literal values.
+    pub fn conversions_for(&self, args: &[&str]) -> Vec<&str> {
+        self.pieces
+            .iter()
+            .filter_map(|p| match p {
+                Piece::Mapped(i, MapRef::Linked(m)) if m.converts_at_run_time() => {
+                    let literal = args
+                        .get(*i)
+                        .is_some_and(|a| m.values.contains_key(a.trim()));
+                    (!literal).then_some(m.fallback.as_deref()).flatten()
+                }
+                _ => None,
+            })
+            .collect()
+    }
+}
+
 impl EnumMap {
     /// A fallback that is a helper call (`cuport_acl_event_flags`) rather
     /// than a cast (`(cuport_blas_op_t)`).

@@ -18,6 +18,7 @@ pub(crate) use catalog::{shimmed_library, Section};
 
 use crate::dual::names::shim_header;
 use crate::helper_files::{has_helpers, helper_files};
+use crate::options::MigrateOptions;
 use crate::result::GeneratedFile;
 
 /// What a project uses of each shimmed library.
@@ -32,13 +33,14 @@ pub struct ProjectUse {
     pub names: BTreeMap<Library, BTreeMap<String, NameKind>>,
 }
 
-/// The shim headers for `libraries` on CUDA plus `targets`.
+/// The shim headers for `libraries` on CUDA plus the run's dual targets
+/// (with their helpers made for each target's selected SDK release).
 pub fn shim_headers(
     rules: &RuleSet,
-    targets: &[Target],
-    flavour: Flavour,
+    options: &MigrateOptions,
     project: &ProjectUse,
 ) -> Vec<GeneratedFile> {
+    let (targets, flavour) = (options.dual.as_slice(), options.flavour);
     let sections: Vec<(Target, Section)> = targets
         .iter()
         .map(|&t| {
@@ -67,7 +69,13 @@ pub fn shim_headers(
         });
     }
     for &target in targets {
-        files.extend(helper_files(rules, target, "cuport/", str::to_owned));
+        files.extend(helper_files(
+            rules,
+            target,
+            options.sdk_version(target),
+            "cuport/",
+            str::to_owned,
+        ));
     }
     files.push(GeneratedFile {
         path: "cuport/cuport.cmake".into(),
