@@ -239,6 +239,10 @@ pub struct LibraryProfile {
     pub upper_prefixes: Vec<String>,
     #[serde(default)]
     pub header_stems: Vec<String>,
+    /// C++ namespaces whose members belong to the library (`thrust::sort`,
+    /// `cudnn_frontend::graph::Graph`).
+    #[serde(default)]
+    pub namespaces: Vec<String>,
     pub shim_header: Option<String>,
     pub cmake_target: Option<String>,
 }

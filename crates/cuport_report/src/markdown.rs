@@ -13,6 +13,8 @@ use crate::record::DiagnosticRecord;
 
 /// GitHub job summaries take up to 1 MiB; stay a little under it.
 pub const SUMMARY_LIMIT: usize = 1_000_000;
+/// How the estimate is computed, said where it is shown.
+const EFFORT_METHOD: &str = "How it is counted: each diagnostic by its effort level (low 0.25 h, medium 2 h, high 16 h; without one: approximate 0.25 h, manual 1 h, unsupported 4 h; notes 0 h). Where kernels are rewritten by hand (Ascend C, BANG C), a kernel counts once with its definition and a `__device__` helper once with its `__device__`; what is inside them is marked `included` and not counted again.";
 const TOP_APIS: usize = 20;
 const TOP_FILES: usize = 100;
 const CELL_CHARS: usize = 200;
@@ -113,6 +115,8 @@ fn header(out: &mut Budget, doc: &ReportDocument) {
         hours(t.effort_hours),
         t.effort_hours / 8.0
     ));
+    out.line("");
+    out.line(EFFORT_METHOD);
     let levels: Vec<String> = t
         .diagnostics
         .iter()

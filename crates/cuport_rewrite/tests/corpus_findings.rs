@@ -181,3 +181,108 @@ fn allocation_calls_keep_working_with_typed_pointers() {
         "{text}"
     );
 }
+
+/// The diagnostics of `path` as `(code, CUDA name)`.
+fn codes_of(migration: &Migration, path: &str) -> Vec<(String, String)> {
+    output(migration, path)
+        .diagnostics
+        .iter()
+        .map(|d| (d.code.clone(), d.cuda_name.clone()))
+        .collect()
+}
+
+/// llm.c `zero.cuh`: `cudaEventCreate(&e, cudaEventDisableTiming)` is the
+/// C++ overload with flags; renamed to the one-argument `aclrtCreateEvent`
+/// it did not compile, and its flag was reported as an unknown name.
+#[test]
+fn a_rename_to_a_function_of_another_arity_is_left_for_a_person() {
+    let root = tree(&[(
+        "events.cu",
+        "#include <cuda_runtime.h>\nvoid f(cudaEvent_t* a, cudaEvent_t* b) {\n  cudaEventCreate(a);\n  cudaEventCreate(b, cudaEventDisableTiming);\n}\n",
+    )]);
+    let migration = migrate(root.path(), &MigrateOptions::new(Target::Ascend));
+    let text = String::from_utf8(output(&migration, "events.cu").output.clone()).unwrap();
+    assert!(text.contains("aclrtCreateEvent(a);"), "{text}");
+    assert!(
+        text.contains("cudaEventCreate(b, cudaEventDisableTiming);"),
+        "{text}"
+    );
+    let codes = codes_of(&migration, "events.cu");
+    assert!(
+        codes.contains(&("CP0003".into(), "cudaEventCreate".into())),
+        "{codes:?}"
+    );
+    assert!(
+        codes.contains(&("CP0003".into(), "cudaEventDisableTiming".into())),
+        "{codes:?}"
+    );
+    assert!(!codes.iter().any(|(code, _)| code == "CP0001"), "{codes:?}");
+}
+
+/// llm.c `zero.cuh`: `const ncclDataType_t ncclFloatX = ncclFloat;` is the
+/// project's own constant, not an NCCL name to port.
+#[test]
+fn a_projects_own_constant_that_looks_like_a_library_name_is_not_a_touchpoint() {
+    let root = tree(&[
+        ("zero.cuh", "#include <nccl.h>\nconst ncclDataType_t ncclFloatX = ncclFloat;\n"),
+        ("train.cu", "#include \"zero.cuh\"\nvoid f(ncclComm_t c, float* x) { ncclAllReduce(x, x, 1, ncclFloatX, ncclSum, c, 0); }\n"),
+    ]);
+    let migration = migrate(root.path(), &MigrateOptions::new(Target::Ascend));
+    for path in ["zero.cuh", "train.cu"] {
+        let codes = codes_of(&migration, path);
+        assert!(
+            !codes.iter().any(|(_, name)| name == "ncclFloatX"),
+            "{path}: {codes:?}"
+        );
+    }
+    let header = String::from_utf8(output(&migration, "zero.cuh").output.clone()).unwrap();
+    assert!(
+        header.contains("const HcclDataType ncclFloatX = HCCL_DATA_TYPE_FP32;"),
+        "{header}"
+    );
+}
+
+/// llm.c `cudnn_att.cpp`: the cudnn_frontend graph code, through the alias
+/// `namespace fe = cudnn_frontend;`, got one diagnostic on the include;
+/// every use is now reported where it is, with what replaces it.
+#[test]
+fn cudnn_frontend_uses_are_reported_where_they_are() {
+    let root = tree(&[(
+        "att.cpp",
+        "#include <cudnn_frontend.h>\nnamespace fe = cudnn_frontend;\nvoid f() {\n  auto graph = std::make_shared<fe::graph::Graph>();\n  graph->set_io_data_type(fe::DataType_t::HALF);\n}\n",
+    )]);
+    let migration = migrate(root.path(), &MigrateOptions::new(Target::Ascend));
+    let codes = codes_of(&migration, "att.cpp");
+    for name in [
+        "cudnn_frontend.h",
+        "cudnn_frontend::graph::Graph",
+        "cudnn_frontend::DataType_t::HALF",
+    ] {
+        assert!(
+            codes.contains(&("CP2409".into(), name.into())),
+            "{name}: {codes:?}"
+        );
+    }
+    assert!(!codes.iter().any(|(code, _)| code == "CP0001"), "{codes:?}");
+}
+
+/// llm.c: cuBLASLt (110 sites) and NVML calls were generic "not in the rule
+/// tables" diagnostics on Ascend; each now says where its work goes.
+#[test]
+fn cublaslt_and_nvml_calls_get_specific_diagnostics_on_ascend() {
+    let root = tree(&[(
+        "host.cu",
+        "#include <cublasLt.h>\n#include <nvml.h>\nvoid f(cublasLtHandle_t lt, cublasLtMatmulDesc_t d, nvmlDevice_t dev) {\n  cublasLtCreate(&lt);\n  cublasLtEpilogue_t e = CUBLASLT_EPILOGUE_GELU_BIAS;\n  cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_EPILOGUE, &e, sizeof(e));\n  unsigned t; nvmlDeviceGetTemperature(dev, NVML_TEMPERATURE_GPU, &t);\n}\n",
+    )]);
+    let migration = migrate(root.path(), &MigrateOptions::new(Target::Ascend));
+    let codes = codes_of(&migration, "host.cu");
+    assert!(!codes.iter().any(|(code, _)| code == "CP0001"), "{codes:?}");
+    assert!(
+        codes.contains(&("CP2310".into(), "cublasLtMatmulDescSetAttribute".into())),
+        "{codes:?}"
+    );
+    assert!(
+        codes.contains(&("CP2710".into(), "nvmlDeviceGetTemperature".into())),
+        "{codes:?}"
+    );
+}

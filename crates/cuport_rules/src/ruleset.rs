@@ -477,6 +477,20 @@ impl RuleSet {
             .or_else(|| table.helpers.get(name))
     }
 
+    /// The enum map of `target` that lists the CUDA value `cuda_value`, and
+    /// the target value it maps to (a value only templates convert:
+    /// `cudaEventDisableTiming` in the `event-flags` map).
+    pub fn enum_map_of_value(&self, target: Target, cuda_value: &str) -> Option<(&EnumMap, &str)> {
+        let maps = &self.tables.get(&target)?.enum_maps;
+        let mut names: Vec<&String> = maps.keys().collect();
+        names.sort();
+        names.into_iter().find_map(|name| {
+            let map = maps.get(name)?;
+            let value = map.values.get(cuda_value)?;
+            Some((map.as_ref(), value.as_str()))
+        })
+    }
+
     /// An enum map by name, for callers that map values outside templates.
     pub fn enum_map(&self, target: Target, name: &str) -> Option<&EnumMap> {
         self.tables

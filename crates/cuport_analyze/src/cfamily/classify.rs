@@ -365,16 +365,15 @@ fn classify_device(name: &str, cuda_file: bool) -> Option<(Library, SiteKind)> {
     is_function.then_some((Library::Device, SiteKind::DeviceIntrinsic))
 }
 
-/// Namespaces whose members belong to one library (`thrust::sort`).
+/// Namespaces whose members belong to one library (`thrust::sort`): the
+/// `namespaces` of mappings/libraries.toml.
 pub(crate) fn namespace_library(namespace: &str) -> Option<Library> {
-    match namespace {
-        "thrust" => Some(Library::Thrust),
-        "cub" => Some(Library::Cub),
-        "cutlass" | "cute" => Some(Library::Cutlass),
-        "cooperative_groups" => Some(Library::CooperativeGroups),
-        "nvcuda" => Some(Library::Device),
-        _ => None,
-    }
+    static TABLE: OnceLock<Vec<(&'static str, Library)>> = OnceLock::new();
+    TABLE
+        .get_or_init(|| prefix_table(|l| &l.namespaces))
+        .iter()
+        .find(|(name, _)| *name == namespace)
+        .map(|(_, library)| *library)
 }
 
 /// The library of a CUDA header named in an `#include`, if it is one.

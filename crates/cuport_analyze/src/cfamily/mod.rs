@@ -229,6 +229,12 @@ impl<'a> Scanner<'a> {
             self.defined_names.push(name.to_owned());
             return i + 1;
         }
+        if classified.is_some() && self.is_variable_definition(i) {
+            // `const ncclDataType_t ncclFloatX = ncclFloat;` (llm.c): the
+            // project's own name that only looks like a library's.
+            self.defined_names.push(name.to_owned());
+            return i + 1;
+        }
         if let Some((library, kind)) = classified {
             let index = self.name_site(i, i, name, library, kind);
             if kind == SiteKind::Qualifier && name == "__global__" {
@@ -265,6 +271,16 @@ impl<'a> Scanner<'a> {
             && self.kind_at(i - 1) == Some(TokKind::Ident)
             && !is_expression_keyword(self.text(i - 1));
         typed || self.body_follows(i + 1)
+    }
+
+    /// `TYPE NAME =` or `TYPE NAME;`: the name at token `i` is a variable
+    /// (or typedef) being defined, after a type name that is no keyword
+    /// starting an expression (`return NAME;` uses a name).
+    fn is_variable_definition(&self, i: usize) -> bool {
+        let typed = i > 0
+            && self.kind_at(i - 1) == Some(TokKind::Ident)
+            && !is_expression_keyword(self.text(i - 1));
+        typed && matches!(self.kind_at(i + 1), Some(TokKind::Punct(b'=' | b';')))
     }
 
     fn body_follows(&self, open: usize) -> bool {

@@ -77,6 +77,7 @@ fn one_way_plans(planner: &DualPlanner<'_>, site: &Site) -> Vec<(Target, Planned
                 options,
                 planner.lines,
             );
+            sub.for_dual_stack = true;
             sub.one_way_site(site);
             let rewrote = !sub.pending.is_empty();
             let mut planned = sub.out;

@@ -68,6 +68,9 @@ pub(crate) struct Planner<'a> {
     pub(crate) options: &'a MigrateOptions,
     pub(crate) lines: &'a LineIndex,
     pub(crate) out: Planned,
+    /// Planning one target's view of a dual-stack site: the shim keeps
+    /// CUDA's values of enum maps that convert at run time.
+    pub(crate) for_dual_stack: bool,
 }
 
 impl<'a> Planner<'a> {
@@ -86,6 +89,7 @@ impl<'a> Planner<'a> {
             options,
             lines,
             out: Planned::default(),
+            for_dual_stack: false,
         }
     }
 

@@ -73,6 +73,9 @@ impl<'a> Planner<'a> {
             self.value_use(site, &resolved, &code);
             return;
         }
+        if self.arity_differs(site, &resolved) {
+            return;
+        }
         let applied = match status {
             Status::Exact => true,
             Status::Approximate if resolved.template().is_some() => {
@@ -105,6 +108,39 @@ impl<'a> Planner<'a> {
         if is_version_macro(&site.name) && site.kind == SiteKind::PreprocessorCondition {
             self.version_condition(site);
         }
+    }
+
+    /// A call renamed to a target function that takes another number of
+    /// arguments (`cudaEventCreate(&e, flags)`, the C++ overload, renamed to
+    /// the one-argument `aclrtCreateEvent`) would not compile: it is left as
+    /// it is, for a person, with the target's parameter list.
+    fn arity_differs(&mut self, site: &Site, resolved: &Resolved<'_>) -> bool {
+        let renames_a_call = resolved.template().is_none()
+            && matches!(resolved.status(), Status::Renamed | Status::Approximate)
+            && site.call.is_some();
+        let Some(to) = resolved.target_name.as_deref().filter(|_| renames_a_call) else {
+            return false;
+        };
+        let Some(signature) = self.rules.signature(self.target(), to) else {
+            return false;
+        };
+        let variadic = signature.params.iter().any(|p| p.trim() == "...");
+        let empty_call = site.args.len() == 1 && self.text(site.args[0]).trim().is_empty();
+        let passed = if empty_call { 0 } else { site.args.len() };
+        if variadic || passed == signature.params.len() {
+            return false;
+        }
+        let message = format!(
+            "`{}` is called with {passed} argument(s) here, but `{to}` takes {}: `{to}({})`; port this call by hand",
+            site.name,
+            signature.params.len(),
+            signature.params.join(", ")
+        );
+        let note = resolved.note().map(str::to_owned);
+        let diagnostic = self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message);
+        diagnostic.suggestion = note;
+        diagnostic.effort = Some("low".into());
+        true
     }
 
     /// A rule whose target name exists only from a newer SDK release than
@@ -305,6 +341,20 @@ impl<'a> Planner<'a> {
             return;
         }
         if self.consumed_by_rewrite(site) {
+            return;
+        }
+        if let Some((map, value)) = self.rules.enum_map_of_value(self.target(), &site.name) {
+            if self.for_dual_stack && map.converts_at_run_time() {
+                // The dual-stack shim defines the value as CUDA's number and
+                // the call's macro converts it at run time.
+                return;
+            }
+            let message = format!(
+                "`{}` is converted only where a call's rewrite maps it (enum map `{}`, to `{value}`); this use is not such an argument, so port it by hand",
+                site.name, map.name
+            );
+            self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message)
+                .effort = Some("low".into());
             return;
         }
         let message = format!(
