@@ -495,6 +495,12 @@ class ProjectDefinitions:
         r"(?:^|[\s*&:])(\w+)\s*\((?:[^;{}()]|\([^;{}()]*\))*\)\s*(?:const\s*)?(?:noexcept\s*)?\{",  # function definition
     ]
 
+    # `TYPE NAME = ...;` / `TYPE NAME;`: a variable of the project's (cuda-samples'
+    # `cublasStatus_t cublasStatus;`), unless TYPE is a keyword that starts an
+    # expression (`return cudaSuccess;` uses a name).
+    VARIABLE = re.compile(r"\b([A-Za-z_]\w*)[ \t]+(\w+)[ \t]*(?:=(?!=)|;)")
+    NOT_A_TYPE = {"return", "case", "else", "do", "throw", "goto", "delete", "new", "sizeof", "co_return", "co_yield"}
+
     def __init__(self, src: Path):
         self.names: set[str] = set()
         rxs = [re.compile(p, re.M) for p in self.PATTERNS]
@@ -507,6 +513,8 @@ class ProjectDefinitions:
                 continue
             for rx in rxs:
                 self.names.update(m.group(1) for m in rx.finditer(text))
+            self.names.update(m.group(2) for m in self.VARIABLE.finditer(text)
+                              if m.group(1) not in self.NOT_A_TYPE)
 
     def defines(self, name: str) -> bool:
         return name in self.names

@@ -17,6 +17,7 @@ mod pysource;
 mod rename;
 mod result;
 mod run;
+mod sdk;
 mod skeleton;
 mod suppress;
 mod vector_operators;

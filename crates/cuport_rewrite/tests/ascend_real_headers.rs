@@ -285,6 +285,116 @@ fn supplement(set: &HeaderSet) -> (String, Vec<String>) {
     (text, names)
 }
 
+/// How the files of one port compiled.
+#[derive(Default)]
+struct Outcome {
+    compiled: Vec<String>,
+    /// Not compiling, every error at a site flagged for a person.
+    flagged: Vec<String>,
+    /// Errors at sites cuport did not flag.
+    failures: Vec<String>,
+}
+
+/// Ports every fixture with `options` and compiles its host-only C++ files
+/// and generated helper sources against `set` (with `defines`).
+fn compile_fixtures(set: &HeaderSet, options: &MigrateOptions, defines: &[&str]) -> Outcome {
+    let (stand_in_dir, _) = stand_ins(set);
+    let (supplement_text, _) = supplement(set);
+    let supplement_path = stand_in_dir.path().join("cuport_supplement.h");
+    std::fs::write(&supplement_path, supplement_text).unwrap();
+    let mut outcome = Outcome::default();
+    for dir in fixture_dirs() {
+        let fixture = dir.file_name().unwrap().to_string_lossy().into_owned();
+        let migration = migrate_dir(&dir, options);
+        let out = write_output(&migration);
+        let root = out.path().join("tree");
+        let mut sources: Vec<String> = migration
+            .files
+            .iter()
+            .filter(|f| f.path.ends_with(".cpp") && !includes_torch(&f.result.output))
+            .map(|f| f.path.clone())
+            .collect();
+        sources.extend(
+            migration
+                .generated
+                .iter()
+                .filter(|g| g.path.ends_with(".cpp"))
+                .map(|g| g.path.clone()),
+        );
+        for file in sources {
+            let mut flags: Vec<String> = defines.iter().map(|d| format!("-D{d}")).collect();
+            flags.extend([
+                format!("-I{}", stand_in_dir.path().display()),
+                "-include".to_owned(),
+                supplement_path.display().to_string(),
+            ]);
+            flags.extend(set.include_flags());
+            flags.extend(include_dirs(&root));
+            let path = root.join(&file);
+            let (ok, stderr) = gxx(&path, &flags);
+            let name = format!("{fixture}/{file}");
+            if ok {
+                outcome.compiled.push(name);
+                continue;
+            }
+            let flagged = migration
+                .files
+                .iter()
+                .find(|f| f.path == file)
+                .map(flagged_for_a_person)
+                .unwrap_or_default();
+            let unflagged = unflagged_errors(&stderr, &path, &flagged);
+            if unflagged.is_empty() {
+                outcome.flagged.push(name);
+            } else {
+                outcome.failures.push(format!(
+                    "{name}: errors at sites cuport did not flag: {unflagged:?}\n{stderr}"
+                ));
+            }
+        }
+    }
+    outcome
+}
+
+/// The assertions both modes share: no unflagged error; with the newest
+/// release nothing fails at all; the helpers were compiled.
+fn check(set: &HeaderSet, mode: &str, outcome: &Outcome, helpers: &str) {
+    let (_, stood_in) = stand_ins(set);
+    let (_, supplemented) = supplement(set);
+    eprintln!(
+        "{mode}, {} (CANN {}): {} files compiled with g++ -fsyntax-only: {:?}\n  stand-ins from the tables (no package ships them): {stood_in:?}\n  declared from the tables (rows hold them, this header copy lacks them): {supplemented:?}\n  not compiling, every error at a site flagged for a person: {:?}",
+        set.label,
+        set.cann,
+        outcome.compiled.len(),
+        outcome.compiled,
+        outcome.flagged
+    );
+    assert!(
+        outcome.failures.is_empty(),
+        "{mode}, {} (CANN {}): ports that do not compile against the real headers:\n{}",
+        set.label,
+        set.cann,
+        outcome.failures.join("\n")
+    );
+    if set.cann == SETS[SETS.len() - 1].1 {
+        assert!(
+            supplemented.is_empty(),
+            "{}: names missing from the newest headers: {supplemented:?}",
+            set.label
+        );
+        assert!(
+            outcome.flagged.is_empty(),
+            "{mode}, {}: with the newest release every host-only fixture must compile: {:?}",
+            set.label,
+            outcome.flagged
+        );
+    }
+    assert!(
+        outcome.compiled.iter().any(|n| n.ends_with(helpers)),
+        "{mode}: the helpers ({helpers}) were not compiled"
+    );
+}
+
 #[test]
 fn ported_host_code_and_helpers_compile_against_the_real_headers() {
     let sets = header_sets();
@@ -292,92 +402,32 @@ fn ported_host_code_and_helpers_compile_against_the_real_headers() {
         return;
     }
     for set in &sets {
-        let (stand_in_dir, stood_in) = stand_ins(set);
-        let (supplement_text, supplemented) = supplement(set);
-        let supplement_path = stand_in_dir.path().join("cuport_supplement.h");
-        std::fs::write(&supplement_path, supplement_text).unwrap();
-        if set.cann == SETS[SETS.len() - 1].1 {
-            assert!(
-                supplemented.is_empty(),
-                "{}: names missing from the newest headers: {supplemented:?}",
-                set.label
-            );
-        }
         let mut options = MigrateOptions::new(Target::Ascend);
         options.sdk_versions.insert(Target::Ascend, set.version());
-        let mut compiled = Vec::new();
-        let mut failures = Vec::new();
-        let mut flagged_failures = Vec::new();
-        for dir in fixture_dirs() {
-            let fixture = dir.file_name().unwrap().to_string_lossy().into_owned();
-            let migration = migrate_dir(&dir, &options);
-            let out = write_output(&migration);
-            let root = out.path().join("tree");
-            let mut sources: Vec<String> = migration
-                .files
-                .iter()
-                .filter(|f| f.path.ends_with(".cpp") && !includes_torch(&f.result.output))
-                .map(|f| f.path.clone())
-                .collect();
-            sources.extend(
-                migration
-                    .generated
-                    .iter()
-                    .filter(|g| g.path.ends_with(".cpp"))
-                    .map(|g| g.path.clone()),
-            );
-            for file in sources {
-                let mut flags = vec![
-                    format!("-I{}", stand_in_dir.path().display()),
-                    "-include".to_owned(),
-                    supplement_path.display().to_string(),
-                ];
-                flags.extend(set.include_flags());
-                flags.extend(include_dirs(&root));
-                let path = root.join(&file);
-                let (ok, stderr) = gxx(&path, &flags);
-                let name = format!("{fixture}/{file}");
-                if ok {
-                    compiled.push(name);
-                    continue;
-                }
-                let flagged = migration
-                    .files
-                    .iter()
-                    .find(|f| f.path == file)
-                    .map(flagged_for_a_person)
-                    .unwrap_or_default();
-                let unflagged = unflagged_errors(&stderr, &path, &flagged);
-                if unflagged.is_empty() {
-                    flagged_failures.push(name);
-                } else {
-                    failures.push(format!(
-                        "{name}: errors at sites cuport did not flag: {unflagged:?}\n{stderr}"
-                    ));
-                }
-            }
-        }
-        eprintln!(
-            "{} (CANN {}): {} files compiled with g++ -fsyntax-only: {compiled:?}\n  stand-ins from the tables (no package ships them): {stood_in:?}\n  declared from the tables (rows hold them, this header copy lacks them): {supplemented:?}\n  not compiling, every error at a site flagged for a person: {flagged_failures:?}",
-            set.label,
-            set.cann,
-            compiled.len()
-        );
-        assert!(
-            failures.is_empty(),
-            "{} (CANN {}): ports that do not compile against the real headers:\n{}",
-            set.label,
-            set.cann,
-            failures.join("\n")
-        );
-        if set.cann == SETS[SETS.len() - 1].1 {
-            assert!(flagged_failures.is_empty(), "{}: with the newest release every host-only fixture must compile: {flagged_failures:?}", set.label);
-        }
-        assert!(
-            compiled
-                .iter()
-                .any(|n| n.ends_with("cuport_ascend_helpers.cpp")),
-            "the helpers were not compiled"
+        let outcome = compile_fixtures(set, &options, &[]);
+        check(set, "--to ascend", &outcome, "cuport_ascend_helpers.cpp");
+    }
+}
+
+/// The Ascend path of a dual-stack tree (`-DCUPORT_BACKEND_ASCEND`): the
+/// same host-only files through the cuport/ shim headers, and the helpers
+/// under cuport/.
+#[test]
+fn the_dual_stack_ascend_path_compiles_against_the_real_headers() {
+    let sets = header_sets();
+    if sets.is_empty() || !require("g++") {
+        return;
+    }
+    for set in &sets {
+        let mut options = MigrateOptions::new(Target::Ascend);
+        options.dual = vec![Target::Ascend, Target::Hip];
+        options.sdk_versions.insert(Target::Ascend, set.version());
+        let outcome = compile_fixtures(set, &options, &["CUPORT_BACKEND_ASCEND"]);
+        check(
+            set,
+            "--dual --to ascend,hip",
+            &outcome,
+            "cuport/ascend_helpers.cpp",
         );
     }
 }

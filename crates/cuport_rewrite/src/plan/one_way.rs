@@ -2,14 +2,13 @@
 //! target and becomes an edit, a diagnostic, or both (an approximate
 //! mapping is applied and reported).
 use cuport_analyze::Site;
-use cuport_model::{
-    Language, Library, MinimumVersion, SiteKind, Target, TextRange, WarpDiagnostic,
-};
+use cuport_model::{Language, Library, SiteKind, Target, TextRange, WarpDiagnostic};
 use cuport_rules::{Resolved, Status};
 
 use super::{plan_sites, FileInput, PendingRewrite, PlanSite, PlannedFile, Planner};
 use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::options::HipLaunch;
+use crate::sdk::newer_release_needed;
 
 /// Plans a file for the one-way target.
 pub(crate) fn plan_file(input: &FileInput<'_>) -> PlannedFile {
@@ -151,17 +150,9 @@ impl<'a> Planner<'a> {
         let Some(selected) = self.options.sdk_version(target) else {
             return false;
         };
-        let Some(minimum) = resolved
-            .target_version()
-            .and_then(MinimumVersion::from_text)
-        else {
+        let Some(minimum) = newer_release_needed(resolved, target, Some(selected)) else {
             return false;
         };
-        let product = self.profile().versions.product.as_deref();
-        let same_product = product.is_some_and(|p| p.eq_ignore_ascii_case(&minimum.product));
-        if !same_product || !minimum.excludes(&selected) {
-            return false;
-        }
         let to = resolved.target_name.as_deref().unwrap_or("its port");
         let flag = self
             .profile()

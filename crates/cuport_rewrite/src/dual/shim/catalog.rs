@@ -3,12 +3,13 @@
 //! tables: a name a one-way migration knows is never missing here.
 use std::collections::BTreeMap;
 
-use cuport_model::{Library, Target};
+use cuport_model::{Library, MinimumVersion, SdkVersion, Target};
 use cuport_rules::{EnumMap, Flavour, NameKind, RuleSet, Status};
 
 use super::entry::{provision, Provision};
 use crate::diagnostic::codes;
 use crate::dual::names::{is_shimmed, portable_name};
+use crate::sdk::newer_release_needed;
 
 /// One backend's provision of every portable name, per library.
 #[derive(Debug, Default)]
@@ -27,7 +28,12 @@ pub(crate) struct Section {
 
 impl Section {
     /// The section for `target` (HIP with `flavour`).
-    pub(crate) fn build(rules: &RuleSet, target: Target, flavour: Flavour) -> Section {
+    pub(crate) fn build(
+        rules: &RuleSet,
+        target: Target,
+        flavour: Flavour,
+        sdk: Option<SdkVersion>,
+    ) -> Section {
         let mut section = Section::default();
         let flavour = if flavour.applies_to(target) {
             flavour
@@ -60,7 +66,10 @@ impl Section {
                 let libraries = section.libraries.entry(library).or_default();
                 libraries.extend(resolved.libraries().iter().cloned());
             }
-            let provided = provision(cuda_name, &resolved, target);
+            let provided = match newer_release_needed(&resolved, target, sdk) {
+                Some(minimum) => too_new(cuda_name, &resolved, target, &minimum, sdk),
+                None => provision(cuda_name, &resolved, target),
+            };
             section
                 .names
                 .entry(library)
@@ -163,4 +172,27 @@ impl Section {
 pub(crate) fn shimmed_library(cuda_name: &str, rule_library: Option<Library>) -> Option<Library> {
     let library = rule_library.or_else(|| cuport_analyze::library_of(cuda_name))?;
     is_shimmed(library).then_some(library)
+}
+
+/// A name whose target counterpart needs a newer SDK release than the one
+/// the shim is made for: using it fails to compile and says which.
+fn too_new(
+    cuda_name: &str,
+    resolved: &cuport_rules::Resolved<'_>,
+    target: Target,
+    minimum: &MinimumVersion,
+    sdk: Option<SdkVersion>,
+) -> Provision {
+    let versions = &target.profile().versions;
+    let selected = sdk.map(|v| v.to_string()).unwrap_or_default();
+    let flag = versions.flag.as_deref().unwrap_or("sdk-version");
+    let to = resolved.target_name.as_deref().unwrap_or("its port");
+    Provision::Unavailable {
+        kind: resolved.kind(),
+        message: format!(
+            "{cuda_name} would become {to}, which needs {minimum}; this shim is made for {} {selected} (--{flag}) [{}]",
+            minimum.product,
+            codes::SDK_TOO_OLD
+        ),
+    }
 }

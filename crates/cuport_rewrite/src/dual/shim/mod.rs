@@ -44,7 +44,7 @@ pub fn shim_headers(
     let sections: Vec<(Target, Section)> = targets
         .iter()
         .map(|&t| {
-            let mut section = Section::build(rules, t, flavour);
+            let mut section = Section::build(rules, t, flavour, options.sdk_version(t));
             section.add_unknown(&project.names, t);
             (t, section)
         })
