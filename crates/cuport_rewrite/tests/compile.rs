@@ -238,3 +238,42 @@ fn flagged_names(file: &cuport_rewrite::MigratedFile) -> Vec<&str> {
         .map(|d| d.cuda_name.as_str())
         .collect()
 }
+
+/// Debian's hipcc is HIP 5.2.3, which has no `*_sync` warp intrinsics:
+/// with `--rocm-version 5.2.3` they become the mask-less forms, and the
+/// port compiles there (without it they stay, for ROCm 6.2 and later).
+#[test]
+fn warp_sync_intrinsics_compile_with_hip_5_2_when_that_release_is_selected() {
+    if !require("hipcc") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("warp.cu"),
+        "__global__ void k(float* x, unsigned m) {\n  float v = x[threadIdx.x];\n  v += __shfl_down_sync(0xffffffffu, v, 16);\n  v += __shfl_xor_sync(0xffffffffu, v, 8, 16);\n  if (__any_sync(m, v > 0.f)) x[0] = v;\n  x[1] = (float)__ballot_sync(0xffffffffu, v > 1.f);\n}\n",
+    )
+    .unwrap();
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.sdk_versions.insert(
+        Target::Hip,
+        cuport_model::SdkVersion::parse("5.2.3").unwrap(),
+    );
+    let migration = migrate_dir(dir.path(), &options);
+    let out = write_output(&migration);
+    let path = out.path().join("tree/warp.cu");
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert!(
+        text.contains("__shfl_down(v, 16)") && text.contains("__ballot(v > 1.f)"),
+        "{text}"
+    );
+    let output = Command::new("hipcc")
+        .args(["-fsyntax-only", "--offload-arch=gfx90a", "-x", "hip"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}

@@ -311,6 +311,7 @@ impl Builder {
             unconfirmed: false,
             flavour: p.flavour(),
             template: None,
+            older_sdk: None,
             cuda_params: None,
             helpers: Vec::new(),
             origin,
@@ -382,6 +383,9 @@ impl Builder {
         rule.cuda_params.clone_from(&e.cuda_params);
         if let Some(template) = &e.template {
             self.compile_template(p, target, e, template, &mut rule);
+        }
+        if let Some(older) = &e.older_sdk {
+            self.compile_older_sdk(p, target, e, older, &mut rule);
         }
         let to = self.entry_target(p, e, &rule);
         self.check_status(p, e, &rule);

@@ -6,7 +6,7 @@ use toml::Spanned;
 use crate::builder::{Builder, Parsed};
 use crate::diag::DiagKind;
 use crate::model::{NameKind, Status};
-use crate::raw::RawEntry;
+use crate::raw::{RawEntry, RawOlderSdk};
 use crate::ruleset::Rule;
 use crate::template::Template;
 
@@ -103,6 +103,44 @@ impl Builder {
         self.check_arity(p, target, source, &template);
         rule.helpers = self.helpers_used(target, &template);
         rule.template = Some(template);
+    }
+
+    /// `older-sdk`: a template like `template`, for releases older than the
+    /// entry's `target-version`, which must state a minimum.
+    pub(crate) fn compile_older_sdk(
+        &mut self,
+        p: &Parsed,
+        target: Target,
+        e: &RawEntry,
+        older: &RawOlderSdk,
+        rule: &mut Rule,
+    ) {
+        let at = p.at(&older.template);
+        let states_minimum = rule
+            .target_version
+            .as_deref()
+            .and_then(cuport_model::MinimumVersion::from_text)
+            .is_some();
+        if !states_minimum {
+            let msg = format!("`{}` has `older-sdk` but no `target-version` of the form `PRODUCT >= VERSION` saying which releases are older", e.cuda.get_ref());
+            return self.error(at, DiagKind::MissingField, msg);
+        }
+        let maps = self.set.tables.entry(target).or_default().enum_maps.clone();
+        let parsed = Template::parse(older.template.get_ref())
+            .and_then(|t| t.link(|n| maps.get(n).cloned()));
+        let template = match parsed {
+            Ok(t) => t,
+            Err(err) => return self.error(at, DiagKind::BadTemplate, err.to_string()),
+        };
+        if let Some(why) = expression_problem(older.template.get_ref()) {
+            let msg = format!(
+                "field `older-sdk.template` {:?} {why}; a template replaces one call with one expression",
+                older.template.get_ref()
+            );
+            return self.error(at, DiagKind::BadTemplate, msg);
+        }
+        self.check_arg_range(p, e, &older.template, &template);
+        rule.older_sdk = Some((template, older.note.clone()));
     }
 
     fn check_arg_range(

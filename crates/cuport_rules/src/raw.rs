@@ -133,9 +133,24 @@ pub(crate) struct RawEntry {
     /// CUDA versions where the CUDA name exists.
     #[serde(default)]
     pub(crate) cuda_version: Option<CudaVersion>,
+    /// What the port becomes for an SDK release older than `target-version`
+    /// states (`--rocm-version 5.2`: `__shfl_down_sync` → `__shfl_down`).
+    #[serde(default)]
+    pub(crate) older_sdk: Option<RawOlderSdk>,
     /// The fact was not confirmed in a vendor header or doc; never `exact` or `renamed`.
     #[serde(default)]
     pub(crate) unconfirmed: bool,
+}
+
+/// The rewrite for releases older than an entry's `target-version`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RawOlderSdk {
+    /// Argument template, as an entry's `template`.
+    #[schemars(with = "String")]
+    pub(crate) template: Spanned<String>,
+    /// What the older form loses (the diagnostic says it).
+    pub(crate) note: String,
 }
 
 /// When a CUDA API appeared, was deprecated or removed.

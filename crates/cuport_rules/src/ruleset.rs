@@ -32,6 +32,9 @@ pub struct Rule {
     /// `roc` for rules that apply only with `--hip-libs=roc`.
     pub flavour: Flavour,
     pub template: Option<Template>,
+    /// The rewrite for SDK releases older than `target_version` states,
+    /// and what it loses.
+    pub older_sdk: Option<(Template, String)>,
     /// The CUDA function's parameter names (`cuda-params`), for templates.
     pub cuda_params: Option<Vec<String>>,
     /// Helper functions (shim) the template calls.
@@ -254,6 +257,13 @@ impl<'a> Resolved<'a> {
     }
     pub fn note(&self) -> Option<&'a str> {
         self.rule.note.as_deref()
+    }
+    /// The rewrite for SDK releases older than the rule's minimum, and its note.
+    pub fn older_sdk(&self) -> Option<(&'a Template, &'a str)> {
+        self.rule
+            .older_sdk
+            .as_ref()
+            .map(|(template, note)| (template, note.as_str()))
     }
     /// The target versions the mapping holds for (`CANN >= 9.1.0`).
     pub fn target_version(&self) -> Option<&'a str> {

@@ -3,7 +3,7 @@
 //! mapping is applied and reported).
 use cuport_analyze::Site;
 use cuport_model::{Language, Library, SiteKind, Target, TextRange, WarpDiagnostic};
-use cuport_rules::{Resolved, Status};
+use cuport_rules::{Resolved, Status, Template};
 
 use super::{plan_sites, FileInput, PendingRewrite, PlanSite, PlannedFile, Planner};
 use crate::diagnostic::{codes, Diagnostic, Level};
@@ -145,7 +145,7 @@ impl<'a> Planner<'a> {
     /// A rule whose target name exists only from a newer SDK release than
     /// the one the port is made for: the site stays as it is, with a
     /// diagnostic naming the release it needs.
-    fn needs_newer_sdk(&mut self, site: &Site, resolved: &Resolved<'_>) -> bool {
+    fn needs_newer_sdk(&mut self, site: &Site, resolved: &Resolved<'a>) -> bool {
         let target = self.target();
         let Some(selected) = self.options.sdk_version(target) else {
             return false;
@@ -153,6 +153,20 @@ impl<'a> Planner<'a> {
         let Some(minimum) = newer_release_needed(resolved, target, Some(selected)) else {
             return false;
         };
+        if let Some((template, note)) = resolved.older_sdk() {
+            let code = resolved.code().map_or_else(String::new, |c| c.to_string());
+            if self.rewrite_with(site, template, &code) {
+                let callee = template.callee().unwrap_or("its older form");
+                let message = format!(
+                    "`{}` needs {minimum}; for {} {selected} it becomes `{callee}`, which is not exactly equivalent",
+                    site.name, minimum.product
+                );
+                let diagnostic = self.diagnose(site, &code, Level::Approximate, message);
+                diagnostic.suggestion = Some(note.to_owned());
+                diagnostic.reference = resolved.reference().map(str::to_owned);
+                return true;
+            }
+        }
         let to = resolved.target_name.as_deref().unwrap_or("its port");
         let flag = self
             .profile()
@@ -459,11 +473,24 @@ impl<'a> Planner<'a> {
     /// Rewrites a whole call through the entry's argument template (once
     /// every site is planned: see [`Planner::compose_rewrites`]).
     fn rewrite(&mut self, site: &Site, resolved: &Resolved<'a>, code: &str) -> bool {
-        let (Some(template), Some(call)) = (resolved.template(), site.call) else {
-            let message = format!("`{}` needs its call rewritten, but it is not called here (taken by address or in a macro?)", site.name);
-            self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message)
-                .effort = Some("low".into());
-            return false;
+        match resolved.template() {
+            Some(template) => self.rewrite_with(site, template, code),
+            None => self.rewrite_needs_call(site),
+        }
+    }
+
+    fn rewrite_needs_call(&mut self, site: &Site) -> bool {
+        let message = format!("`{}` needs its call rewritten, but it is not called here (taken by address or in a macro?)", site.name);
+        self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message)
+            .effort = Some("low".into());
+        false
+    }
+
+    /// Rewrites the call at `site` through `template` once every site is
+    /// planned.
+    fn rewrite_with(&mut self, site: &Site, template: &'a Template, code: &str) -> bool {
+        let Some(call) = site.call else {
+            return self.rewrite_needs_call(site);
         };
         self.pending.push(PendingRewrite {
             call,

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use cuport_model::{Library, MinimumVersion, SdkVersion, Target};
 use cuport_rules::{EnumMap, Flavour, NameKind, RuleSet, Status};
 
-use super::entry::{provision, Provision};
+use super::entry::{older_provision, provision, Provision};
 use crate::diagnostic::codes;
 use crate::dual::names::{is_shimmed, portable_name};
 use crate::sdk::newer_release_needed;
@@ -67,6 +67,7 @@ impl Section {
                 libraries.extend(resolved.libraries().iter().cloned());
             }
             let provided = match newer_release_needed(&resolved, target, sdk) {
+                Some(_) if resolved.older_sdk().is_some() => older_provision(&resolved),
                 Some(minimum) => too_new(cuda_name, &resolved, target, &minimum, sdk),
                 None => provision(cuda_name, &resolved, target),
             };
