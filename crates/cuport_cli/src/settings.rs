@@ -257,11 +257,7 @@ fn resolve_sdk_versions(
         let version = SdkVersion::parse(&value).map_err(|e| anyhow::anyhow!("{source}: {e}"))?;
         let versions = &target.profile().versions;
         let product = versions.product.as_deref().unwrap_or("SDK");
-        if let Some(oldest) = versions
-            .oldest
-            .as_deref()
-            .and_then(|o| SdkVersion::parse(o).ok())
-        {
+        if let Some(oldest) = versions.oldest {
             if version < oldest {
                 bail!("{source}: {product} {version} is older than the oldest release cuport ports to ({product} {oldest}); choose {oldest} or newer");
             }
@@ -461,12 +457,7 @@ impl Settings {
             self.annotate.value, self.annotate.source
         );
         for (target, version) in &self.sdk_versions {
-            let flag = target
-                .profile()
-                .versions
-                .flag
-                .as_deref()
-                .unwrap_or("sdk-version");
+            let flag = target.profile().versions.flag_name();
             let _ = writeln!(
                 text,
                 "{flag:<18} {:<24} from {}",
@@ -476,8 +467,7 @@ impl Settings {
         for target in &self.targets.value {
             let chosen = self.sdk_versions.iter().any(|(t, _)| t == target);
             let versions = &target.profile().versions;
-            if let (false, Some(flag), Some(default)) = (chosen, &versions.flag, &versions.default)
-            {
+            if let (false, Some(flag), Some(default)) = (chosen, &versions.flag, versions.default) {
                 let _ = writeln!(text, "{flag:<18} {default:<24} from default");
             }
         }

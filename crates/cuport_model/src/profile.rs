@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use serde::Deserialize;
 
-use crate::{Library, Target};
+use crate::{Library, SdkVersion, Target};
 
 mod embedded {
     include!(concat!(env!("OUT_DIR"), "/profiles.rs"));
@@ -67,15 +67,28 @@ pub struct VersionFacts {
     pub flag: Option<String>,
     /// The release ports are made for when none is selected; absent: none
     /// (every rule applies).
-    pub default: Option<String>,
+    pub default: Option<SdkVersion>,
     /// The oldest release cuport makes ports for.
-    pub oldest: Option<String>,
+    pub oldest: Option<SdkVersion>,
     /// Where the release facts come from.
     pub reference: Option<String>,
     /// Macros the generated shim header defines to 1 or 0 for the selected
     /// release, so the helpers call the APIs that release has.
     #[serde(default)]
     pub feature: Vec<VersionFeature>,
+}
+
+impl VersionFacts {
+    /// The flag that selects a release, without dashes (`cann-version`).
+    pub fn flag_name(&self) -> &str {
+        self.flag.as_deref().unwrap_or("sdk-version")
+    }
+
+    /// `CANN 8.2.RC1 (--cann-version)`: a selected release as messages say it.
+    pub fn describe(&self, selected: SdkVersion) -> String {
+        let product = self.product.as_deref().unwrap_or("SDK");
+        format!("{product} {selected} (--{})", self.flag_name())
+    }
 }
 
 /// `#define MACRO 1` in the shim when the selected release is `since` or
@@ -85,7 +98,7 @@ pub struct VersionFacts {
 pub struct VersionFeature {
     #[serde(rename = "macro")]
     pub macro_name: String,
-    pub since: String,
+    pub since: SdkVersion,
     /// What the macro switches and where the fact comes from.
     pub note: String,
 }

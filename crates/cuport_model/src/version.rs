@@ -7,7 +7,8 @@ use std::fmt;
 /// A release number: `MAJOR.MINOR` then a patch (`9.1.0`) or a release
 /// candidate (`8.2.RC1`), which comes before the final release of its
 /// minor version. A bare `8.0` stands for the first release of 8.0.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Deserialize)]
+#[serde(try_from = "String")]
 pub struct SdkVersion {
     major: u32,
     minor: u32,
@@ -58,6 +59,15 @@ impl SdkVersion {
     }
 }
 
+/// Profiles name releases as strings; a malformed one fails the load.
+impl TryFrom<String> for SdkVersion {
+    type Error = VersionError;
+
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        SdkVersion::parse(&text)
+    }
+}
+
 impl Ord for SdkVersion {
     fn cmp(&self, other: &Self) -> Ordering {
         (self.major, self.minor, self.stage).cmp(&(other.major, other.minor, other.stage))
@@ -72,11 +82,12 @@ impl PartialOrd for SdkVersion {
 
 impl fmt::Display for SdkVersion {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.stage {
-            Stage::Earliest => write!(f, "{}.{}", self.major, self.minor),
-            Stage::ReleaseCandidate(n) => write!(f, "{}.{}.RC{n}", self.major, self.minor),
-            Stage::Final(patch) => write!(f, "{}.{}.{patch}", self.major, self.minor),
-        }
+        // `pad` so that `{:<24}` in aligned listings works.
+        f.pad(&match self.stage {
+            Stage::Earliest => format!("{}.{}", self.major, self.minor),
+            Stage::ReleaseCandidate(n) => format!("{}.{}.RC{n}", self.major, self.minor),
+            Stage::Final(patch) => format!("{}.{}.{patch}", self.major, self.minor),
+        })
     }
 }
 

@@ -54,27 +54,19 @@ pub(crate) fn helper_files(
 /// `sdk` (a feature counts as present when no release is selected), right
 /// after the include guard, so the helpers and the project can test them.
 fn with_feature_macros(shim: String, target: Target, sdk: Option<SdkVersion>) -> String {
-    let features = &target.profile().versions.feature;
-    if features.is_empty() {
+    let versions = &target.profile().versions;
+    if versions.feature.is_empty() {
         return shim;
     }
     let mut block = match sdk {
         Some(sdk) => format!(
             "/* Made for {} {sdk}. */\n",
-            target
-                .profile()
-                .versions
-                .product
-                .as_deref()
-                .unwrap_or("SDK")
+            versions.product.as_deref().unwrap_or("SDK")
         ),
         None => String::new(),
     };
-    for feature in features {
-        let present = match (sdk, SdkVersion::parse(&feature.since)) {
-            (Some(sdk), Ok(since)) => sdk >= since,
-            _ => true,
-        };
+    for feature in &versions.feature {
+        let present = sdk.is_none_or(|sdk| sdk >= feature.since);
         block.push_str(&format!(
             "#ifndef {0}\n#define {0} {1}\n#endif\n",
             feature.macro_name,

@@ -44,11 +44,10 @@ impl MigrateOptions {
     /// The SDK release rules are gated by for `target`: the selected one,
     /// else the profile's default (none: every rule applies).
     pub fn sdk_version(&self, target: Target) -> Option<SdkVersion> {
-        if let Some(version) = self.sdk_versions.get(&target) {
-            return Some(*version);
-        }
-        let default = target.profile().versions.default.as_deref()?;
-        SdkVersion::parse(default).ok()
+        self.sdk_versions
+            .get(&target)
+            .copied()
+            .or(target.profile().versions.default)
     }
 
     /// Whether the run writes one portable source (CUDA plus `dual` targets).

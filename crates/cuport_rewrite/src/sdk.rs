@@ -13,8 +13,8 @@ pub(crate) fn newer_release_needed(
     selected: Option<SdkVersion>,
 ) -> Option<MinimumVersion> {
     let selected = selected?;
-    let minimum = MinimumVersion::from_text(resolved.target_version()?)?;
+    let minimum = resolved.minimum_version()?;
     let product = target.profile().versions.product.as_deref()?;
     let same_product = product.eq_ignore_ascii_case(&minimum.product);
-    (same_product && minimum.excludes(&selected)).then_some(minimum)
+    (same_product && minimum.excludes(&selected)).then(|| minimum.clone())
 }

@@ -200,16 +200,7 @@ fn the_tables_agree_with_the_real_headers() {
                 absent.push(sig.name.clone());
                 continue;
             }
-            let params = if sig.params.is_empty() {
-                "void".to_owned()
-            } else {
-                sig.params.join(", ")
-            };
-            let _ = writeln!(
-                source,
-                "extern \"C\" {} {}({params});",
-                sig.returns, sig.name
-            );
+            source.push_str(&c_declaration(sig));
             checked += 1;
         }
         for (enum_name, values) in rules.target_enums(Target::Ascend) {
@@ -245,6 +236,16 @@ fn the_tables_agree_with_the_real_headers() {
     }
 }
 
+/// `extern "C" RET NAME(PARAMS);` for a table signature.
+fn c_declaration(sig: &cuport_rules::Signature) -> String {
+    let params = if sig.params.is_empty() {
+        "void".to_owned()
+    } else {
+        sig.params.join(", ")
+    };
+    format!("extern \"C\" {} {}({params});\n", sig.returns, sig.name)
+}
+
 /// Declarations, from the tables, of the ACL/HCCL names the rows hold for
 /// the set's release that the set's header copy lacks (the torch-npu
 /// subset); forced in before the port with `-include`.
@@ -259,12 +260,7 @@ fn supplement(set: &HeaderSet) -> (String, Vec<String>) {
             .chain(sig.params.iter().flat_map(|p| vendor_identifiers(p)))
             .all(|word| word == sig.name || set.declares(word));
         if in_real_headers(set, &sig.name) && !set.declares(&sig.name) && types_known {
-            let params = if sig.params.is_empty() {
-                "void".to_owned()
-            } else {
-                sig.params.join(", ")
-            };
-            let _ = writeln!(text, "extern \"C\" {} {}({params});", sig.returns, sig.name);
+            text.push_str(&c_declaration(sig));
             names.push(sig.name.clone());
         }
     }
@@ -288,6 +284,10 @@ fn supplement(set: &HeaderSet) -> (String, Vec<String>) {
 /// How the files of one port compiled.
 #[derive(Default)]
 struct Outcome {
+    /// Headers declared from the tables because no package ships them.
+    stood_in: Vec<String>,
+    /// ACL/HCCL names the rows hold that the header copy lacks.
+    supplemented: Vec<String>,
     compiled: Vec<String>,
     /// Not compiling, every error at a site flagged for a person.
     flagged: Vec<String>,
@@ -298,11 +298,15 @@ struct Outcome {
 /// Ports every fixture with `options` and compiles its host-only C++ files
 /// and generated helper sources against `set` (with `defines`).
 fn compile_fixtures(set: &HeaderSet, options: &MigrateOptions, defines: &[&str]) -> Outcome {
-    let (stand_in_dir, _) = stand_ins(set);
-    let (supplement_text, _) = supplement(set);
+    let (stand_in_dir, stood_in) = stand_ins(set);
+    let (supplement_text, supplemented) = supplement(set);
     let supplement_path = stand_in_dir.path().join("cuport_supplement.h");
     std::fs::write(&supplement_path, supplement_text).unwrap();
-    let mut outcome = Outcome::default();
+    let mut outcome = Outcome {
+        stood_in,
+        supplemented,
+        ..Outcome::default()
+    };
     for dir in fixture_dirs() {
         let fixture = dir.file_name().unwrap().to_string_lossy().into_owned();
         let migration = migrate_dir(&dir, options);
@@ -359,8 +363,7 @@ fn compile_fixtures(set: &HeaderSet, options: &MigrateOptions, defines: &[&str])
 /// The assertions both modes share: no unflagged error; with the newest
 /// release nothing fails at all; the helpers were compiled.
 fn check(set: &HeaderSet, mode: &str, outcome: &Outcome, helpers: &str) {
-    let (_, stood_in) = stand_ins(set);
-    let (_, supplemented) = supplement(set);
+    let (stood_in, supplemented) = (&outcome.stood_in, &outcome.supplemented);
     eprintln!(
         "{mode}, {} (CANN {}): {} files compiled with g++ -fsyntax-only: {:?}\n  stand-ins from the tables (no package ships them): {stood_in:?}\n  declared from the tables (rows hold them, this header copy lacks them): {supplemented:?}\n  not compiling, every error at a site flagged for a person: {:?}",
         set.label,

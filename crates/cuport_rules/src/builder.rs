@@ -278,7 +278,11 @@ impl Builder {
         }
     }
 
-    pub(crate) fn push_rule(&mut self, rule: Rule) -> usize {
+    pub(crate) fn push_rule(&mut self, mut rule: Rule) -> usize {
+        rule.minimum_version = rule
+            .target_version
+            .as_deref()
+            .and_then(cuport_model::MinimumVersion::from_text);
         self.set.rules.push(rule);
         self.set.rules.len() - 1
     }
@@ -312,6 +316,7 @@ impl Builder {
             flavour: p.flavour(),
             template: None,
             older_sdk: None,
+            minimum_version: None,
             cuda_params: None,
             helpers: Vec::new(),
             origin,

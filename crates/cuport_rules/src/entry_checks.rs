@@ -75,31 +75,17 @@ impl Builder {
         source: &Spanned<String>,
         rule: &mut Rule,
     ) {
-        let at = p.at(source);
         if e.status == Status::Renamed || e.status == Status::Exact {
             let msg = format!(
                 "`{}` has a template but status `{}`; use `rewrite`",
                 e.cuda.get_ref(),
                 e.status
             );
-            self.error(at.clone(), DiagKind::BadTemplate, msg);
+            self.error(p.at(source), DiagKind::BadTemplate, msg);
         }
-        let table = self.set.tables.entry(target).or_default();
-        let maps = table.enum_maps.clone();
-        let parsed =
-            Template::parse(source.get_ref()).and_then(|t| t.link(|n| maps.get(n).cloned()));
-        let template = match parsed {
-            Ok(t) => t,
-            Err(err) => return self.error(at, DiagKind::BadTemplate, err.to_string()),
+        let Some(template) = self.linked_template(p, target, e, source, "template") else {
+            return;
         };
-        if let Some(why) = expression_problem(source.get_ref()) {
-            let msg = format!(
-                "field `template` {:?} {why}; a template replaces one call with one expression",
-                source.get_ref()
-            );
-            return self.error(at, DiagKind::BadTemplate, msg);
-        }
-        self.check_arg_range(p, e, source, &template);
         self.check_arity(p, target, source, &template);
         rule.helpers = self.helpers_used(target, &template);
         rule.template = Some(template);
@@ -125,22 +111,45 @@ impl Builder {
             let msg = format!("`{}` has `older-sdk` but no `target-version` of the form `PRODUCT >= VERSION` saying which releases are older", e.cuda.get_ref());
             return self.error(at, DiagKind::MissingField, msg);
         }
+        if let Some(template) =
+            self.linked_template(p, target, e, &older.template, "older-sdk.template")
+        {
+            rule.older_sdk = Some((template, older.note.clone()));
+        }
+    }
+
+    /// `source` (the entry's `field`) parsed, linked to the target's enum
+    /// maps and checked to be one expression whose arguments the CUDA
+    /// function has; `None` after reporting why not.
+    fn linked_template(
+        &mut self,
+        p: &Parsed,
+        target: Target,
+        e: &RawEntry,
+        source: &Spanned<String>,
+        field: &str,
+    ) -> Option<Template> {
+        let at = p.at(source);
         let maps = self.set.tables.entry(target).or_default().enum_maps.clone();
-        let parsed = Template::parse(older.template.get_ref())
-            .and_then(|t| t.link(|n| maps.get(n).cloned()));
+        let parsed =
+            Template::parse(source.get_ref()).and_then(|t| t.link(|n| maps.get(n).cloned()));
         let template = match parsed {
             Ok(t) => t,
-            Err(err) => return self.error(at, DiagKind::BadTemplate, err.to_string()),
+            Err(err) => {
+                self.error(at, DiagKind::BadTemplate, err.to_string());
+                return None;
+            }
         };
-        if let Some(why) = expression_problem(older.template.get_ref()) {
+        if let Some(why) = expression_problem(source.get_ref()) {
             let msg = format!(
-                "field `older-sdk.template` {:?} {why}; a template replaces one call with one expression",
-                older.template.get_ref()
+                "field `{field}` {:?} {why}; a template replaces one call with one expression",
+                source.get_ref()
             );
-            return self.error(at, DiagKind::BadTemplate, msg);
+            self.error(at, DiagKind::BadTemplate, msg);
+            return None;
         }
-        self.check_arg_range(p, e, &older.template, &template);
-        rule.older_sdk = Some((template, older.note.clone()));
+        self.check_arg_range(p, e, source, &template);
+        Some(template)
     }
 
     fn check_arg_range(

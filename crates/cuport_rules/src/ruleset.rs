@@ -27,6 +27,8 @@ pub struct Rule {
     pub imports: Vec<String>,
     pub libraries: Vec<String>,
     pub target_version: Option<String>,
+    /// `target_version` when it states `PRODUCT >= VERSION`, parsed once.
+    pub minimum_version: Option<cuport_model::MinimumVersion>,
     pub cuda_version: Option<CudaVersion>,
     pub unconfirmed: bool,
     /// `roc` for rules that apply only with `--hip-libs=roc`.
@@ -268,6 +270,10 @@ impl<'a> Resolved<'a> {
     /// The target versions the mapping holds for (`CANN >= 9.1.0`).
     pub fn target_version(&self) -> Option<&'a str> {
         self.rule.target_version.as_deref()
+    }
+    /// The minimum release `target_version` states, if it states one.
+    pub fn minimum_version(&self) -> Option<&'a cuport_model::MinimumVersion> {
+        self.rule.minimum_version.as_ref()
     }
     pub fn reference(&self) -> Option<&'a str> {
         self.rule.reference.as_deref()

@@ -267,20 +267,23 @@ impl<'a> Scanner<'a> {
     /// here (`void cudaCheck(cudaError_t e) {`) rather than called: a type
     /// name before it, or a body after its parameter list.
     fn is_function_declaration(&self, i: usize) -> bool {
-        let typed = i > 0
+        self.follows_a_type_name(i) || self.body_follows(i + 1)
+    }
+
+    /// The token before `i` is a name that is no keyword starting an
+    /// expression (`int f`, `cudaError_t e`; not `return f`).
+    fn follows_a_type_name(&self, i: usize) -> bool {
+        i > 0
             && self.kind_at(i - 1) == Some(TokKind::Ident)
-            && !is_expression_keyword(self.text(i - 1));
-        typed || self.body_follows(i + 1)
+            && !is_expression_keyword(self.text(i - 1))
     }
 
     /// `TYPE NAME =` or `TYPE NAME;`: the name at token `i` is a variable
     /// (or typedef) being defined, after a type name that is no keyword
     /// starting an expression (`return NAME;` uses a name).
     fn is_variable_definition(&self, i: usize) -> bool {
-        let typed = i > 0
-            && self.kind_at(i - 1) == Some(TokKind::Ident)
-            && !is_expression_keyword(self.text(i - 1));
-        typed && matches!(self.kind_at(i + 1), Some(TokKind::Punct(b'=' | b';')))
+        self.follows_a_type_name(i)
+            && matches!(self.kind_at(i + 1), Some(TokKind::Punct(b'=' | b';')))
     }
 
     fn body_follows(&self, open: usize) -> bool {

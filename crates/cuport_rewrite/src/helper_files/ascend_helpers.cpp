@@ -544,22 +544,29 @@ extern "C" aclError cuport_acl_reset_current_device(void) {
 // CUDA event flags opt out (cudaEventDisableTiming = 0x02), ACL's opt in:
 // timestamps need TIME_LINE, cross-stream waits need SYNC. cudaEventBlockingSync
 // (0x01) has no counterpart and is dropped.
-extern "C" aclError cuport_acl_stream_query(aclrtStream stream) {
-    aclrtStreamStatus status = ACL_STREAM_STATUS_COMPLETE;
-    aclError st = aclrtStreamQuery(stream, &status);
+namespace {
+
+// A completion query's result as CUDA's queries report it: the ACL error,
+// else CUPORT_ACL_NOT_READY while work is pending, else ACL_SUCCESS.
+aclError query_result(aclError st, bool pending) {
     if (st != ACL_SUCCESS) {
         return st;
     }
-    return status == ACL_STREAM_STATUS_NOT_READY ? static_cast<aclError>(CUPORT_ACL_NOT_READY) : ACL_SUCCESS;
+    return pending ? static_cast<aclError>(CUPORT_ACL_NOT_READY) : ACL_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" aclError cuport_acl_stream_query(aclrtStream stream) {
+    aclrtStreamStatus status = ACL_STREAM_STATUS_COMPLETE;
+    aclError st = aclrtStreamQuery(stream, &status);
+    return query_result(st, status == ACL_STREAM_STATUS_NOT_READY);
 }
 
 extern "C" aclError cuport_acl_event_query(aclrtEvent event) {
     aclrtEventRecordedStatus status = ACL_EVENT_RECORDED_STATUS_COMPLETE;
     aclError st = aclrtQueryEventStatus(event, &status);
-    if (st != ACL_SUCCESS) {
-        return st;
-    }
-    return status == ACL_EVENT_RECORDED_STATUS_NOT_READY ? static_cast<aclError>(CUPORT_ACL_NOT_READY) : ACL_SUCCESS;
+    return query_result(st, status == ACL_EVENT_RECORDED_STATUS_NOT_READY);
 }
 
 extern "C" uint32_t cuport_acl_event_flags(unsigned int cudaFlags) {

@@ -87,13 +87,14 @@ impl<'a> Planner<'a> {
         if applied {
             // Library headers come with the include they replace (see
             // `headers`); only cuport's own shim is added for the call.
-            if !self.helpers_called(site, &resolved).is_empty() {
+            let helpers = self.helpers_called(site, &resolved);
+            if !helpers.is_empty() {
                 self.out
                     .headers
                     .push(format!("\"{}\"", crate::helper_files::SHIM_HEADER));
             }
             self.out.imports.extend(resolved.imports().iter().cloned());
-            self.helpers_needed(site, &resolved);
+            self.helpers_needed(site, &helpers);
         }
         let level = match status {
             Status::Exact | Status::Renamed | Status::Rewrite => None,
@@ -168,29 +169,22 @@ impl<'a> Planner<'a> {
             }
         }
         let to = resolved.target_name.as_deref().unwrap_or("its port");
-        let flag = self
-            .profile()
-            .versions
-            .flag
-            .as_deref()
-            .unwrap_or("sdk-version");
         let message = format!(
-            "`{}` would become `{to}`, which needs {minimum}; this port is for {} {selected} (--{flag})",
-            site.name, minimum.product
+            "`{}` would become `{to}`, which needs {minimum}; this port is for {}",
+            site.name,
+            self.profile().versions.describe(selected)
         );
-        let note = resolved.note().map(str::to_owned);
+        let note = resolved
+            .note()
+            .map(|n| format!(" ({n})"))
+            .unwrap_or_default();
+        let suggestion = format!(
+            "port it by hand for {selected}, or make the port for {} {} or newer{note}",
+            minimum.product, minimum.version
+        );
         let reference = resolved.reference().map(str::to_owned);
         let diagnostic = self.diagnose(site, codes::SDK_TOO_OLD, Level::Manual, message);
-        diagnostic.suggestion = Some(match note {
-            Some(note) => format!(
-                "port it by hand for {selected}, or make the port for {} {} or newer ({note})",
-                minimum.product, minimum.version
-            ),
-            None => format!(
-                "port it by hand for {selected}, or make the port for {} {} or newer",
-                minimum.product, minimum.version
-            ),
-        });
+        diagnostic.suggestion = Some(suggestion);
         diagnostic.reference = reference;
         diagnostic.effort = Some("low".into());
         true
@@ -255,8 +249,7 @@ impl<'a> Planner<'a> {
     /// two-phase API): the run writes the helper (cuport_shim.h and
     /// cuport_ascend_helpers.cpp at the root of the output), which the build
     /// must compile in.
-    fn helpers_needed(&mut self, site: &Site, resolved: &Resolved<'_>) {
-        let helpers = self.helpers_called(site, resolved);
+    fn helpers_needed(&mut self, site: &Site, helpers: &[String]) {
         if helpers.is_empty() {
             return;
         }

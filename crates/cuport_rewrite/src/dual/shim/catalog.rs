@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use cuport_model::{Library, MinimumVersion, SdkVersion, Target};
 use cuport_rules::{EnumMap, Flavour, NameKind, RuleSet, Status};
 
-use super::entry::{older_provision, provision, Provision};
+use super::entry::{macro_provision, provision, Provision};
 use crate::diagnostic::codes;
 use crate::dual::names::{is_shimmed, portable_name};
 use crate::sdk::newer_release_needed;
@@ -66,10 +66,12 @@ impl Section {
                 let libraries = section.libraries.entry(library).or_default();
                 libraries.extend(resolved.libraries().iter().cloned());
             }
-            let provided = match newer_release_needed(&resolved, target, sdk) {
-                Some(_) if resolved.older_sdk().is_some() => older_provision(&resolved),
-                Some(minimum) => too_new(cuda_name, &resolved, target, &minimum, sdk),
-                None => provision(cuda_name, &resolved, target),
+            let provided = match (newer_release_needed(&resolved, target, sdk), sdk) {
+                (None, _) | (_, None) => provision(cuda_name, &resolved, target),
+                (Some(minimum), Some(sdk)) => match resolved.older_sdk() {
+                    Some((older, _)) => macro_provision(&resolved, older),
+                    None => too_new(cuda_name, &resolved, target, &minimum, sdk),
+                },
             };
             section
                 .names
@@ -182,17 +184,14 @@ fn too_new(
     resolved: &cuport_rules::Resolved<'_>,
     target: Target,
     minimum: &MinimumVersion,
-    sdk: Option<SdkVersion>,
+    sdk: SdkVersion,
 ) -> Provision {
-    let versions = &target.profile().versions;
-    let selected = sdk.map(|v| v.to_string()).unwrap_or_default();
-    let flag = versions.flag.as_deref().unwrap_or("sdk-version");
     let to = resolved.target_name.as_deref().unwrap_or("its port");
     Provision::Unavailable {
         kind: resolved.kind(),
         message: format!(
-            "{cuda_name} would become {to}, which needs {minimum}; this shim is made for {} {selected} (--{flag}) [{}]",
-            minimum.product,
+            "{cuda_name} would become {to}, which needs {minimum}; this shim is made for {} [{}]",
+            target.profile().versions.describe(sdk),
             codes::SDK_TOO_OLD
         ),
     }

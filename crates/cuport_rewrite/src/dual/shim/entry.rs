@@ -45,19 +45,12 @@ pub(crate) fn provision(cuda_name: &str, resolved: &Resolved<'_>, target: Target
     }
 }
 
-/// The rule's `older-sdk` form, for a shim made for a release older than
-/// the rule's minimum.
-pub(crate) fn older_provision(resolved: &Resolved<'_>) -> Provision {
-    match resolved.older_sdk() {
-        Some((template, _)) => macro_provision(resolved, template),
-        None => Provision::Unavailable {
-            kind: resolved.kind(),
-            message: String::new(),
-        },
-    }
-}
-
-fn macro_provision(resolved: &Resolved<'_>, template: &cuport_rules::Template) -> Provision {
+/// `#define P(a1, a2) BODY` from `template` (the rule's, or its
+/// `older-sdk` form for a shim made for an older release).
+pub(crate) fn macro_provision(
+    resolved: &Resolved<'_>,
+    template: &cuport_rules::Template,
+) -> Provision {
     let named = match template.rest_from() {
         Some(from) => from,
         None => resolved
