@@ -30,6 +30,11 @@ pub struct Site {
     /// For kernel launches of templates (`k<T, 4><<<...>>>`): the template arguments.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template_args: Option<TextRange>,
+    /// For kernel launches spelled `<< <` ... `>> >` (as Visual Studio's
+    /// formatter writes them; nvcc accepts that, clang-based compilers do
+    /// not): the two delimiters as written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spaced_chevrons: Option<[TextRange; 2]>,
     /// For kernel definitions and the `__device__` qualifier of a function:
     /// the body in braces (absent for declarations and variables).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -58,6 +63,7 @@ impl Site {
             args: Vec::new(),
             launch_config: Vec::new(),
             template_args: None,
+            spaced_chevrons: None,
             body: None,
             condition: None,
         }

@@ -117,6 +117,9 @@ cuport_codes! {
     /// Dual-stack Python: a dtype a selected target does not support (fp64
     /// on Ascend). The code is kept; nothing converts it silently.
     DUAL_UNSUPPORTED_DTYPE = "CP0050", true, "Dual-stack Python: a dtype a selected target does not support";
+    /// An edit: a launch written `<< <` ... `>> >` respelled `<<<` ... `>>>`,
+    /// which clang-based compilers (hipcc, mcc) need.
+    LAUNCH_SPELLING = "CP1098", false, "A kernel launch written << < ... >> > respelled <<< ... >>> (clang-based compilers need it)";
     /// An edit: a HIP launch written as `hipLaunchKernelGGL`
     /// (`--hip-kernel-launch ggl`).
     HIP_GGL_LAUNCH = "CP1099", false, "A kernel launch written as hipLaunchKernelGGL (--hip-kernel-launch ggl)";

@@ -286,3 +286,64 @@ fn cublaslt_and_nvml_calls_get_specific_diagnostics_on_ascend() {
         "{codes:?}"
     );
 }
+
+/// CoffeeBeforeArch/cuda_programming (formatted by Visual Studio) launches
+/// kernels as `k << <g, b >> > (x)`. nvcc reads that as a launch; clang (hipcc,
+/// mcc) does not, and cuport saw two shifts: no launch site, nothing said,
+/// and the HIP port failed to compile ("expected primary-expression").
+#[test]
+fn launches_spelled_with_spaced_chevrons_are_launches() {
+    let source = "__global__ void k(int* a) { a[threadIdx.x] = 1; }\ntemplate <typename T> __global__ void f(T* a) {}\nvoid run(int* d) {\n    k << <2, 32 >> > (d);\n    f<int> << <1, 1 >> > (d);\n}\n";
+    let root = tree(&[("spaced.cu", source)]);
+    for target in [Target::Hip, Target::Musa] {
+        let migration = migrate(root.path(), &MigrateOptions::new(target));
+        let text = String::from_utf8_lossy(&output(&migration, "spaced.cu").output).into_owned();
+        assert!(text.contains("k <<<2, 32 >>> (d);"), "{target:?}: {text}");
+        assert!(
+            text.contains("f<int> <<<1, 1 >>> (d);"),
+            "{target:?}: {text}"
+        );
+    }
+    let mut ggl = MigrateOptions::new(Target::Hip);
+    ggl.hip_launch = cuport_rewrite::HipLaunch::Ggl;
+    let migration = migrate(root.path(), &ggl);
+    let text = String::from_utf8_lossy(&output(&migration, "spaced.cu").output).into_owned();
+    assert!(
+        text.contains("hipLaunchKernelGGL(k, dim3(2), dim3(32), 0, 0, d);"),
+        "{text}"
+    );
+    assert!(
+        text.contains("hipLaunchKernelGGL(HIP_KERNEL_NAME(f<int>), dim3(1), dim3(1), 0, 0, d);"),
+        "{text}"
+    );
+    // Dual-stack for CUDA and HIP keeps the launch (both compile it) and
+    // respells it; with Ascend it goes behind the launch macro.
+    let mut dual = MigrateOptions::new(Target::Hip);
+    dual.dual = vec![Target::Hip];
+    let migration = migrate(root.path(), &dual);
+    let text = String::from_utf8_lossy(&output(&migration, "spaced.cu").output).into_owned();
+    assert!(text.contains("k <<<2, 32 >>> (d);"), "{text}");
+    dual.dual = vec![Target::Ascend, Target::Hip];
+    let migration = migrate(root.path(), &dual);
+    let text = String::from_utf8_lossy(&output(&migration, "spaced.cu").output).into_owned();
+    assert!(
+        text.contains("CUPORT_KERNEL_LAUNCH((k), (2, 32), d);"),
+        "{text}"
+    );
+    assert!(
+        text.contains("CUPORT_KERNEL_LAUNCH((f<int>), (1, 1), d);"),
+        "{text}"
+    );
+}
+
+/// `operator<< <T>` (a friend template specialisation) is not a launch.
+#[test]
+fn operator_shift_specialisation_is_not_a_launch() {
+    let source = "template <typename T> struct B;\ntemplate <typename T> int operator<<(int, B<T>);\ntemplate <typename T> struct B { friend int operator<< <T>(int, B<T>); };\n__global__ void k() {}\n";
+    let root = tree(&[("op.cu", source)]);
+    let migration = migrate(root.path(), &MigrateOptions::new(Target::Hip));
+    let file = output(&migration, "op.cu");
+    let text = String::from_utf8_lossy(&file.output).into_owned();
+    assert!(text.contains("operator<< <T>(int, B<T>)"), "{text}");
+    assert!(!file.diagnostics.iter().any(|d| d.code == "CP1098"));
+}

@@ -110,6 +110,9 @@ impl Scanner<'_> {
         );
         site.launch_config = self.split_range(i, close);
         site.template_args = template;
+        if self.text(i) != "<<<" || self.text(close) != ">>>" {
+            site.spaced_chevrons = Some([self.range(i, i), self.range(close, close)]);
+        }
         if self.kind_at(close + 1) == Some(TokKind::Punct(b'(')) {
             if let Some(end) = self.matching(close + 1) {
                 site.args = self.arguments(close + 1, end);

@@ -23,9 +23,12 @@ pub(crate) enum TokKind {
     Scope,
     /// `->`
     Arrow,
-    /// `<<<` (kernel launch configuration opens)
+    /// `<<<` (kernel launch configuration opens); also `<< <`, which nvcc
+    /// accepts and editors' formatters produce (Visual Studio writes
+    /// `k << <g, b >> > (x)`). The token then spans the blanks too.
     LaunchOpen,
-    /// `>>>` (kernel launch configuration closes, or three template closers)
+    /// `>>>` (kernel launch configuration closes, or three template closers);
+    /// also `>> >` while a launch configuration is open.
     LaunchClose,
     /// `<<`
     Shl,
@@ -83,6 +86,7 @@ pub(crate) fn lex(src: &[u8]) -> Lexed {
         at_line_start: true,
         in_directive: false,
         after_include: false,
+        in_launch: false,
         out: Lexed {
             tokens: Vec::with_capacity(src.len() / 5),
             ..Lexed::default()
@@ -106,6 +110,9 @@ struct Lexer<'a> {
     at_line_start: bool,
     in_directive: bool,
     after_include: bool,
+    /// Between a `<<<` and its `>>>`: only there is `>> >` a launch close
+    /// (elsewhere it closes three templates).
+    in_launch: bool,
     out: Lexed,
 }
 
@@ -377,7 +384,28 @@ impl Lexer<'_> {
     fn punct(&mut self, byte: u8) {
         let start = self.pos;
         self.at_line_start = false;
-        let (kind, len) = match (byte, self.peek(1), self.peek(2)) {
+        let spaced_launch = match (byte, self.peek(1)) {
+            (b'<', b'<') if !self.after_operator_keyword() => self
+                .spaced_third(b'<')
+                .map(|len| (TokKind::LaunchOpen, len)),
+            (b'>', b'>') if self.in_launch => self
+                .spaced_third(b'>')
+                .map(|len| (TokKind::LaunchClose, len)),
+            _ => None,
+        };
+        let (kind, len) = spaced_launch.unwrap_or_else(|| self.plain_punct(byte));
+        self.pos += len;
+        self.in_launch = match kind {
+            TokKind::LaunchOpen => true,
+            TokKind::LaunchClose | TokKind::Punct(b';' | b'{' | b'}') => false,
+            _ => self.in_launch,
+        };
+        self.push(kind, start, self.pos);
+    }
+
+    /// The punctuation token starting with `byte` and its length.
+    fn plain_punct(&self, byte: u8) -> (TokKind, usize) {
+        match (byte, self.peek(1), self.peek(2)) {
             (b':', b':', _) => (TokKind::Scope, 2),
             (b'-', b'>', _) => (TokKind::Arrow, 2),
             (b'<', b'<', b'<') => (TokKind::LaunchOpen, 3),
@@ -390,9 +418,29 @@ impl Lexer<'_> {
             (b'&', b'&', _) | (b'|', b'|', _) => (TokKind::Punct(byte), 2),
             (b, _, _) if b.is_ascii_graphic() => (TokKind::Punct(b), 1),
             _ => (TokKind::Other, 1),
-        };
-        self.pos += len;
-        self.push(kind, start, self.pos);
+        }
+    }
+
+    /// `operator<< <T>(...)` names a template specialisation, not a launch.
+    fn after_operator_keyword(&self) -> bool {
+        self.out
+            .tokens
+            .last()
+            .is_some_and(|t| t.kind == TokKind::Ident && t.text(self.src) == b"operator")
+    }
+
+    /// For `<< <` / `>> >` at the current position (`<<` or `>>` then
+    /// blanks on the same line, then `third`): the length up to and including
+    /// `third`. `a << <` cannot be a shift (no expression starts with `<`),
+    /// so outside `operator<< <T>` the spelling is a launch.
+    fn spaced_third(&self, third: u8) -> Option<usize> {
+        let blanks = self.src[self.pos + 2..]
+            .iter()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+        let at = self.pos + 2 + blanks;
+        (blanks > 0 && self.src.get(at) == Some(&third) && self.src.get(at + 1) != Some(&b'='))
+            .then_some(at + 1 - self.pos)
     }
 }
 
@@ -441,6 +489,18 @@ mod tests {
     fn comments_and_strings_hide_identifiers() {
         let src = "a /* cudaMalloc */ b // cudaFree\n\"cudaMemcpy\" R\"x(cudaSetDevice)x\" c";
         assert_eq!(idents(src), ["a", "b", "c"]);
+    }
+
+    #[test]
+    fn spaced_launch_tokens_are_recognised() {
+        let toks = kinds_and_text("k << <g, b >> > (x); v<w<u<int>> > y;");
+        let friend = kinds_and_text("friend S& operator<< <T>(S&, X<T>);");
+        assert_eq!(friend[4].0, TokKind::Shl, "{friend:?}");
+        assert_eq!(toks[1], (TokKind::LaunchOpen, "<< <".to_owned()));
+        assert_eq!(toks[5], (TokKind::LaunchClose, ">> >".to_owned()));
+        let closers: Vec<_> = toks[13..].iter().map(|t| t.0).collect();
+        assert!(closers.contains(&TokKind::Shr), "{toks:?}");
+        assert!(!closers.contains(&TokKind::LaunchClose), "{toks:?}");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use super::shim::{backend_macro, shimmed_library, target_header};
 use super::state::{DualPlanner, Launch};
 use crate::diagnostic::{codes, Level};
 use crate::headers::is_annotation;
-use crate::plan::{Planned, Planner};
+use crate::plan::{chevron_respellings, Planned, Planner};
 
 /// The guard that keeps CUDA kernels where they compile (and everywhere when
 /// the shim is absent).
@@ -387,13 +387,26 @@ fn last_global_qualifier(before: &[u8]) -> Option<usize> {
 
 fn kernel_launch(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
     if !kernels_need_port(planner) {
+        // The launch stays as written for every backend: hipcc needs `<<<`.
+        for (range, text) in chevron_respellings(site) {
+            planner.edit(
+                range,
+                text.to_owned(),
+                codes::LAUNCH_SPELLING.into(),
+                &site.name,
+            );
+        }
         return true;
     }
     let Some(call) = site.call else {
         return false;
     };
     let text = planner.text(call);
-    let Some(chevrons) = text.find("<<<") else {
+    let chevrons = match site.spaced_chevrons {
+        Some([open, _]) => open.start.checked_sub(call.start),
+        None => text.find("<<<"),
+    };
+    let Some(chevrons) = chevrons else {
         return false;
     };
     if text

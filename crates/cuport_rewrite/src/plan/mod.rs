@@ -285,3 +285,12 @@ pub(crate) fn plan_sites(planner: &mut impl PlanSite, input: &FileInput<'_>) -> 
     }
     stats
 }
+
+/// The edits that respell a launch written `<< <` ... `>> >` as `<<<` ...
+/// `>>>` (none for a launch spelled the usual way).
+pub(crate) fn chevron_respellings(site: &Site) -> Vec<(TextRange, &'static str)> {
+    match site.spaced_chevrons {
+        Some([open, close]) => vec![(open, "<<<"), (close, ">>>")],
+        None => Vec::new(),
+    }
+}

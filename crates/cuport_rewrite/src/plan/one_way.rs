@@ -645,6 +645,7 @@ impl<'a> Planner<'a> {
         }
         let kernels = &self.profile().kernels;
         if self.profile().kernels_native() {
+            self.respell_spaced_chevrons(site);
             return;
         }
         let message = format!(
@@ -654,6 +655,19 @@ impl<'a> Planner<'a> {
         let diagnostic = self.diagnose(site, codes::LAUNCH_MANUAL, Level::Manual, message);
         diagnostic.effort = Some("medium".into());
         diagnostic.suggestion = Some(kernels.guidance.clone());
+    }
+
+    /// `k << <g, b >> > (a)` → `k<<<g, b>>> (a)`: nvcc reads the spaced
+    /// spelling as a launch, clang-based compilers do not.
+    fn respell_spaced_chevrons(&mut self, site: &Site) {
+        for (range, text) in super::chevron_respellings(site) {
+            self.edit(
+                range,
+                text.to_owned(),
+                codes::LAUNCH_SPELLING.into(),
+                &site.name,
+            );
+        }
     }
 
     /// `k<<<g, b, s, q>>>(a)` → `hipLaunchKernelGGL(k, dim3(g), dim3(b), s, q, a)`.
