@@ -580,7 +580,7 @@ def find_leftovers(out_root: Path, files: list[str], skip: set[str], idents: set
 class Variant:
     """One way of compiling the output tree."""
     name: str
-    compiler: str  # nvcc | hipcc
+    compiler: str  # nvcc | hipcc | hipcpu
     defines: list[str]
     extra: list[str] = field(default_factory=list)
 
@@ -614,6 +614,143 @@ def hipcc_cmd(a, unit: str, tree: Path, extra_defines: list[str], extra: list[st
     return cmd
 
 
+HIP_CPU_PRELUDE = Path(__file__).resolve().parent / "hip_cpu_prelude.h"
+
+
+def hipcpu_exe(a, unit: str) -> Path:
+    return a.bin_dir / (re.sub(r"[^A-Za-z0-9._-]+", "_", unit) + ".exe")
+
+
+def hipcpu_cmd(a, unit: str, tree: Path, extra_defines: list[str], extra: list[str] = ()) -> list[str]:
+    """Build the HIP port of UNIT as a program with g++ against AMD's HIP-CPU (header-only, TBB)."""
+    unit_dir = str((tree / unit).parent)
+    cmd = [a.cxx, f"-std={a.std}", "-O2", "-include", str(HIP_CPU_PRELUDE), "-I", unit_dir]
+    for inc in a.tree_include:
+        cmd += ["-I", str(tree / inc)]
+    cmd += ["-I", str(Path(a.hip_cpu_root) / "include")]
+    for d in a.define + extra_defines:
+        cmd.append(f"-D{d}")
+    # Only preprocessor flags of --unit-flags carry over: the rest are nvcc's.
+    cmd += [f for f in unit_flags(a, unit) if f.startswith(("-D", "-U", "-I"))]
+    cmd += a.cxx_flag + list(extra)
+    cmd += ["-x", "c++", unit, "-x", "none", "-o", str(hipcpu_exe(a, unit)), "-ltbb", "-lpthread"]
+    return cmd
+
+
+# A program's own word that it checked its results and they held.
+SUCCESS_RE = re.compile(r"(?i)\b(pass(ed)?|success(ful|fully)?|correct|verified|match(es|ed)?)\b")
+# A program that checks with assert() (abort, non-zero exit) needs to print nothing.
+ASSERT_RE = re.compile(rb"\bassert\s*\(")
+
+
+def run_programs(a, units: list[str], out: Path) -> dict[str, dict]:
+    """Run each built program (one at a time: HIP-CPU spreads a launch over every core) from its
+    unit's directory of the output tree; what it printed and how it ended."""
+    runs: dict[str, dict] = {}
+    if units:
+        log(a, f"hip-cpu: running {len(units)} programs ({a.run_timeout:.0f} s timeout each)")
+    for u in units:
+        args = [arg for spec in a.run_arg for pat, _, rest in [spec.partition("=")]
+                if fnmatch.fnmatch(u, pat) for arg in shlex.split(rest)]
+        rc, output, secs = run_cmd([str(hipcpu_exe(a, u))] + args, (out / u).parent, a.run_timeout)
+        try:
+            asserts = bool(ASSERT_RE.search((out / u).read_bytes()))
+        except OSError:
+            asserts = False
+        said = SUCCESS_RE.search(output)
+        if rc == 124:
+            verdict = "timeout"
+        elif rc != 0:
+            verdict = "failed"
+        elif said:
+            verdict = "passed"
+        elif asserts:
+            verdict = "passed (assert)"
+        else:
+            verdict = "exit 0, no self-check seen"
+        lines = [l for l in output.splitlines() if l.strip()]
+        runs[u] = {"rc": rc, "seconds": round(secs, 2), "verdict": verdict, "args": args,
+                   "said": said.group(0) if said else None, "last_line": lines[-1][:200] if lines else ""}
+        if a.verbose:
+            log(a, f"  run {verdict:<28} {secs:6.1f}s {u}")
+    return runs
+
+
+def summarise_runs(units, before, built, runs) -> dict:
+    def count(pred) -> int:
+        return sum(1 for u in units if pred(u))
+    return {
+        "units": len(units),
+        "nvcc_as_shipped": count(lambda u: before[u].ok),
+        "built": count(lambda u: built[u].ok),
+        "passed": count(lambda u: runs.get(u, {}).get("verdict", "").startswith("passed")),
+        "failed": count(lambda u: runs.get(u, {}).get("verdict") in ("failed", "timeout")),
+        "unchecked": count(lambda u: runs.get(u, {}).get("verdict") == "exit 0, no self-check seen"),
+    }
+
+
+def print_runs(summary: dict, units: dict) -> None:
+    w = sys.stdout.write
+    w(f"hip-cpu runs: {summary['passed']} passed, {summary['failed']} failed, {summary['unchecked']} ran without "
+      f"a self-check, of {summary['built']} built ({summary['units']} units, {summary['nvcc_as_shipped']} "
+      f"compile with nvcc as shipped)\n")
+    for u, e in units.items():
+        r = e.get("run")
+        if r is None:
+            after = e.get("after", {}).get("hip-cpu build", {})
+            why = after.get("class") or ("did not compile with nvcc as shipped" if e["before"]["rc"] else "")
+            w(f"  {'not built':<28} {u}: {why} {after.get('detail', '')[:150]}\n")
+        else:
+            told = f" (printed {r['said']!r})" if r["said"] else ""
+            w(f"  {r['verdict']:<28} {u}: {r['seconds']:.1f} s{told}"
+              + ("" if r["verdict"].startswith("passed") else f"; last line: {r['last_line'][:120]}") + "\n")
+    sys.stdout.flush()
+
+
+# What HIP-CPU (a CPU emulation of HIP) leaves out that ROCm has: a failure there is HIP-CPU's
+# gap, not the port's. Names are checked against ROCm's headers on this system.
+UNDECLARED_RE = re.compile(r"[‘'`](?P<n>[A-Za-z_][A-Za-z0-9_]*)[’'] (was not declared|has not been declared|is not a member)")
+UNDEFINED_REF_RE = re.compile(r"undefined reference to [`‘'](?P<n>[A-Za-z_][A-Za-z0-9_:]*)")
+
+
+def hip_cpu_gap(a, r: CompileResult, tree: Path, unit: str) -> str | None:
+    """Why a HIP port that hipcc would take does not build on HIP-CPU, if it is HIP-CPU's gap."""
+    text = r.output_tail
+    fe = r.first_error
+    if fe and fe.file and not fe.file.startswith(str(a.hip_cpu_root)) and "/include/hip/" in os.path.normpath(fe.file):
+        return f"{os.path.normpath(fe.file)} is ROCm's, HIP-CPU has no such header"
+    m = UNDECLARED_RE.search(fe.text if fe else "")
+    if m and m.group("n").lower().startswith("hip") and rocm_declares(m.group("n")):
+        return f"{m.group('n')} is in ROCm's headers, not in HIP-CPU"
+    m = UNDEFINED_REF_RE.search(text)
+    if m:
+        try:
+            src = (tree / unit).read_text(errors="replace")
+        except OSError:
+            src = ""
+        if re.search(r"extern\s+__shared__[^;]*\b" + re.escape(m.group("n")) + r"\b", src):
+            return f"extern __shared__ {m.group('n')}: HIP-CPU needs HIP_DYNAMIC_SHARED for dynamic shared memory"
+    return None
+
+
+_rocm_text: str | None = None
+
+
+def rocm_declares(name: str) -> bool:
+    global _rocm_text
+    if _rocm_text is None:
+        parts = []
+        for root in ["/usr/include/hip"] + sorted(glob.glob("/opt/rocm*/include/hip")):
+            for dirpath, _, files in os.walk(root):
+                for f in files:
+                    try:
+                        parts.append(Path(dirpath, f).read_text(errors="replace"))
+                    except OSError:
+                        pass
+        _rocm_text = "\n".join(parts)
+    return re.search(r"\b" + re.escape(name) + r"\b", _rocm_text) is not None
+
+
 def unit_flags(a, unit: str) -> list[str]:
     flags: list[str] = []
     for spec in a.unit_flags:
@@ -624,7 +761,8 @@ def unit_flags(a, unit: str) -> list[str]:
 
 
 def build_cmd(a, v: Variant, unit: str, tree: Path) -> list[str]:
-    return (nvcc_cmd if v.compiler == "nvcc" else hipcc_cmd)(a, unit, tree, v.defines, v.extra)
+    builder = {"nvcc": nvcc_cmd, "hipcc": hipcc_cmd, "hipcpu": hipcpu_cmd}[v.compiler]
+    return builder(a, unit, tree, v.defines, v.extra)
 
 
 def cache_key(cmd: list[str], tree: Path) -> str:
@@ -676,8 +814,10 @@ def log(a, msg: str) -> None:
 
 
 def run_cuport(a, src: Path, out: Path) -> tuple[Migration, dict]:
-    if a.mode == "hip":
+    if a.mode in ("hip", "hip-cpu"):
         cmd = [a.cuport, "migrate", "--to", "hip", str(src), "--out", str(out), "--format", "json"]
+        if a.mode == "hip-cpu":  # HIP-CPU is plain C++: no <<<>>>
+            cmd += ["--hip-kernel-launch", "ggl"]
     else:
         cmd = [a.cuport, "migrate", "--dual", "--to", a.dual_targets, str(src), "--out", str(out), "--format", "json"]
     cmd += a.cuport_arg
@@ -737,6 +877,15 @@ class Ctx:
 
 def classify(a, r: CompileResult, ctx: Ctx, compiler: str, unit: str) -> tuple[str, str]:
     """(class, detail) for a unit that compiled before and fails now."""
+    found = classify_compile(a, r, ctx, compiler, unit)
+    if compiler == "hipcpu" and found[0] == "unexplained":
+        gap = hip_cpu_gap(a, r, ctx.out, unit)
+        if gap:
+            return "hip-cpu-gap", gap
+    return found
+
+
+def classify_compile(a, r: CompileResult, ctx: Ctx, compiler: str, unit: str) -> tuple[str, str]:
     tree, mig = ctx.out, ctx.mig
     fe = r.first_error
     if r.rc == 124:
@@ -804,7 +953,16 @@ environment (defaults for the options): CUPORT_NVCC, CUPORT_CUDA_INCLUDES (colon
 CUPORT_HIPCC, CUPORT_HIP_INCLUDES, CUPORT_BIN (the cuport binary).""")
     p.add_argument("--src", required=True, type=Path, help="checkout of the code base (not modified)")
     p.add_argument("--cuport", default=env.get("CUPORT_BIN"), help="cuport binary (or $CUPORT_BIN)")
-    p.add_argument("--mode", choices=["hip", "dual"], default="hip")
+    p.add_argument("--mode", choices=["hip", "dual", "hip-cpu"], default="hip",
+                   help="hip: hipcc -fsyntax-only on the HIP port; dual: nvcc on the dual-stack port; "
+                        "hip-cpu: build the HIP port (--hip-kernel-launch ggl) with --cxx against HIP-CPU and run it")
+    p.add_argument("--hip-cpu-root", default=env.get("HIP_CPU_ROOT"),
+                   help="mode hip-cpu: checkout of github.com/ROCm/HIP-CPU with external/ (or $HIP_CPU_ROOT)")
+    p.add_argument("--cxx", default=env.get("CXX", "g++"), help="mode hip-cpu: the C++ compiler (default $CXX or g++)")
+    p.add_argument("--cxx-flag", action="append", default=[], metavar="FLAG", help="mode hip-cpu: extra compiler flag")
+    p.add_argument("--run-timeout", type=float, default=600.0, help="mode hip-cpu: seconds per program run (default 600)")
+    p.add_argument("--run-arg", action="append", default=[], metavar="GLOB=ARGS",
+                   help="mode hip-cpu: command-line arguments for the programs whose unit matches GLOB")
     p.add_argument("--translator", choices=["cuport", "hipify-perl"], default="cuport",
                    help="what produces the output tree (hipify-perl: mode hip only, for comparison)")
     p.add_argument("--hipify-perl", default=env.get("CUPORT_HIPIFY_PERL"), help="path of ROCm's hipify-perl")
@@ -900,16 +1058,23 @@ CUPORT_HIPCC, CUPORT_HIP_INCLUDES, CUPORT_BIN (the cuport binary).""")
                 p.error("--cuport PATH (or $CUPORT_BIN) is required unless --baseline-only")
             a.cuport = need(a.cuport, "cuport (--cuport / $CUPORT_BIN)")
         else:
-            if a.mode != "hip":
-                p.error("--translator hipify-perl works with --mode hip only")
+            if a.mode == "dual":
+                p.error("--translator hipify-perl works with --mode hip or hip-cpu only")
             if not a.hipify_perl or not os.path.isfile(a.hipify_perl):
                 p.error("--hipify-perl PATH is required with --translator hipify-perl")
         if a.mode == "hip" or a.dual_hip:
             a.hipcc = need(a.hipcc, "hipcc (--hipcc / $CUPORT_HIPCC)")
+        if a.mode == "hip-cpu":
+            if not a.hip_cpu_root or not (Path(a.hip_cpu_root) / "include" / "hip" / "hip_runtime.h").is_file():
+                p.error("--mode hip-cpu needs --hip-cpu-root (or $HIP_CPU_ROOT): a checkout of github.com/ROCm/HIP-CPU "
+                        "with its external/ folder (include/hip/hip_runtime.h was not found)")
+            a.cxx = need(a.cxx, "C++ compiler (--cxx / $CXX)")
 
     work = a.work.resolve() if a.work else Path(tempfile.mkdtemp(prefix="corpus_check."))
     work.mkdir(parents=True, exist_ok=True)
     out = work / "out"
+    a.bin_dir = work / "bin"
+    a.bin_dir.mkdir(exist_ok=True)
     report: dict = {"src": str(src), "mode": a.mode, "translator": a.translator, "units": {},
                     "config": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items()}}
     try:
@@ -954,9 +1119,10 @@ CUPORT_HIPCC, CUPORT_HIP_INCLUDES, CUPORT_BIN (the cuport binary).""")
         # rules for leftovers and CUDA header names
         idents, headers, libs, exact_headers = set(), set(), {}, set()
         if a.translator == "cuport":
-            targets = ["hip"] if a.mode == "hip" else [t for t in a.dual_targets.split(",") if t]
+            one_way = a.mode in ("hip", "hip-cpu")
+            targets = ["hip"] if one_way else [t for t in a.dual_targets.split(",") if t]
             # dual: kernels stay CUDA (device code), so device-side names are not leftovers there
-            skip_libs = set() if a.mode == "hip" else {"device", "cooperative-groups", "cub", "thrust", "torch", "build"}
+            skip_libs = set() if one_way else {"device", "cooperative-groups", "cub", "thrust", "torch", "build"}
             idents, headers, libs, exact_headers = rules_names(a.cuport, targets, skip_libs, 120)
             if a.mode == "dual":  # header classification wants every mapped header, device ones too
                 _, mapped_headers, _, _ = rules_names(a.cuport, targets, set(), 120)
@@ -969,6 +1135,8 @@ CUPORT_HIPCC, CUPORT_HIP_INCLUDES, CUPORT_BIN (the cuport binary).""")
         # (d) compile the output
         if a.mode == "hip":
             variants = [Variant("hip", "hipcc", [])]
+        elif a.mode == "hip-cpu":
+            variants = [Variant("hip-cpu build", "hipcpu", [])]
         else:
             variants = [Variant("cuda -DCUPORT_BACKEND_CUDA", "nvcc", ["CUPORT_BACKEND_CUDA"]),
                         Variant("cuda (no backend macro)", "nvcc", [])]
@@ -1004,6 +1172,13 @@ CUPORT_HIPCC, CUPORT_HIP_INCLUDES, CUPORT_BIN (the cuport binary).""")
                 if u in cl:
                     entry[v.name]["class"], entry[v.name]["detail"] = cl[u]
 
+        # (e) HIP-CPU: run what built
+        if a.mode == "hip-cpu":
+            runs = run_programs(a, [u for u in units if afters["hip-cpu build"][u].ok], out)
+            for u, r in runs.items():
+                report["units"][u]["run"] = r
+            report["runs"] = summarise_runs(units, before, afters["hip-cpu build"], runs)
+
         # (f) leftovers
         if not a.no_leftovers and (idents or headers):
             skip = set(mig.generated)
@@ -1021,6 +1196,8 @@ CUPORT_HIPCC, CUPORT_HIP_INCLUDES, CUPORT_BIN (the cuport binary).""")
             }
         stub_view = {k: {u: (e["class"], e["detail"], e["stubs"]) for u, e in v.items()} for k, v in report.get("stubbed", {}).items()}
         print_table(a, units, before, afters, classes, report.get("leftovers"), mig, stub_view)
+        if "runs" in report:
+            print_runs(report["runs"], report["units"])
         write_outputs(a, report, units, before, afters, classes)
         return 0
     finally:
@@ -1155,6 +1332,9 @@ def print_table(a, units, before, afters, classes, leftovers=None, mig=None, stu
         un = sum(1 for c, _ in cl.values() if c == "unexplained")
         fixed = sum(1 for u in units if not before[u].ok and res[u].ok)
         w(f"{name:<30} {n:>6} {nb:>7} {na:>6} {mh:>15} {fl:>8} {un:>12} {fixed:>6}\n")
+        gaps = sum(1 for c, _ in cl.values() if c == "hip-cpu-gap")
+        if gaps:
+            w(f"  {name}: {gaps} units use what ROCm has and HIP-CPU does not (hip-cpu-gap)\n")
     for name, st in (stubbed or {}).items():
         if not st:
             continue
