@@ -1,11 +1,26 @@
 //! CMake: the CUDA language, the toolkit package, `CUDA::` targets,
-//! `CMAKE_CUDA_*` settings, CUDA target properties and legacy FindCUDA
-//! commands. Comments (`#`, `#[[...]]`) are skipped.
+//! `CMAKE_CUDA_*` settings (also as `${...}` inside strings), CUDA target
+//! properties, NVIDIA architecture lists, nvcc flags the rule tables know
+//! and legacy FindCUDA commands. Comments (`#`, `#[[...]]`) are skipped.
 use cuport_model::{Library, SiteKind, TextRange};
 
+use crate::known::KnownNames;
 use crate::site::{FileAnalysis, Site};
 
-pub(crate) fn analyze(src: &[u8]) -> FileAnalysis {
+/// The name of the site for the values of `CMAKE_CUDA_ARCHITECTURES` or the
+/// `CUDA_ARCHITECTURES` property when they are NVIDIA architecture numbers.
+pub const CUDA_ARCHITECTURE_VALUES: &str = "CUDA_ARCHITECTURES values";
+
+/// Commands whose arguments are compiler options whatever language they
+/// name.
+const OPTION_COMMANDS: &[&str] = &[
+    "target_compile_options",
+    "add_compile_options",
+    "target_link_options",
+    "add_link_options",
+];
+
+pub(crate) fn analyze(src: &[u8], known: Option<&KnownNames>) -> FileAnalysis {
     let mut sites = Vec::new();
     let mut i = 0;
     // Where the arguments of the command being read end: a word followed
@@ -13,16 +28,32 @@ pub(crate) fn analyze(src: &[u8]) -> FileAnalysis {
     // nested commands; a fuzzing finding:
     // `fuzz_regressions::cmake_word_inside_arguments_is_no_command`).
     let mut arguments_end = 0;
+    // Whether the command being read passes options to nvcc, so that a
+    // word like `-G` in it is nvcc's flag (elsewhere it may be CMake's).
+    let mut nvcc_options = false;
     while i < src.len() {
         match src[i] {
             b'#' => i = skip_comment(src, i),
-            b'"' => i = skip_string(src, i),
+            b'"' => {
+                let end = skip_string(src, i);
+                if i < arguments_end {
+                    sites.extend(string_sites(src, i + 1, end, nvcc_options, known));
+                }
+                i = end;
+            }
+            b'-' if i < arguments_end && nvcc_options => {
+                let end = argument_end(src, i);
+                sites.extend(flag_site(src, i, end, known));
+                i = end;
+            }
             b if b.is_ascii_alphabetic() || b == b'_' || b == b'$' => {
                 let end = word_end(src, i);
                 let command = i >= arguments_end;
                 if command {
                     if let Some(open) = opening_paren(src, end) {
                         arguments_end = cmake_closing_paren(src, open + 1).unwrap_or(src.len());
+                        nvcc_options = passes_nvcc_options(&src[i..end], &src[open..arguments_end]);
+                        sites.extend(architecture_values(src, open + 1, arguments_end));
                     }
                 }
                 let (site, next) = word_site(src, i, end, command);
@@ -117,6 +148,150 @@ fn opening_paren(src: &[u8], end: usize) -> Option<usize> {
     (src[at] == b'(').then_some(at)
 }
 
+/// Whether a command's arguments are options for nvcc: it names CUDA (a
+/// `CMAKE_CUDA_FLAGS*` variable, `CUDA_NVCC_FLAGS`, a
+/// `$<COMPILE_LANGUAGE:CUDA>` expression, a `cuda_add_*` command) or it is
+/// one of the [`OPTION_COMMANDS`]. `CMAKE_HIP_FLAGS*` counts too: an nvcc
+/// flag left there (by hand, or by an earlier run) is still reported.
+fn passes_nvcc_options(command: &[u8], arguments: &[u8]) -> bool {
+    let command = String::from_utf8_lossy(command).to_ascii_lowercase();
+    OPTION_COMMANDS.contains(&command.as_str())
+        || command.starts_with("cuda_")
+        || memchr::memmem::find(arguments, b"CUDA").is_some()
+        || memchr::memmem::find(arguments, b"NVCC").is_some()
+        || memchr::memmem::find(arguments, b"CMAKE_HIP_FLAGS").is_some()
+}
+
+/// Where an unquoted argument starting at `start` ends.
+fn argument_end(src: &[u8], start: usize) -> usize {
+    start
+        + src[start..]
+            .iter()
+            .position(|&b| b.is_ascii_whitespace() || matches!(b, b')' | b'(' | b'"' | b'#' | b';'))
+            .unwrap_or(src.len() - start)
+}
+
+/// The sites inside the quoted argument `src[start..end]` (its closing quote
+/// at `end - 1`): `${CMAKE_CUDA_*}` references, and nvcc flags when the
+/// command passes options to nvcc.
+fn string_sites(
+    src: &[u8],
+    start: usize,
+    end: usize,
+    nvcc_options: bool,
+    known: Option<&KnownNames>,
+) -> Vec<Site> {
+    let mut sites = Vec::new();
+    let body_end = end.saturating_sub(1).max(start);
+    let mut k = start;
+    while k < body_end {
+        match src[k] {
+            b'$' if src.get(k + 1) == Some(&b'{') => {
+                let name_end = word_end(src, k + 2).min(body_end);
+                let (site, _) = word_site(src, k + 2, name_end, false);
+                sites.extend(site);
+                k = name_end.max(k + 2);
+            }
+            b'-' if nvcc_options
+                && (k == start || src[k - 1].is_ascii_whitespace() || src[k - 1] == b';') =>
+            {
+                let flag_end = argument_end(src, k).min(body_end);
+                sites.extend(flag_site(src, k, flag_end, known));
+                k = flag_end.max(k + 1);
+            }
+            b'\\' => k += 2,
+            _ => k += 1,
+        }
+    }
+    sites
+}
+
+/// A site for the flag `src[start..end]` when the rule tables know it: the
+/// whole word (`-rdc=true`) or else its option (`-Xcompiler` of
+/// `-Xcompiler=-Wall`).
+fn flag_site(src: &[u8], start: usize, end: usize, known: Option<&KnownNames>) -> Option<Site> {
+    let known = known?;
+    // `$<$<COMPILE_LANGUAGE:CUDA>:-G>`: the expression's `>` is not the flag's.
+    let word = std::str::from_utf8(&src[start..end])
+        .ok()?
+        .trim_end_matches('>');
+    let option = word.split_once('=').map_or(word, |(option, _)| option);
+    let (name, range) = if (known.is_known)(word) {
+        (word, TextRange::new(start, start + word.len()))
+    } else if (known.is_known)(option) {
+        (option, TextRange::new(start, start + option.len()))
+    } else {
+        return None;
+    };
+    Some(Site::new(SiteKind::BuildRule, Library::Build, name, range))
+}
+
+/// `set(CMAKE_CUDA_ARCHITECTURES 80 90)`, `set_target_properties(t
+/// PROPERTIES CUDA_ARCHITECTURES "75;86")`: one site over the values when
+/// any is an NVIDIA architecture number (`native`, `all` and variables are
+/// left alone).
+fn architecture_values(src: &[u8], from: usize, to: usize) -> Option<Site> {
+    let words = argument_words(src, from, to);
+    let at = words.iter().position(|&(s, e)| {
+        matches!(
+            &src[s..e],
+            b"CMAKE_CUDA_ARCHITECTURES" | b"CUDA_ARCHITECTURES"
+        )
+    })?;
+    let values: Vec<(usize, usize)> = words[at + 1..]
+        .iter()
+        .copied()
+        .take_while(|&(s, e)| !is_keyword(&src[s..e]))
+        .collect();
+    let numeric = values.iter().any(|&(s, e)| {
+        src[s..e]
+            .split(|&b| b == b';' || b == b'"')
+            .any(|v| v.first().is_some_and(u8::is_ascii_digit))
+    });
+    let (first, last) = (values.first()?, values.last()?);
+    numeric.then(|| {
+        Site::new(
+            SiteKind::BuildRule,
+            Library::Build,
+            CUDA_ARCHITECTURE_VALUES,
+            TextRange::new(first.0, last.1),
+        )
+    })
+}
+
+/// The byte ranges of the arguments in `src[from..to]` (quoted ones with
+/// their quotes), comments left out.
+fn argument_words(src: &[u8], from: usize, to: usize) -> Vec<(usize, usize)> {
+    let mut words = Vec::new();
+    let mut k = from;
+    while k < to {
+        match src[k] {
+            b'#' => k = skip_comment(src, k),
+            b'"' => {
+                let end = skip_string(src, k).min(to);
+                words.push((k, end));
+                k = end;
+            }
+            b if b.is_ascii_whitespace() => k += 1,
+            _ => {
+                let end = argument_end(src, k).min(to).max(k + 1);
+                words.push((k, end));
+                k = end;
+            }
+        }
+    }
+    words
+}
+
+/// `CACHE`, `PARENT_SCOPE`, `PROPERTIES`, a property name: an upper-case
+/// word that ends a list of values.
+fn is_keyword(word: &[u8]) -> bool {
+    word.first().is_some_and(u8::is_ascii_uppercase)
+        && word
+            .iter()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || *b == b'_')
+}
+
 fn word_end(src: &[u8], start: usize) -> usize {
     let mut k = start;
     while k < src.len()
@@ -131,6 +306,11 @@ fn word_end(src: &[u8], start: usize) -> usize {
 /// The CMake word `src[start..end]`, if it is a CUDA build touchpoint, and
 /// where scanning resumes (after the arguments of a command reported whole).
 fn word_site(src: &[u8], start: usize, end: usize, top_level: bool) -> (Option<Site>, usize) {
+    if src[start..end].starts_with(b"${") {
+        // `${CMAKE_CUDA_FLAGS}` as an argument: the variable is the site.
+        let (site, _) = word_site(src, start + 2, end, false);
+        return (site, end);
+    }
     let Ok(word) = std::str::from_utf8(&src[start..end]) else {
         return (None, end);
     };
@@ -143,12 +323,14 @@ fn word_site(src: &[u8], start: usize, end: usize, top_level: bool) -> (Option<S
                 lower.as_str(),
                 "enable_language" | "project" | "find_package" | "check_language"
             ));
+    // The range ends with the name: `}` of `${CMAKE_CUDA_FLAGS}` or `>` of a
+    // generator expression are not part of what a rule renames.
     let site = |name: &str| {
         Some(Site::new(
             SiteKind::BuildRule,
             Library::Build,
             name,
-            TextRange::new(start, end),
+            TextRange::new(start, (start + name.len()).min(end)),
         ))
     };
     if cuda_command {
@@ -168,6 +350,7 @@ fn word_site(src: &[u8], start: usize, end: usize, top_level: bool) -> (Option<S
             && word
                 .bytes()
                 .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_'))
+        || word.starts_with("cuda_std_")
         || word == "CUDA"
         || matches!(word, "CUDNN" | "NCCL" | "nvcc" | "NVCC");
     let found = interesting

@@ -122,7 +122,7 @@ fn dispatch(input: &Input<'_>, parsers: &mut ThreadParsers) -> FileAnalysis {
                 ..FileAnalysis::default()
             },
         },
-        Language::Cmake => cmake::analyze(src),
+        Language::Cmake => cmake::analyze(src, known),
         Language::PyprojectToml => pyproject::analyze(src),
         Language::Rust => rust::analyze(src, line_index),
     }

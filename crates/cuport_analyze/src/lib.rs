@@ -20,7 +20,7 @@ mod tree;
 mod ts_errors;
 
 pub use cfamily::library_of;
-pub use cmake::cmake_closing_paren;
+pub use cmake::{cmake_closing_paren, CUDA_ARCHITECTURE_VALUES};
 pub use document::{scan_schema, ScanDocument, ScanSummary, SCAN_FORMAT_NAME, SCAN_FORMAT_VERSION};
 pub use error::AnalyzeError;
 pub use file::{analyze_source, AnalyzeOptions, SyntaxCheck};

@@ -347,3 +347,69 @@ fn operator_shift_specialisation_is_not_a_launch() {
     assert!(text.contains("operator<< <T>(int, B<T>)"), "{text}");
     assert!(!file.diagnostics.iter().any(|d| d.code == "CP1098"));
 }
+
+fn migrated_text(migration: &Migration, path: &str) -> String {
+    String::from_utf8_lossy(&output(migration, path).output).into_owned()
+}
+
+/// cuda-samples' CMakeLists (every sample has one): nvcc flags appended to
+/// `${CMAKE_CUDA_FLAGS}` inside strings, `$<$<COMPILE_LANGUAGE:CUDA>:...>`
+/// options, `cuda_std_17` and NVIDIA architecture lists passed silently or
+/// as "approximate", and hipcc then rejected the flags.
+#[test]
+fn cmake_nvcc_flags_variables_in_strings_and_architecture_lists() {
+    let cmake = "project(p LANGUAGES CXX CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 75 80 86)\nset(CMAKE_CUDA_FLAGS \"${CMAKE_CUDA_FLAGS} -lineinfo --use_fast_math -G\")\nadd_executable(app app.cu)\ntarget_compile_options(app PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--extended-lambda>)\ntarget_compile_features(app PRIVATE cxx_std_17 cuda_std_17)\nexecute_process(COMMAND cmake -G Ninja .)\nset_target_properties(app PROPERTIES CUDA_ARCHITECTURES native)\n";
+    let root = tree(&[("CMakeLists.txt", cmake)]);
+    let migration = migrate(root.path(), &MigrateOptions::new(Target::Hip));
+    let text = migrated_text(&migration, "CMakeLists.txt");
+    for expected in [
+        "set(CMAKE_HIP_ARCHITECTURES 75 80 86)",
+        "set(CMAKE_HIP_FLAGS \"${CMAKE_HIP_FLAGS} -gline-tables-only -ffast-math -G\")",
+        "$<$<COMPILE_LANGUAGE:HIP>:--extended-lambda>",
+        "cxx_std_17 hip_std_17",
+        "execute_process(COMMAND cmake -G Ninja .)",
+        "PROPERTIES HIP_ARCHITECTURES native)",
+    ] {
+        assert!(text.contains(expected), "no {expected:?} in\n{text}");
+    }
+    let codes = codes_of(&migration, "CMakeLists.txt");
+    for (code, name) in [
+        ("CP1957", "CUDA_ARCHITECTURES values"),
+        ("CP1956", "-G"),
+        ("CP1956", "--extended-lambda"),
+    ] {
+        assert!(
+            codes.contains(&(code.to_owned(), name.to_owned())),
+            "{code} {name} missing: {codes:?}"
+        );
+    }
+    let g_sites = codes.iter().filter(|(_, n)| n == "-G").count();
+    assert_eq!(g_sites, 1, "cmake -G Ninja is CMake's -G: {codes:?}");
+}
+
+/// Every nvcc flag of the HIP tables, appended to CMAKE_CUDA_FLAGS, is
+/// converted or reported: none passes silently.
+#[test]
+fn every_nvcc_flag_the_hip_tables_know_is_converted_or_reported() {
+    let flags: Vec<String> = rules()
+        .known_cuda_names(Target::Hip)
+        .filter(|name| name.starts_with('-'))
+        .map(str::to_owned)
+        .collect();
+    assert!(flags.len() >= 30, "{flags:?}");
+    for flag in flags {
+        let cmake = format!("string(APPEND CMAKE_CUDA_FLAGS \" {flag}\")\ntarget_compile_options(app PRIVATE {flag})\n");
+        let root = tree(&[("CMakeLists.txt", &cmake)]);
+        let migration = migrate(root.path(), &MigrateOptions::new(Target::Hip));
+        let text = migrated_text(&migration, "CMakeLists.txt");
+        let reported = codes_of(&migration, "CMakeLists.txt")
+            .iter()
+            .filter(|(_, name)| *name == flag)
+            .count();
+        let left = text.matches(flag.as_str()).count();
+        assert_eq!(
+            left, reported,
+            "{flag}: {left} left, {reported} reported:\n{text}"
+        );
+    }
+}
