@@ -94,6 +94,9 @@ cuport_codes! {
     /// The rule's target name needs a newer SDK release than the one the
     /// port is made for (`--cann-version`, `--rocm-version`).
     SDK_TOO_OLD = "CP0016", true, "The target name needs a newer SDK release than the selected one (--cann-version, --rocm-version)";
+    /// An API name (not a macro) tested in a preprocessor condition:
+    /// `#ifdef cuDeviceGetUuid_v2`, `#if LOWP == CUDA_R_16BF`.
+    API_NAME_IN_CONDITION = "CP0017", true, "An API name tested in a preprocessor condition, left as written";
     /// A build rule cuport does not rewrite.
     BUILD_MANUAL = "CP0020", true, "A build rule cuport does not rewrite";
     /// A package that only runs on NVIDIA GPUs.

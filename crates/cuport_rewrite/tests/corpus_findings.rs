@@ -413,3 +413,44 @@ fn every_nvcc_flag_the_hip_tables_know_is_converted_or_reported() {
         );
     }
 }
+
+/// cuda-samples' cudaNvSci (`#ifdef cuDeviceGetUuid_v2`) and llm.c's
+/// attention_forward (`#if CUBLAS_LOWP == CUDA_R_16BF`): API names the
+/// tables know, tested in preprocessor conditions, were left as written
+/// without a word (the only silent leftovers on both code bases).
+#[test]
+fn api_names_in_preprocessor_conditions_are_reported() {
+    let source = "#define LOWP CUDA_R_16BF\n#if LOWP == CUDA_R_16BF\nint a;\n#endif\n#ifdef cuDeviceGetUuid_v2\nint b;\n#endif\n";
+    let root = tree(&[("c.cu", source)]);
+    for target in [Target::Hip, Target::Musa] {
+        let migration = migrate(root.path(), &MigrateOptions::new(target));
+        let text = migrated_text(&migration, "c.cu");
+        assert!(
+            text.contains("#if LOWP == CUDA_R_16BF\n"),
+            "{target:?}: {text}"
+        );
+        assert!(
+            text.contains("#ifdef cuDeviceGetUuid_v2\n"),
+            "{target:?}: {text}"
+        );
+        let codes = codes_of(&migration, "c.cu");
+        for name in ["CUDA_R_16BF", "cuDeviceGetUuid_v2"] {
+            assert!(
+                codes
+                    .iter()
+                    .any(|(c, n)| n == name && (c == "CP0017" || c == "CP0001")),
+                "{target:?} {name}: {codes:?}"
+            );
+        }
+    }
+    let mut dual = MigrateOptions::new(Target::Hip);
+    dual.dual = vec![Target::Ascend, Target::Hip];
+    let migration = migrate(root.path(), &dual);
+    let text = migrated_text(&migration, "c.cu");
+    assert!(text.contains("#ifdef cuDeviceGetUuid_v2\n"), "{text}");
+    let codes = codes_of(&migration, "c.cu");
+    assert!(
+        codes.iter().any(|(_, n)| n == "cuDeviceGetUuid_v2"),
+        "{codes:?}"
+    );
+}

@@ -115,13 +115,19 @@ impl Scanner<'_> {
                 continue;
             }
             let name = self.text(k);
-            let table_macro = self
-                .table_name(name)
-                .is_some_and(|(library, _)| library == Library::Preprocessor);
-            if is_cuda_condition_macro(name) || table_macro {
+            // A macro (CUDA's, or one the tables know) is a preprocessor
+            // test; any other name the tables know (`#ifdef
+            // cuDeviceGetUuid_v2`) keeps its library.
+            let library = match self.table_name(name) {
+                _ if is_cuda_condition_macro(name) => Some(Library::Preprocessor),
+                Some((_, SiteKind::Macro)) => Some(Library::Preprocessor),
+                Some((library, _)) => Some(library),
+                None => None,
+            };
+            if let Some(library) = library {
                 let site = Site::new(
                     SiteKind::PreprocessorCondition,
-                    Library::Preprocessor,
+                    library,
                     name,
                     self.range(k, k),
                 );

@@ -55,6 +55,8 @@ pub(crate) fn plan_site(planner: &mut DualPlanner<'_>, site: &Site) {
             super::build::plan_site(planner, site)
         }
         _ if site.library == Library::Preprocessor => preprocessor_test(planner, site, &one_way),
+        // An API name in a condition stays as CUDA tests it (reported).
+        SiteKind::PreprocessorCondition => false,
         SiteKind::KernelDefinition => kernel_definition(planner, site),
         SiteKind::KernelLaunch => kernel_launch(planner, site),
         _ => name(planner, site),

@@ -50,8 +50,35 @@ impl<'a> Planner<'a> {
             // ported on its own, which is all the call needs.
             SiteKind::FrameworkCall
                 if site.name.ends_with("[cuda]") && self.lookup("cuda").is_some() => {}
+            SiteKind::PreprocessorCondition if site.library != Library::Preprocessor => {
+                self.api_name_in_condition(site)
+            }
             _ => self.mapped(site),
         }
+    }
+
+    /// `#ifdef cuDeviceGetUuid_v2`, `#if LOWP == CUDA_R_16BF`: an API name
+    /// in a condition tests whether it is a macro (an enum reads 0).
+    /// Whether the target's name is a macro too is not in the tables, so
+    /// the condition is left as written and reported.
+    fn api_name_in_condition(&mut self, site: &Site) {
+        let Some(resolved) = self.lookup(&site.name) else {
+            self.unknown(site);
+            return;
+        };
+        let spelled = match resolved.target_name.as_deref() {
+            Some(to) if to != site.name => format!("{} spells it `{to}`", self.target()),
+            Some(_) => return,
+            None => format!("{} has no counterpart", self.target()),
+        };
+        let message = format!(
+            "`{}` (a {} API name) is tested in a preprocessor condition; {spelled}, and the tables do not say whether that is a macro there. The condition is left as written: decide which branch the {} build takes",
+            site.name,
+            site.library.name(),
+            self.target()
+        );
+        self.diagnose(site, codes::API_NAME_IN_CONDITION, Level::Manual, message)
+            .effort = Some("low".into());
     }
 
     /// A name the rule tables decide: rename, rewrite through a template,
