@@ -187,9 +187,13 @@ fn string_sites(
     while k < body_end {
         match src[k] {
             b'$' if src.get(k + 1) == Some(&b'{') => {
-                let name_end = word_end(src, k + 2).min(body_end);
-                let (site, _) = word_site(src, k + 2, name_end, false);
-                sites.extend(site);
+                // An unterminated string may end right after `${`.
+                let name_start = (k + 2).min(body_end);
+                let name_end = word_end(src, name_start).min(body_end);
+                if name_end > name_start {
+                    let (site, _) = word_site(src, name_start, name_end, false);
+                    sites.extend(site);
+                }
                 k = name_end.max(k + 2);
             }
             b'-' if nvcc_options

@@ -563,3 +563,20 @@ fn cmake_commands_and_arguments_follow_the_grammar() {
         assert_second_run_edits_nothing(&second);
     }
 }
+
+/// A CMake file cut off right after `"${` (the fuzzer's shrink of a real
+/// one): the scan of `${...}` inside strings sliced past the string's end
+/// and panicked.
+#[test]
+fn cmake_string_cut_off_after_a_variable_opener() {
+    let options = MigrateOptions::new(Target::Hip);
+    for src in [
+        &b"e(\"${"[..],
+        b"set(X \"${\")",
+        b"set(X \"$",
+        b"f(\"${CMAKE_CUDA_FLAGS",
+    ] {
+        let (_, second) = migrate_twice(Language::Cmake, src, &options);
+        assert_second_run_edits_nothing(&second);
+    }
+}
