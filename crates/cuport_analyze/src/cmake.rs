@@ -309,14 +309,14 @@ fn word_end(src: &[u8], start: usize) -> usize {
 
 /// The CMake word `src[start..end]`, if it is a CUDA build touchpoint, and
 /// where scanning resumes (after the arguments of a command reported whole).
-fn word_site(src: &[u8], start: usize, end: usize, top_level: bool) -> (Option<Site>, usize) {
+fn word_site(src: &[u8], start: usize, end: usize, top_level: bool) -> (Vec<Site>, usize) {
     if src[start..end].starts_with(b"${") {
         // `${CMAKE_CUDA_FLAGS}` as an argument: the variable is the site.
         let (site, _) = word_site(src, start + 2, end, false);
         return (site, end);
     }
     let Ok(word) = std::str::from_utf8(&src[start..end]) else {
-        return (None, end);
+        return (Vec::new(), end);
     };
     let next = opening_paren(src, end).map(|_| b'(');
     let lower = word.to_ascii_lowercase();
@@ -338,13 +338,14 @@ fn word_site(src: &[u8], start: usize, end: usize, top_level: bool) -> (Option<S
         ))
     };
     if cuda_command {
-        if let Some((name, range, next)) = command_site(src, end, &lower, start, end) {
-            return (
-                Some(Site::new(SiteKind::BuildRule, Library::Build, name, range)),
-                next,
-            );
-        }
-        return (None, end);
+        let Some((found, next)) = command_site(src, end, &lower, start, end) else {
+            return (Vec::new(), end);
+        };
+        let sites = found
+            .into_iter()
+            .map(|(name, range)| Site::new(SiteKind::BuildRule, Library::Build, name, range))
+            .collect();
+        return (sites, next);
     }
     let interesting = word.starts_with("CUDA::")
         || word.starts_with("CMAKE_CUDA")
@@ -360,7 +361,7 @@ fn word_site(src: &[u8], start: usize, end: usize, top_level: bool) -> (Option<S
     let found = interesting
         .then(|| word.trim_end_matches(['>', '}']).to_owned())
         .and_then(|name| site(&name));
-    (found, end)
+    (found.into_iter().collect(), end)
 }
 
 /// For `project(...)`/`enable_language(...)`/`find_package(...)`, a site
@@ -368,8 +369,10 @@ fn word_site(src: &[u8], start: usize, end: usize, top_level: bool) -> (Option<S
 /// a rewrite replaces that word); `cuda_add_*` (FindCUDA) always is one.
 /// Where CUDA is involved is read as CMake does: the package of
 /// `find_package` is its first argument, the first argument of `project`
-/// is the project's name, languages come after it. Returns the site's name,
-/// its byte range and where scanning resumes: inside the arguments, so the
+/// is the project's name, languages come after it. Returns each site's
+/// name and byte range (every CUDA argument: `project(p CUDA ... CUDA)`
+/// must not keep one for a rerun to port; a fuzzing finding) and where
+/// scanning resumes: inside the arguments, so the
 /// other words there are found whether or not the command is CUDA's (a
 /// rerun over `find_package(hip CMAKE_CUDA_FLAGS)` sees what the first run
 /// saw; fuzzing findings in `fuzz_regressions::cmake_*`).
@@ -379,14 +382,18 @@ fn command_site(
     command: &str,
     start: usize,
     end: usize,
-) -> Option<(String, TextRange, usize)> {
+) -> Option<(Vec<(String, TextRange)>, usize)> {
     let open = open_from + src[open_from..].iter().position(|&b| b == b'(')?;
     if command.starts_with("cuda_") {
-        return Some((format!("{command}()"), TextRange::new(start, end), open + 1));
+        return Some((
+            vec![(format!("{command}()"), TextRange::new(start, end))],
+            open + 1,
+        ));
     }
     let close = cmake_closing_paren(src, open + 1)?;
     let mut at = open + 1;
     let mut position = 0;
+    let mut found = Vec::new();
     for word in without_comments(&src[open + 1..close]).split(|b| b.is_ascii_whitespace()) {
         if word.is_empty() {
             at += 1;
@@ -401,11 +408,13 @@ fn command_site(
             _ => text == "CUDA",
         };
         if cuda {
-            let range = TextRange::new(at, at + word.len());
-            return Some((format!("{command}({text})"), range, open + 1));
+            found.push((
+                format!("{command}({text})"),
+                TextRange::new(at, at + word.len()),
+            ));
         }
         position += 1;
         at += word.len() + 1;
     }
-    None
+    (!found.is_empty()).then_some((found, open + 1))
 }

@@ -10,12 +10,36 @@ use syn::visit::Visit;
 
 use crate::site::{FileAnalysis, Site};
 
+/// `src` as text with every byte of an invalid UTF-8 sequence replaced by
+/// `?`: the same length, so byte offsets found in the text hold in the file
+/// (a lossy conversion writes three bytes per bad byte; a fuzzing finding:
+/// `fuzz_regressions::rust_file_with_invalid_utf8_keeps_its_offsets`).
+fn same_length_text(src: &[u8]) -> std::borrow::Cow<'_, str> {
+    if let Ok(text) = std::str::from_utf8(src) {
+        return text.into();
+    }
+    let mut bytes = src.to_vec();
+    let mut at = 0;
+    while at < bytes.len() {
+        match std::str::from_utf8(&bytes[at..]) {
+            Ok(_) => break,
+            Err(error) => {
+                let bad = at + error.valid_up_to();
+                let len = error.error_len().unwrap_or(bytes.len() - bad);
+                bytes[bad..bad + len].fill(b'?');
+                at = bad + len;
+            }
+        }
+    }
+    String::from_utf8(bytes).unwrap_or_default().into()
+}
+
 /// syn parses recursively; beyond this bracket depth it could exhaust the
 /// stack, so such files get the plain text fallback instead.
 const MAX_SYN_DEPTH: usize = 256;
 
 pub(crate) fn analyze(src: &[u8], line_index: &LineIndex) -> FileAnalysis {
-    let text = String::from_utf8_lossy(src);
+    let text = same_length_text(src);
     if !text.contains("cudarc") {
         return FileAnalysis::default();
     }

@@ -56,6 +56,12 @@ pub(crate) fn header_edits(
     wanted.dedup();
     let at = include_insertion_point(src);
     let newline = line_ending(src);
+    // After a guard's `#define` on the last line, which has no line break.
+    let lead = if at > 0 && at == src.len() && src[at - 1] != b'\n' {
+        newline
+    } else {
+        ""
+    };
     let present = present_headers(src, planned);
     let mut seen = std::collections::HashSet::new();
     wanted
@@ -69,9 +75,9 @@ pub(crate) fn header_edits(
         .map(|header| Edit {
             range: TextRange::new(at, at),
             replacement: if header.starts_with('"') {
-                format!("#include {header}{newline}")
+                format!("{lead}#include {header}{newline}")
             } else {
-                format!("#include <{header}>{newline}")
+                format!("{lead}#include <{header}>{newline}")
             },
             code: codes::HEADER_ADDED.into(),
             cuda_name: "(implicit CUDA runtime header)".into(),
@@ -279,8 +285,14 @@ fn include_guard(lines: &[(usize, usize, String)]) -> Option<usize> {
     let [(_, _, first), (_, define_end, second), ..] = lines else {
         return None;
     };
-    let name = first.strip_prefix("ifndef")?.trim();
-    let defined = second.strip_prefix("define")?.trim();
+    // `#ifndefX` is no directive `ifndef` (a fuzzing finding:
+    // `fuzz_regressions::guard_directives_need_their_space`).
+    let name = first.strip_prefix("ifndef")?;
+    let defined = second.strip_prefix("define")?;
+    if !name.starts_with([' ', '\t']) || !defined.starts_with([' ', '\t']) {
+        return None;
+    }
+    let (name, defined) = (name.trim(), defined.trim());
     (!name.is_empty() && defined == name).then_some(*define_end)
 }
 

@@ -580,3 +580,53 @@ fn cmake_string_cut_off_after_a_variable_opener() {
         assert_second_run_edits_nothing(&second);
     }
 }
+
+/// `project(p CUDA ... CUDA)`: only the first CUDA argument was the
+/// command's site, so a rerun ported the second one.
+#[test]
+fn cmake_every_cuda_language_argument_is_ported_at_once() {
+    let options = MigrateOptions::new(Target::Hip);
+    let (first, second) = migrate_twice(Language::Cmake, b"project(() CUDA () CUDA)", &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert_eq!(text, "project(() HIP () HIP)");
+    assert_second_run_edits_nothing(&second);
+}
+
+/// A Rust file with a byte that is not UTF-8 before `cudarc::`: the
+/// analyser read a lossy copy (three bytes per bad byte), so the site's
+/// range ran past the end of the file.
+#[test]
+fn rust_file_with_invalid_utf8_keeps_its_offsets() {
+    let options = MigrateOptions::new(Target::Hip);
+    let src = b"\x80cudarc::";
+    let (first, second) = migrate_twice(Language::Rust, src, &options);
+    for diagnostic in &first.diagnostics {
+        assert!(diagnostic.range.end <= src.len(), "{diagnostic:?}");
+        assert_eq!(
+            &src[diagnostic.range.start..diagnostic.range.end],
+            b"cudarc::"
+        );
+    }
+    assert_second_run_edits_nothing(&second);
+}
+
+/// `#ifndefX` / `#defineX` (no space) were taken for an include guard, and
+/// the runtime header went after the last line, which had no line break:
+/// `#defineMATHLIB_OPS_CUH#include <hip/hip_runtime.h>`.
+#[test]
+fn guard_directives_need_their_space() {
+    let options = MigrateOptions::new(Target::Hip);
+    let src = b"__half \n#ifndefMATHLIB_OPS_CUH\n#defineMATHLIB_OPS_CUH";
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(!text.contains("CUH#include"), "{text}");
+    assert_second_run_edits_nothing(&second);
+    let guarded = b"__half \n#ifndef OPS_CUH\n#define OPS_CUH";
+    let (first, second) = migrate_twice(Language::Cuda, guarded, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(
+        text.ends_with("#define OPS_CUH\n#include <hip/hip_runtime.h>\n"),
+        "{text}"
+    );
+    assert_second_run_edits_nothing(&second);
+}
