@@ -630,3 +630,17 @@ fn guard_directives_need_their_space() {
     );
     assert_second_run_edits_nothing(&second);
 }
+
+/// `""\` then `#ifdef __CUDACC__` on the next line: the backslash splices
+/// the lines, so there is no directive; the dual-stack rewrite widened it
+/// anyway, and the rerun then read the file differently.
+#[test]
+fn a_continued_line_is_no_directive() {
+    let mut options = MigrateOptions::new(Target::Maca);
+    options.dual = vec![Target::Maca];
+    let src = b"\"\"\\\n#ifdef __CUDACC__\ncuMemcpyAtoH_v2_ptds(";
+    let (first, second) = migrate_twice(Language::Cpp, src, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(text.contains("\n#ifdef __CUDACC__\n"), "{text}");
+    assert_second_run_edits_nothing(&second);
+}

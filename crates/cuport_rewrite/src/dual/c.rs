@@ -493,6 +493,13 @@ fn preprocessor_test(
     let Some(range) = planner.lines.line_range(line) else {
         return false;
     };
+    // A line that continues the one before (`...\` then `#ifdef X`) is no
+    // directive: the `#` is not at the start of a logical line (a fuzzing
+    // finding: `fuzz_regressions::a_continued_line_is_no_directive`).
+    let before = &planner.src[..range.start];
+    if before.ends_with(b"\\\n") || before.ends_with(b"\\\r\n") {
+        return false;
+    }
     let text = planner.text(range);
     let body = text.trim_end_matches(['\r', '\n']);
     let directive: String = body.split_whitespace().collect::<Vec<_>>().join(" ");
