@@ -97,6 +97,9 @@ cuport_codes! {
     /// An API name (not a macro) tested in a preprocessor condition:
     /// `#ifdef cuDeviceGetUuid_v2`, `#if LOWP == CUDA_R_16BF`.
     API_NAME_IN_CONDITION = "CP0017", true, "An API name tested in a preprocessor condition, left as written";
+    /// A project's overloads on two CUDA types that become one target type
+    /// (`f(cudaError_t)` and `f(CUresult)` on HIP): a redefinition.
+    OVERLOADS_COLLAPSE = "CP0018", true, "A project's overloads on two CUDA types that the port makes one type";
     /// A build rule cuport does not rewrite.
     BUILD_MANUAL = "CP0020", true, "A build rule cuport does not rewrite";
     /// A package that only runs on NVIDIA GPUs.

@@ -454,3 +454,20 @@ fn api_names_in_preprocessor_conditions_are_reported() {
         "{codes:?}"
     );
 }
+
+/// cuda-samples' `helper_cuda.h`: `_cudaGetErrorEnum(cudaError_t)` and
+/// `_cudaGetErrorEnum(CUresult)` both take `hipError_t` after the HIP port,
+/// a redefinition hipcc rejected (3 samples) with nothing flagged.
+#[test]
+fn overloads_on_two_cuda_types_that_become_one_are_reported() {
+    let source = "static const char* name(cudaError_t e) { return cudaGetErrorName(e); }\nstatic const char* name(CUresult e) { return \"\"; }\nstatic int other(cudaStream_t s, int n) { return n; }\nstatic int other(CUstream s, float n) { return 0; }\nstatic int ptr(cudaStream_t* s) { return 0; }\nstatic int ptr(CUstream s) { return 1; }\n";
+    let root = tree(&[("h.cu", source)]);
+    let migration = migrate(root.path(), &MigrateOptions::new(Target::Hip));
+    let reported: Vec<_> = output(&migration, "h.cu")
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "CP0018")
+        .map(|d| (d.line, d.cuda_name.clone()))
+        .collect();
+    assert_eq!(reported, vec![(2, "CUresult".to_owned())], "{reported:?}");
+}

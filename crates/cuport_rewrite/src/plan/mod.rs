@@ -4,6 +4,7 @@
 //! rewrites waiting for the edits inside their arguments). The one-way rules
 //! are in [`one_way`]; dual-stack planning (`crate::dual`) composes them.
 pub(crate) mod one_way;
+mod overloads;
 
 use cuport_analyze::{FileAnalysis, Site};
 use cuport_model::{Language, Library, LineIndex, SiteKind, Target, TargetProfile, TextRange};

@@ -14,6 +14,7 @@ use crate::sdk::newer_release_needed;
 pub(crate) fn plan_file(input: &FileInput<'_>) -> PlannedFile {
     let mut planner = Planner::for_file(input, input.options);
     let stats = plan_sites(&mut planner, input);
+    planner.collapsed_overloads(&input.analysis.sites);
     planner.compose_rewrites();
     PlannedFile {
         planned: planner.out,
