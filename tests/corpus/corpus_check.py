@@ -875,6 +875,32 @@ class Ctx:
     exact_headers: set[str]   # headers the tables keep as they are
 
 
+DIRECTIVE_RE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b")
+
+
+def flagged_condition(path: Path, line: int, diag_lines: set[int]) -> int | None:
+    """The line of a flagged `#if`/`#elif` whose branch chain encloses LINE (1-based), if any."""
+    try:
+        lines = path.read_text(errors="replace").splitlines()
+    except OSError:
+        return None
+    depth = 0
+    for no in range(min(line, len(lines)) - 1, 0, -1):
+        m = DIRECTIVE_RE.match(lines[no - 1])
+        if not m:
+            continue
+        word = m.group(1)
+        if word == "endif":
+            depth += 1
+        elif word in ("if", "ifdef", "ifndef"):
+            if depth == 0 and no in diag_lines:
+                return no
+            depth = max(depth - 1, 0)
+        elif depth == 0 and word == "elif" and no in diag_lines:
+            return no
+    return None
+
+
 def classify(a, r: CompileResult, ctx: Ctx, compiler: str, unit: str) -> tuple[str, str]:
     """(class, detail) for a unit that compiled before and fails now."""
     found = classify_compile(a, r, ctx, compiler, unit)
@@ -905,6 +931,13 @@ def classify_compile(a, r: CompileResult, ctx: Ctx, compiler: str, unit: str) ->
     if flagged:
         codes = mig.diag_codes.get(rel, {}).get(fe.line, [])
         return "flagged", f"{where} {','.join(sorted(set(codes)))[:200]}"
+    if rel is not None and fe.line:
+        # The error sits in a branch whose condition cuport flagged (`#if CUDART_VERSION >= 2020`
+        # left as written, false on HIP, so the `#else` branch is compiled): the flag explains it.
+        cond = flagged_condition(tree / rel, fe.line, mig.diag_lines.get(rel, set()))
+        if cond is not None:
+            codes = mig.diag_codes.get(rel, {}).get(cond, [])
+            return "flagged", f"{where} in a branch of the condition on line {cond} {','.join(sorted(set(codes)))[:200]}"
     header = missing_header(fe)
     if header:
         # 1. the original tree had it (the output lost it, or the include path changed)
