@@ -471,3 +471,24 @@ fn overloads_on_two_cuda_types_that_become_one_are_reported() {
         .collect();
     assert_eq!(reported, vec![(2, "CUresult".to_owned())], "{reported:?}");
 }
+
+/// cuda-samples' LargeKernelParameter: `__grid_constant__` kernel
+/// parameters, which HIP lacks, passed through the HIP port unreported
+/// (qualifiers were never looked up for targets that compile kernels).
+#[test]
+fn a_qualifier_hip_lacks_is_reported() {
+    let source = "struct P { int v[8]; };\n__global__ void k(__grid_constant__ const P p, int* out) { out[0] = p.v[0]; }\n";
+    let root = tree(&[("k.cu", source)]);
+    let migration = migrate(root.path(), &MigrateOptions::new(Target::Hip));
+    let codes = codes_of(&migration, "k.cu");
+    assert!(
+        codes.contains(&("CP1281".to_owned(), "__grid_constant__".to_owned())),
+        "{codes:?}"
+    );
+    assert!(
+        !codes
+            .iter()
+            .any(|(_, n)| n == "__global__" || n == "__device__"),
+        "{codes:?}"
+    );
+}

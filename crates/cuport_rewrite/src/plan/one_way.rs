@@ -628,10 +628,18 @@ impl<'a> Planner<'a> {
     }
 
     fn qualifier(&mut self, site: &Site) {
-        if self.profile().kernels_native()
-            || site.name == "__global__"
-            || site.name == "__restrict__"
-        {
+        if self.profile().kernels_native() {
+            // Kernels compile as they are, but a qualifier the target lacks
+            // (`__grid_constant__` on HIP) has a rule saying so.
+            let ported = self
+                .lookup(&site.name)
+                .is_some_and(|r| r.status() != Status::Exact);
+            if ported {
+                self.mapped(site);
+            }
+            return;
+        }
+        if site.name == "__global__" || site.name == "__restrict__" {
             return;
         }
         let message = format!(
