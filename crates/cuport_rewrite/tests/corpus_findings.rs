@@ -297,7 +297,7 @@ fn launches_spelled_with_spaced_chevrons_are_launches() {
     let root = tree(&[("spaced.cu", source)]);
     for target in [Target::Hip, Target::Musa] {
         let migration = migrate(root.path(), &MigrateOptions::new(target));
-        let text = String::from_utf8_lossy(&output(&migration, "spaced.cu").output).into_owned();
+        let text = migrated_text(&migration, "spaced.cu");
         assert!(text.contains("k <<<2, 32 >>> (d);"), "{target:?}: {text}");
         assert!(
             text.contains("f<int> <<<1, 1 >>> (d);"),
@@ -307,7 +307,7 @@ fn launches_spelled_with_spaced_chevrons_are_launches() {
     let mut ggl = MigrateOptions::new(Target::Hip);
     ggl.hip_launch = cuport_rewrite::HipLaunch::Ggl;
     let migration = migrate(root.path(), &ggl);
-    let text = String::from_utf8_lossy(&output(&migration, "spaced.cu").output).into_owned();
+    let text = migrated_text(&migration, "spaced.cu");
     assert!(
         text.contains("hipLaunchKernelGGL(k, dim3(2), dim3(32), 0, 0, d);"),
         "{text}"
@@ -321,11 +321,11 @@ fn launches_spelled_with_spaced_chevrons_are_launches() {
     let mut dual = MigrateOptions::new(Target::Hip);
     dual.dual = vec![Target::Hip];
     let migration = migrate(root.path(), &dual);
-    let text = String::from_utf8_lossy(&output(&migration, "spaced.cu").output).into_owned();
+    let text = migrated_text(&migration, "spaced.cu");
     assert!(text.contains("k <<<2, 32 >>> (d);"), "{text}");
     dual.dual = vec![Target::Ascend, Target::Hip];
     let migration = migrate(root.path(), &dual);
-    let text = String::from_utf8_lossy(&output(&migration, "spaced.cu").output).into_owned();
+    let text = migrated_text(&migration, "spaced.cu");
     assert!(
         text.contains("CUPORT_KERNEL_LAUNCH((k), (2, 32), d);"),
         "{text}"

@@ -95,8 +95,9 @@ impl Planner<'_> {
     /// (`NAME(..., TYPE x, ...) {`): the function's name and the list's
     /// parentheses.
     fn definition_around(&self, site: &Site) -> Option<(String, usize, usize)> {
-        let open = self.unmatched_open_before(site.range.start)?;
-        let close = self.matching_close_after(open)?;
+        let src = self.src;
+        let open = unmatched((0..site.range.start).rev().map(|k| (k, src[k])), b')', b'(')?;
+        let close = unmatched(src.iter().copied().enumerate().skip(open + 1), b'(', b')')?;
         let after = self.src.get(close + 1..)?;
         if after.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
             return None;
@@ -113,34 +114,23 @@ impl Planner<'_> {
         let keyword = matches!(name, "if" | "for" | "while" | "switch" | "catch" | "");
         (!keyword).then(|| (name.to_owned(), open, close))
     }
+}
 
-    fn unmatched_open_before(&self, at: usize) -> Option<usize> {
-        let mut depth = 0usize;
-        for k in (0..at).rev() {
-            match self.src[k] {
-                b')' => depth += 1,
-                b'(' if depth == 0 => return Some(k),
-                b'(' => depth -= 1,
-                b';' | b'{' | b'}' => return None,
-                _ => {}
-            }
+/// The position of the first `outer` in `bytes` not matched by an `inner`
+/// before it (`(` walking back, `)` walking forward); none past a `;`, `{`
+/// or `}`.
+fn unmatched(bytes: impl Iterator<Item = (usize, u8)>, inner: u8, outer: u8) -> Option<usize> {
+    let mut depth = 0usize;
+    for (k, b) in bytes {
+        match b {
+            b';' | b'{' | b'}' => return None,
+            _ if b == inner => depth += 1,
+            _ if b == outer && depth == 0 => return Some(k),
+            _ if b == outer => depth -= 1,
+            _ => {}
         }
-        None
     }
-
-    fn matching_close_after(&self, open: usize) -> Option<usize> {
-        let mut depth = 0usize;
-        for (k, b) in self.src.iter().enumerate().skip(open + 1) {
-            match b {
-                b'(' => depth += 1,
-                b')' if depth == 0 => return Some(k),
-                b')' => depth -= 1,
-                b';' | b'{' | b'}' => return None,
-                _ => {}
-            }
-        }
-        None
-    }
+    None
 }
 
 /// The parameter types of a parameter list (each parameter's last word,
