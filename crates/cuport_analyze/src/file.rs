@@ -116,7 +116,7 @@ fn dispatch(input: &Input<'_>, parsers: &mut ThreadParsers) -> FileAnalysis {
         }
         Language::Python if !python::may_have_sites(src) => FileAnalysis::default(),
         Language::Python => match python_parser(parsers) {
-            Ok(parser) => parser.analyze(src, line_index),
+            Ok(parser) => parser.analyze(src, line_index, known),
             Err(message) => FileAnalysis {
                 warnings: vec![message],
                 ..FileAnalysis::default()

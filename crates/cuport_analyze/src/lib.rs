@@ -26,6 +26,7 @@ pub use error::AnalyzeError;
 pub use file::{analyze_source, AnalyzeOptions, SyntaxCheck};
 pub use inventory::{EntryKind, TreeEntry, VCS_DIRS};
 pub use known::SiteOf;
+pub use python::names_cuda;
 pub use site::{
     Condition, FileAnalysis, OperatorDefinition, ParseIssue, ScannedFile, Site, SkippedFile,
 };

@@ -7,6 +7,7 @@ use rustc_hash::FxHashMap;
 use tree_sitter::{Node, Parser};
 
 use crate::error::AnalyzeError;
+use crate::known::KnownNames;
 use crate::site::{FileAnalysis, Site};
 use crate::ts_errors::error_regions;
 
@@ -44,6 +45,19 @@ const TORCH_CUDA_PREFIXES: &[&str] = &[
 ];
 
 const CPP_EXTENSION: &str = "torch.utils.cpp_extension.";
+
+/// Methods of `logging` and of its loggers that take a message.
+const LOGGING_METHODS: &[&str] = &[
+    "debug",
+    "info",
+    "warning",
+    "warn",
+    "error",
+    "critical",
+    "exception",
+    "log",
+    "fatal",
+];
 
 /// Words one of which every Python site contains. A file with none of them
 /// cannot have a site and is not parsed (most Python in a code base is not
@@ -92,7 +106,12 @@ impl PythonParser {
         Ok(Self { parser })
     }
 
-    pub(crate) fn analyze(&mut self, src: &[u8], line_index: &LineIndex) -> FileAnalysis {
+    pub(crate) fn analyze(
+        &mut self,
+        src: &[u8],
+        line_index: &LineIndex,
+        known: Option<&KnownNames>,
+    ) -> FileAnalysis {
         let Some(tree) = self.parser.parse(src, None) else {
             return FileAnalysis {
                 warnings: vec!["tree-sitter-python gave up on this file".into()],
@@ -101,7 +120,9 @@ impl PythonParser {
         };
         let mut visitor = Visitor {
             src,
+            known,
             aliases: FxHashMap::default(),
+            messages: Vec::new(),
             sites: Vec::new(),
         };
         visitor.walk(tree.root_node());
@@ -116,8 +137,15 @@ impl PythonParser {
 
 struct Visitor<'a> {
     src: &'a [u8],
+    /// The rule tables' names: a dotted path a table knows is a site even
+    /// outside PyTorch's CUDA namespaces (`torch.version.cuda`,
+    /// `torch.distributed.is_nccl_available`).
+    known: Option<&'a KnownNames>,
     /// Local name → the dotted path it was imported as.
     aliases: FxHashMap<String, String>,
+    /// Byte ranges of messages (the arguments of `print`, logging calls,
+    /// `raise`): a device string there is text for a person, not a device.
+    messages: Vec<(usize, usize)>,
     sites: Vec<Site>,
 }
 
@@ -182,6 +210,11 @@ impl<'a> Visitor<'a> {
             }
             "call" => {
                 self.device_call(node);
+                self.message_call(node);
+                true
+            }
+            "raise_statement" => {
+                self.messages.push((node.start_byte(), node.end_byte()));
                 true
             }
             "keyword_argument" => {
@@ -241,7 +274,18 @@ impl<'a> Visitor<'a> {
             );
         } else if let Some((kind, library)) = torch_kind(full) {
             self.site(kind, library, full, node);
+        } else if let Some(library) = self.known_path(full).filter(|_| names_cuda(full)) {
+            // Only a name that says CUDA is a touchpoint where it is
+            // imported (`from torch.distributed import is_nccl_available`);
+            // `from torch.profiler import profile` is ported at its uses.
+            self.site(SiteKind::FrameworkCall, library, full, node);
         }
+    }
+
+    /// The library of a dotted path the rule tables know.
+    fn known_path(&self, path: &str) -> Option<Library> {
+        let known = self.known?;
+        (known.site_of)(path).map(|(library, _)| library)
     }
 
     /// A name or an attribute chain (`torch.cuda.amp.GradScaler`). Returns
@@ -254,11 +298,25 @@ impl<'a> Visitor<'a> {
         };
         let resolved = self.resolve(&segments);
         if let Some((kind, library)) = torch_kind(&resolved) {
-            self.site(kind, library, resolved, node);
+            self.used_site(kind, library, resolved, node);
+        } else if let Some(library) = self.known_path(&resolved) {
+            self.used_site(SiteKind::FrameworkCall, library, resolved, node);
         } else if let Some(last) = segments.last().filter(|_| node.kind() == "attribute") {
             self.tensor_method(last, node, called);
         }
         false
+    }
+
+    /// A name used in code, with the statement a template rewrite replaces:
+    /// its call (`torch.cuda.amp.custom_fwd(...)`) or the assignment
+    /// statement it is the target of (`cudnn.deterministic = True`).
+    fn used_site(&mut self, kind: SiteKind, library: Library, name: String, node: Node<'_>) {
+        let mut site = Site::new(kind, library, name, range_of(node));
+        if let Some((statement, args)) = call_or_assignment(node) {
+            site.call = Some(statement);
+            site.args = args;
+        }
+        self.sites.push(site);
     }
 
     /// `x.cuda()`, `t.is_cuda`: methods on tensors and modules, whatever `x` is.
@@ -325,6 +383,13 @@ impl<'a> Visitor<'a> {
                 _ => {}
             }
         }
+        let in_message = self
+            .messages
+            .iter()
+            .any(|&(start, end)| start <= node.start_byte() && node.end_byte() <= end);
+        if in_message {
+            return;
+        }
         if is_device_string(&content, interpolated) {
             let kind = SiteKind::DeviceString;
             self.site(kind, Library::Torch, content, node);
@@ -367,6 +432,26 @@ impl<'a> Visitor<'a> {
                 format!("{resolved}[cuda]"),
                 function,
             );
+        }
+    }
+
+    /// `print(...)`, `logger.info(...)`, `warnings.warn(...)`: the
+    /// arguments are a message (see [`Visitor::messages`]).
+    fn message_call(&mut self, node: Node<'_>) {
+        let Some(function) = node.child_by_field_name("function") else {
+            return;
+        };
+        let Some(segments) = self.chain(function) else {
+            return;
+        };
+        let resolved = self.resolve(&segments);
+        let last = segments.last().copied().unwrap_or("");
+        let logging_method = segments.len() > 1 && LOGGING_METHODS.contains(&last);
+        if resolved == "print" || resolved == "warnings.warn" || logging_method {
+            if let Some(arguments) = node.child_by_field_name("arguments") {
+                self.messages
+                    .push((arguments.start_byte(), arguments.end_byte()));
+            }
         }
     }
 
@@ -415,6 +500,46 @@ impl Place {
     }
 }
 
+fn range_of(node: Node<'_>) -> TextRange {
+    TextRange::new(node.start_byte(), node.end_byte())
+}
+
+/// The call `node` is the function of, or the assignment statement it is
+/// the single target of, with the argument (assigned value) ranges.
+/// `Node::parent` walks from the root; it runs for sites only.
+fn call_or_assignment(node: Node<'_>) -> Option<(TextRange, Vec<TextRange>)> {
+    let parent = node.parent()?;
+    let is_field = |field: &str| parent.child_by_field_name(field) == Some(node);
+    match parent.kind() {
+        "call" if is_field("function") => {
+            let arguments = parent.child_by_field_name("arguments")?;
+            let mut cursor = arguments.walk();
+            let args = arguments
+                .named_children(&mut cursor)
+                .filter(|a| a.kind() != "comment")
+                .map(range_of)
+                .collect();
+            Some((range_of(parent), args))
+        }
+        "assignment" if is_field("left") && parent.child_by_field_name("type").is_none() => {
+            let statement = parent.parent()?;
+            let right = parent.child_by_field_name("right")?;
+            (statement.kind() == "expression_statement" && right.kind() != "assignment")
+                .then(|| (range_of(parent), vec![range_of(right)]))
+        }
+        _ => None,
+    }
+}
+
+/// Whether a dotted path says CUDA (`torch.version.cuda`,
+/// `is_nccl_available`), as `torch.profiler.profile` does not.
+pub fn names_cuda(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    ["cuda", "cudnn", "nccl", "nvtx", "nvml"]
+        .iter()
+        .any(|word| lower.contains(word))
+}
+
 fn torch_kind(path: &str) -> Option<(SiteKind, Library)> {
     let matches_prefix = |prefix: &&str| {
         path == *prefix
@@ -433,18 +558,30 @@ fn torch_kind(path: &str) -> Option<(SiteKind, Library)> {
     .then_some((SiteKind::BuildRule, Library::Build))
 }
 
-/// `"cuda"`, `"cuda:1"` and `f"cuda:{rank}"`.
+/// `"cuda"`, `"cuda:1"`, `f"cuda:{rank}"`, and the pieces a device name
+/// is built from: `"cuda:"` (`"cuda:" + str(rank)`), `"cuda:{}"`
+/// (`.format`) and `"cuda:%d"` (`%`).
 fn is_device_string(content: &str, interpolated: bool) -> bool {
     let Some(rest) = content.strip_prefix("cuda") else {
         return false;
     };
+    let Some(index) = rest.strip_prefix(':') else {
+        return rest.is_empty() && !interpolated;
+    };
     if interpolated {
-        return rest == ":";
+        return index.is_empty();
     }
-    rest.is_empty()
-        || rest
-            .strip_prefix(':')
-            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    let number = !index.is_empty() && index.bytes().all(|b| b.is_ascii_digit());
+    let placeholder = index
+        .strip_prefix('{')
+        .and_then(|p| p.strip_suffix('}'))
+        .is_some_and(|field| {
+            field
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b':')
+        });
+    let percent = matches!(index, "%d" | "%i" | "%s" | "%u");
+    index.is_empty() || number || placeholder || percent
 }
 
 fn is_cuda_env_var(content: &str) -> bool {

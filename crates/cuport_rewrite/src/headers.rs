@@ -296,15 +296,24 @@ fn include_guard(lines: &[(usize, usize, String)]) -> Option<usize> {
     (!name.is_empty() && defined == name).then_some(*define_end)
 }
 
+const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
 /// `import torch_npu` right after the first `import torch` line.
 fn python_import_edits(src: &[u8], planned: &Planned) -> Vec<Edit> {
     let mut imports = planned.imports.clone();
     imports.sort();
     imports.dedup();
+    // A byte-order mark stays the file's first bytes (Python accepts it
+    // nowhere else).
+    let bom = if src.starts_with(UTF8_BOM) {
+        UTF8_BOM.len()
+    } else {
+        0
+    };
     let text = String::from_utf8_lossy(src);
-    let mut offset = 0;
+    let mut offset = bom;
     let mut after_torch = None;
-    for line in text.split_inclusive('\n') {
+    for line in text[bom..].split_inclusive('\n') {
         offset += line.len();
         let trimmed = line.trim_end();
         if trimmed == "import torch"
@@ -317,7 +326,7 @@ fn python_import_edits(src: &[u8], planned: &Planned) -> Vec<Edit> {
     }
     // Without `import torch`: below a shebang, docstring and `from
     // __future__` imports, which must stay first.
-    let at = after_torch.unwrap_or_else(|| crate::pysource::import_point(src));
+    let at = after_torch.unwrap_or_else(|| bom + crate::pysource::import_point(&src[bom..]));
     let newline = if after_torch.is_some() && !text[..at].ends_with('\n') {
         "\n"
     } else {

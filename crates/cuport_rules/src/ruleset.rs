@@ -414,10 +414,10 @@ impl RuleSet {
             })
     }
 
-    /// What kind of touchpoint a C/C++ name the tables know is, for the
-    /// analyser's table-driven recognition: the library of its rule and a
-    /// site kind from the rule's name kind. `None` for names no table knows
-    /// and for headers, Python paths and device strings.
+    /// What kind of touchpoint a C/C++ name or dotted Python path the tables
+    /// know is, for the analyser's table-driven recognition: the library of
+    /// its rule and a site kind from the rule's name kind. `None` for names
+    /// no table knows and for headers and device strings.
     pub fn site_of(&self, cuda_name: &str) -> Option<(Library, SiteKind)> {
         self.name_sites
             .get_or_init(|| self.index_name_sites())
@@ -570,7 +570,10 @@ fn rule_site(rule: &Rule) -> Option<(Library, SiteKind)> {
         NameKind::EnumValue => SiteKind::EnumConstant,
         NameKind::Macro => SiteKind::Macro,
         NameKind::Intrinsic => SiteKind::DeviceIntrinsic,
-        NameKind::Header | NameKind::Python | NameKind::DeviceString => return None,
+        // A dotted Python path the tables know (`torch.version.cuda`) is a
+        // framework touchpoint wherever the project reaches it.
+        NameKind::Python => SiteKind::FrameworkCall,
+        NameKind::Header | NameKind::DeviceString => return None,
     };
     Some((library, kind))
 }

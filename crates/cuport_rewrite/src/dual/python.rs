@@ -194,6 +194,11 @@ fn device_string(planner: &mut Planner<'_>, site: &Site) {
         return;
     }
     let replacement = match site.name.strip_prefix("cuda:") {
+        // `'cuda:{}'.format(i)`: an f-string would read `{}` as an
+        // expression, so the device word is concatenated instead.
+        Some(index) if index.contains(['{', '}']) => {
+            format!("(cuport_device.accelerator + {prefix}{quote}:{index}{quote})")
+        }
         Some(index) => format!("f{quote}{{cuport_device.accelerator}}:{index}{quote}"),
         None if amp_context(planner.src, site.range.start) => {
             "cuport_device.amp_device_type".into()

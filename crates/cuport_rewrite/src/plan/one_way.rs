@@ -339,7 +339,7 @@ impl<'a> Planner<'a> {
     }
 
     fn unknown(&mut self, site: &Site) {
-        if self.is_native_kernel_language(site) {
+        if self.is_native_kernel_language(site) || self.same_python_name(site) {
             return;
         }
         if site.kind == SiteKind::CudaOnlyImport {
@@ -412,6 +412,15 @@ impl<'a> Planner<'a> {
         })
     }
 
+    /// A PyTorch path another target's tables port but that does not say
+    /// CUDA (`torch.profiler.profile`): where this target has no rule for
+    /// it, it is the same API here.
+    fn same_python_name(&self, site: &Site) -> bool {
+        self.language == Language::Python
+            && site.kind == SiteKind::FrameworkCall
+            && !cuport_analyze::names_cuda(&site.name)
+    }
+
     /// Kernel-language names HIP and MUSA accept unchanged (built-in
     /// variables, qualifiers) need no table row.
     fn is_native_kernel_language(&self, site: &Site) -> bool {
@@ -449,13 +458,19 @@ impl<'a> Planner<'a> {
             site.kind == SiteKind::BuildRule && site.name.ends_with(&format!("({written})"));
         let replacement = if written == site.name || command_argument {
             to.to_owned()
-        } else if self.language == Language::Python && site.name.ends_with(&format!(".{written}")) {
-            // `ProfilerActivity.CUDA` written for `torch.profiler.ProfilerActivity.CUDA`:
-            // the same number of trailing segments of the target name.
+        } else if self.language == Language::Python
+            && site.name.ends_with(&format!(".{written}"))
+            && (self.src[..site.range.start].ends_with(b".")
+                || crate::pysource::in_import_statement(self.src, site.range.start))
+        {
+            // `from torch.cuda import amp` (the imported name itself) and
+            // methods (`x.cuda()`): the same number of trailing segments.
             self.check_import_path(site, to);
             let parts: Vec<&str> = to.split('.').collect();
             let keep = written.split('.').count().min(parts.len());
             parts[parts.len() - keep..].join(".")
+        } else if let Some(replacement) = self.python_path_through_alias(site, written, to) {
+            replacement
         } else {
             let message = format!(
                 "`{written}` refers to `{}` through an alias; rename it by hand to `{to}`",
@@ -469,6 +484,45 @@ impl<'a> Planner<'a> {
             self.edit(site.range, replacement, code.to_owned(), &site.name);
         }
         true
+    }
+
+    /// A dotted path written through an import alias or a name imported on
+    /// its own (`cudnn.allow_tf32` after `import torch.backends.cudnn as
+    /// cudnn`, `ProfilerActivity.CUDA` after `from torch.profiler import
+    /// ProfilerActivity`). Where the target keeps the alias's module the
+    /// alias stays (`amp.GradScaler`); elsewhere the target's full path is
+    /// written and its root module imported (`torch.npu.conv.allow_hf32`).
+    fn python_path_through_alias(
+        &mut self,
+        site: &Site,
+        written: &str,
+        to: &str,
+    ) -> Option<String> {
+        let chain = written
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'.');
+        if self.language != Language::Python || !chain {
+            return None;
+        }
+        let (alias, rest) = written.split_once('.').unwrap_or((written, ""));
+        let aliased = if rest.is_empty() {
+            site.name.as_str()
+        } else {
+            site.name.strip_suffix(rest)?.strip_suffix('.')?
+        };
+        (!alias.is_empty() && !aliased.is_empty())
+            .then(|| self.python_full_path(aliased, alias, to))
+    }
+
+    /// `to` written relative to `alias` (which stands for `aliased`) when
+    /// it lies under that module, else in full with its root imported.
+    fn python_full_path(&mut self, aliased: &str, alias: &str, to: &str) -> String {
+        if let Some(rest) = to.strip_prefix(aliased).filter(|r| r.starts_with('.')) {
+            return format!("{alias}{rest}");
+        }
+        let root = to.split('.').next().unwrap_or(to);
+        self.out.imports.push(format!("import {root}"));
+        to.to_owned()
     }
 
     /// A name imported on its own (`from torch.utils.cpp_extension import
@@ -496,14 +550,19 @@ impl<'a> Planner<'a> {
     fn rewrite(&mut self, site: &Site, resolved: &Resolved<'a>, code: &str) -> bool {
         match resolved.template() {
             Some(template) => self.rewrite_with(site, template, code),
-            None => self.rewrite_needs_call(site),
+            None => self.rewrite_needs_call(site, resolved.note()),
         }
     }
 
-    fn rewrite_needs_call(&mut self, site: &Site) -> bool {
-        let message = format!("`{}` needs its call rewritten, but it is not called here (taken by address or in a macro?)", site.name);
-        self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message)
-            .effort = Some("low".into());
+    fn rewrite_needs_call(&mut self, site: &Site, note: Option<&str>) -> bool {
+        let message = if self.language == Language::Python {
+            format!("`{}` needs its call or assignment rewritten, but it is neither called nor assigned as a statement here", site.name)
+        } else {
+            format!("`{}` needs its call rewritten, but it is not called here (taken by address or in a macro?)", site.name)
+        };
+        let diagnostic = self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message);
+        diagnostic.effort = Some("low".into());
+        diagnostic.suggestion = note.map(str::to_owned);
         false
     }
 
@@ -511,7 +570,10 @@ impl<'a> Planner<'a> {
     /// planned.
     fn rewrite_with(&mut self, site: &Site, template: &'a Template, code: &str) -> bool {
         let Some(call) = site.call else {
-            return self.rewrite_needs_call(site);
+            let note = self
+                .lookup(&site.name)
+                .and_then(|r| r.note().map(str::to_owned));
+            return self.rewrite_needs_call(site, note.as_deref());
         };
         self.pending.push(PendingRewrite {
             call,
