@@ -254,7 +254,9 @@ impl<'a> Visitor<'a> {
                 full.clone()
             };
             self.aliases.insert(local, bound);
-            self.import_site(&full, child);
+            // The site is the dotted path (`torch.cuda.nccl` in `import
+            // torch.cuda.nccl as nccl`), which a rename replaces.
+            self.import_site(&full, path_node);
         }
     }
 

@@ -214,8 +214,8 @@ pub(crate) fn line_ending(src: &[u8]) -> &'static str {
 /// does not count), else right after the guard's `#define`, else at the top.
 /// An include inside `#ifdef _WIN32` would only be seen on Windows.
 fn include_insertion_point(src: &[u8]) -> usize {
-    let bom = if src.starts_with(&[0xEF, 0xBB, 0xBF]) {
-        3
+    let bom = if src.starts_with(UTF8_BOM) {
+        UTF8_BOM.len()
     } else {
         0
     };
@@ -269,11 +269,16 @@ fn after_leading_comments(src: &[u8], from: usize) -> usize {
 fn directive_lines(src: &[u8], from: usize) -> Vec<(usize, usize, String)> {
     let mut out = Vec::new();
     let mut offset = from;
+    let mut continued = false;
     for line in src[from..].split_inclusive(|&b| b == b'\n') {
         let text = String::from_utf8_lossy(line);
-        if let Some(rest) = text.trim_start().strip_prefix('#') {
+        // A line a backslash splices onto the one before starts no
+        // directive (a fuzzing finding:
+        // `fuzz_regressions::no_header_after_a_line_continued_by_a_backslash`).
+        if let Some(rest) = text.trim_start().strip_prefix('#').filter(|_| !continued) {
             out.push((offset, offset + line.len(), rest.trim().to_owned()));
         }
+        continued = text.trim_end_matches(['\n', '\r']).ends_with('\\');
         offset += line.len();
     }
     out

@@ -96,7 +96,14 @@ fn is_accepted_unchanged(target: cuport_model::Target, site: &cuport_analyze::Si
     // `__global__` is reported through its kernel's definition; `__restrict__` is also a GCC keyword.
     let covered = matches!(site.name.as_str(), "__global__" | "__restrict__");
     // `torch.autocast(device_type="cuda")` stays on a target whose device is still "cuda" (ROCm).
-    let same_device = site.name.ends_with("[cuda]")
-        && rules().device_string(target, "cuda").as_deref() == Some("cuda");
-    exact || native || kernel || covered || same_device
+    // So do device strings built from "cuda:" there.
+    let cuda_device = rules().device_string(target, "cuda").as_deref() == Some("cuda");
+    let same_device =
+        (site.name.ends_with("[cuda]") || site.kind == SiteKind::DeviceString) && cuda_device;
+    // A PyTorch path that does not say CUDA (`torch.profiler.profile`) and
+    // that this target's tables do not port is the same API there.
+    let same_python = site.kind == SiteKind::FrameworkCall
+        && !cuport_analyze::names_cuda(&site.name)
+        && rules().lookup(target, &site.name).is_none();
+    exact || native || kernel || covered || same_device || same_python
 }

@@ -644,3 +644,71 @@ fn a_continued_line_is_no_directive() {
     assert!(text.contains("\n#ifdef __CUDACC__\n"), "{text}");
     assert_second_run_edits_nothing(&second);
 }
+
+/// A line that a backslash splices onto the one before is no directive, so
+/// the runtime header must not go right after that line: it would be
+/// spliced in instead, and the include below would become a directive.
+#[test]
+fn no_header_after_a_line_continued_by_a_backslash() {
+    let options = MigrateOptions::new(Target::Hip);
+    let src = b"  $<$<COMPILE_LANGUAGE:CUDA>: \\\n#include <cuda_runtime.h>\n  __syncthreads();\n";
+    let (_, second) = migrate_twice(Language::Cuda, src, &options);
+    assert_second_run_edits_nothing(&second);
+}
+
+/// `cuport: off` on the second line of a call that starts above it: the
+/// call's rewrite replaced the protected text, and the rerun read it anew.
+#[test]
+fn a_call_reaching_into_a_suppressed_block_is_left() {
+    let options = MigrateOptions::new(Target::Ascend);
+    for src in [
+        &b"cudaMallocHost(c,(())\n,cuport: off)cudaEventDestroy"[..],
+        b"cudaMemGetInfo(\nc,6,cuport: off\"\")cudaFree",
+    ] {
+        let (first, second) = migrate_twice(Language::Cuda, src, &options);
+        assert!(first.edits.is_empty(), "{:#?}", first.edits);
+        assert_second_run_edits_nothing(&second);
+    }
+}
+
+/// A CUDA name among a launch's template arguments lost its edit under the
+/// `hipLaunchKernelGGL` rewrite, which replaced them whole; `#ifdef` there
+/// was put on the macro's line, where a directive is none.
+#[test]
+fn a_directive_inside_a_launch_is_not_moved() {
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.hip_launch = cuport_rewrite::HipLaunch::Ggl;
+    let src = b"l<__CUDACC__\n><<<b,s>>>()";
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(text.contains("HIP_KERNEL_NAME(l<__HIPCC__\n>)"), "{text}");
+    assert_second_run_edits_nothing(&second);
+    let src = b"k<cuComplex><<<1, 2>>>(x);";
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(
+        text.contains(
+            "hipLaunchKernelGGL(HIP_KERNEL_NAME(k<hipComplex>), dim3(1), dim3(2), 0, 0, x);"
+        ),
+        "{text}"
+    );
+    assert_second_run_edits_nothing(&second);
+    let src = b"template <typename T> void f(T* x) {\n  k<\n#ifdef __CUDACC__\nT\n#endif\n><<<1, 2>>>(x);\n}\n";
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    assert!(first
+        .diagnostics
+        .iter()
+        .any(|d| d.code == "CP0003" && d.cuda_name == "k"));
+    assert_second_run_edits_nothing(&second);
+}
+
+/// A kernel qualifier then `#ifdef __CUDACC__`: the dual-stack rerun added
+/// the runtime shim header a second time.
+#[test]
+fn dual_stack_runtime_header_is_added_once() {
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.dual = vec![Target::Hip];
+    let src = b"__global__ \n#ifdef __CUDACC__";
+    let (_, second) = migrate_twice(Language::Cuda, src, &options);
+    assert_second_run_edits_nothing(&second);
+}

@@ -36,6 +36,13 @@ impl Scanner<'_> {
         while k < limit {
             match self.kind_at(k) {
                 Some(TokKind::Punct(b';' | b'{' | b'}' | b'=')) => return None,
+                // A directive between the qualifier and the name is skipped
+                // whole: `defined(X)` in `#if defined(X)` is no kernel (a
+                // fuzzing finding: `fuzz_regressions::
+                // dual_stack_runtime_header_is_added_once`).
+                Some(TokKind::Directive) => {
+                    k = (k..limit).find(|&d| self.kind_at(d) == Some(TokKind::DirectiveEnd))? + 1;
+                }
                 Some(TokKind::Ident) if self.kind_at(k + 1) == Some(TokKind::Punct(b'(')) => {
                     let close = self.matching(k + 1)?;
                     if is_attribute(self.text(k)) {

@@ -101,6 +101,9 @@ fn keep(planner: &mut Planner<'_>, site: &Site) {
         let finding = match (&resolved, site.kind) {
             (None, SiteKind::CudaOnlyImport) => Some(cuda_only_package(&site.name)),
             (None, SiteKind::BuildRule) => build_rule(planner, target, &site.name),
+            // A path that does not say CUDA (`torch.profiler.profile`) and
+            // that this target does not port is the same API there.
+            (None, SiteKind::FrameworkCall) if !cuport_analyze::names_cuda(&site.name) => None,
             _ => table_finding(&site.name, resolved.as_ref(), KEPT),
         };
         found.extend(finding.map(|f| (target, f)));

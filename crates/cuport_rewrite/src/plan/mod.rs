@@ -273,10 +273,15 @@ pub(crate) trait PlanSite {
 pub(crate) fn plan_sites(planner: &mut impl PlanSite, input: &FileInput<'_>) -> FileStats {
     let mut stats = FileStats::default();
     for site in &input.analysis.sites {
-        if input
-            .suppressions
-            .covers(input.lines.line_of(site.range.start))
-        {
+        // A call that reaches into a suppressed line is suppressed whole: its
+        // rewrite would replace text the marker protects (a fuzzing finding:
+        // `fuzz_regressions::a_call_reaching_into_a_suppressed_block_is_left`).
+        let span = site.call.unwrap_or(site.range);
+        let (first, last) = (
+            input.lines.line_of(span.start.min(site.range.start)),
+            input.lines.line_of(span.end.max(site.range.end)),
+        );
+        if (first..=last).any(|line| input.suppressions.covers(line)) {
             stats.suppressed += 1;
             continue;
         }

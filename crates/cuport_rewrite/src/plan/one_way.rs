@@ -780,9 +780,28 @@ impl<'a> Planner<'a> {
         let (Some(grid), Some(block)) = (config.first(), config.get(1)) else {
             return;
         };
-        let kernel = match site.template_args {
-            Some(targs) => format!("HIP_KERNEL_NAME({}{})", site.name, self.text(targs)),
-            None => site.name.clone(),
+        let head = self.text(TextRange::new(call.start, grid.start));
+        if head
+            .lines()
+            .skip(1)
+            .any(|line| line.trim_start().starts_with('#'))
+        {
+            // A directive among the template arguments would be joined onto
+            // the macro's line and stop being one (a fuzzing finding:
+            // `fuzz_regressions::a_directive_inside_a_launch_is_not_moved`).
+            let message = format!(
+                "the launch of `{}` has a preprocessor directive inside its template arguments, which hipLaunchKernelGGL cannot carry; rewrite this launch by hand",
+                site.name
+            );
+            self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message)
+                .effort = Some("low".into());
+            return;
+        }
+        // The kernel's name and template arguments stay where they are, with
+        // their own edits (`k<cuComplex>`): only text around them changes.
+        let (opening, name_end, after_name) = match site.template_args {
+            Some(targs) => ("hipLaunchKernelGGL(HIP_KERNEL_NAME(", targs.end, "), dim3("),
+            None => ("hipLaunchKernelGGL(", site.range.end, ", dim3("),
         };
         // What follows the last configuration value: the arguments, or the
         // end of the launch.
@@ -791,11 +810,8 @@ impl<'a> Planner<'a> {
             None => (call.end, ")"),
         };
         let mut pieces = vec![
-            (
-                call.start,
-                grid.start,
-                format!("hipLaunchKernelGGL({kernel}, dim3("),
-            ),
+            (call.start, call.start, opening.to_owned()),
+            (name_end, grid.start, after_name.to_owned()),
             (grid.end, block.start, "), dim3(".to_owned()),
         ];
         match (config.get(2), config.get(3)) {
