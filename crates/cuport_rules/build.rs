@@ -10,10 +10,32 @@ fn main() {
     let mut files = Vec::new();
     collect(&root, &root, &mut files);
     files.sort();
-    let mut code = String::from("pub(crate) static BUILTIN_FILES: &[(&str, &str)] = &[\n");
-    for path in &files {
+    let mut code = embed("BUILTIN_FILES", &root, &files);
+    // Per-version API support lists (generated data, not rule files).
+    let mut support: Vec<PathBuf> = std::fs::read_dir(root.join(SUPPORT_DIR))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "csv" || e == "toml"))
+        .collect();
+    support.sort();
+    code.push_str(&embed("SUPPORT_FILES", &root, &support));
+    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join("builtin_files.rs");
+    if let Err(err) = std::fs::write(&out, code) {
+        panic!("cannot write {}: {err}", out.display());
+    }
+}
+
+/// Where the generated per-version API support lists live.
+const SUPPORT_DIR: &str = "ascend/api-support";
+
+/// A `static NAME: &[(path, text)]` embedding `files`.
+fn embed(name: &str, root: &Path, files: &[PathBuf]) -> String {
+    let mut code = format!("pub(crate) static {name}: &[(&str, &str)] = &[\n");
+    for path in files {
         println!("cargo:rerun-if-changed={}", path.display());
-        let rel = path.strip_prefix(&root).unwrap_or(path);
+        let rel = path.strip_prefix(root).unwrap_or(path);
         let rel = rel.to_string_lossy().replace('\\', "/");
         let _ = writeln!(
             code,
@@ -23,10 +45,7 @@ fn main() {
         );
     }
     code.push_str("];\n");
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join("builtin_files.rs");
-    if let Err(err) = std::fs::write(&out, code) {
-        panic!("cannot write {}: {err}", out.display());
-    }
+    code
 }
 
 /// Target profiles (`<target>/target.toml`) and the library table
@@ -42,7 +61,9 @@ fn collect(root: &Path, dir: &Path, files: &mut Vec<PathBuf>) {
     };
     for entry in entries.flatten() {
         let path = entry.path();
-        if path.is_dir() {
+        if path.is_dir() && path == root.join(SUPPORT_DIR) {
+            println!("cargo:rerun-if-changed={}", path.display());
+        } else if path.is_dir() {
             println!("cargo:rerun-if-changed={}", path.display());
             collect(root, &path, files);
         } else if path.extension().is_some_and(|e| e == "toml") && !is_profile(&path, root) {

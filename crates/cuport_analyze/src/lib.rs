@@ -16,6 +16,7 @@ mod pyproject;
 mod python;
 mod rust;
 mod site;
+mod torch_api;
 mod tree;
 mod ts_errors;
 
@@ -30,4 +31,5 @@ pub use python::names_cuda;
 pub use site::{
     Condition, FileAnalysis, OperatorDefinition, ParseIssue, ScannedFile, Site, SkippedFile,
 };
+pub use torch_api::{torch_api_uses, ApiUse, IsApi, Resolution, TorchApiInventory, UnresolvedUse};
 pub use tree::{list_tree, scan_tree, KnownNames, Progress, ScanOptions, ScanReport, NO_PROGRESS};

@@ -226,37 +226,11 @@ impl<'a> Visitor<'a> {
     }
 
     fn import(&mut self, node: Node<'_>) {
-        let module = node
-            .child_by_field_name("module_name")
-            .map(|m| self.text(m).to_owned());
-        let mut cursor = node.walk();
-        for child in node.children_by_field_name("name", &mut cursor) {
-            let (path_node, alias) = match child.kind() {
-                "aliased_import" => (
-                    child.child_by_field_name("name"),
-                    child.child_by_field_name("alias"),
-                ),
-                _ => (Some(child), None),
-            };
-            let Some(path_node) = path_node else { continue };
-            let path = self.text(path_node);
-            let full = module
-                .as_ref()
-                .map_or_else(|| path.to_owned(), |m| format!("{m}.{path}"));
-            let local = match (alias, &module) {
-                (Some(alias), _) => self.text(alias).to_owned(),
-                (None, Some(_)) => path.to_owned(),
-                (None, None) => path.split('.').next().unwrap_or(path).to_owned(),
-            };
-            let bound = if alias.is_none() && module.is_none() {
-                local.clone()
-            } else {
-                full.clone()
-            };
-            self.aliases.insert(local, bound);
+        for binding in import_bindings(node, self.src) {
+            self.aliases.insert(binding.local, binding.bound);
             // The site is the dotted path (`torch.cuda.nccl` in `import
             // torch.cuda.nccl as nccl`), which a rename replaces.
-            self.import_site(&full, path_node);
+            self.import_site(&binding.full, binding.path);
         }
     }
 
@@ -477,6 +451,60 @@ impl<'a> Visitor<'a> {
             }
         }
     }
+}
+
+/// One name an import statement binds.
+pub(crate) struct ImportBinding<'t> {
+    /// The local name (`dist` in `import torch.distributed as dist`).
+    pub(crate) local: String,
+    /// The dotted path the local name stands for (`torch` for a plain
+    /// `import torch.cuda`, which binds `torch`).
+    pub(crate) bound: String,
+    /// The dotted path imported (`torch.cuda`).
+    pub(crate) full: String,
+    /// The imported path's node.
+    pub(crate) path: Node<'t>,
+}
+
+/// The names an `import` or `from ... import` statement binds.
+pub(crate) fn import_bindings<'t>(node: Node<'t>, src: &[u8]) -> Vec<ImportBinding<'t>> {
+    let text = |n: Node<'_>| std::str::from_utf8(&src[n.start_byte()..n.end_byte()]).unwrap_or("");
+    let module = node
+        .child_by_field_name("module_name")
+        .map(|m| text(m).to_owned());
+    let mut cursor = node.walk();
+    let mut bindings = Vec::new();
+    for child in node.children_by_field_name("name", &mut cursor) {
+        let (path_node, alias) = match child.kind() {
+            "aliased_import" => (
+                child.child_by_field_name("name"),
+                child.child_by_field_name("alias"),
+            ),
+            _ => (Some(child), None),
+        };
+        let Some(path) = path_node else { continue };
+        let written = text(path);
+        let full = module
+            .as_ref()
+            .map_or_else(|| written.to_owned(), |m| format!("{m}.{written}"));
+        let local = match (alias, &module) {
+            (Some(alias), _) => text(alias).to_owned(),
+            (None, Some(_)) => written.to_owned(),
+            (None, None) => written.split('.').next().unwrap_or(written).to_owned(),
+        };
+        let bound = if alias.is_none() && module.is_none() {
+            local.clone()
+        } else {
+            full.clone()
+        };
+        bindings.push(ImportBinding {
+            local,
+            bound,
+            full,
+            path,
+        });
+    }
+    bindings
 }
 
 /// Where a node sits: its parent's kind and its field in the parent.

@@ -4,6 +4,7 @@
 //! maps errors to exit codes. Each subcommand lives in its own module.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod cmd_analyze;
 mod cmd_doctor;
 mod cmd_migrate;
 mod cmd_regress;
@@ -42,6 +43,8 @@ struct Cli {
 enum Command {
     /// Find every CUDA and framework touchpoint in a code base.
     Scan(cmd_scan::ScanArgs),
+    /// Which PyTorch APIs a project calls and whether the target's torch adapter supports each.
+    Analyze(cmd_analyze::AnalyzeArgs),
     /// Port a code base to a target: diagnostics, statistics, diffs or rewritten files.
     Migrate(migrate_args::MigrateArgs),
     /// Re-render a migration report (report.json) as HTML, Markdown, SARIF, CSV or JSON.
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
     let out = output::Output::new(&cli.global);
     let result = match cli.command {
         Command::Scan(args) => cmd_scan::run(&args, &out),
+        Command::Analyze(args) => cmd_analyze::run(&args, &out),
         Command::Migrate(args) => cmd_migrate::run(&args, &out),
         Command::Report(args) => cmd_report::run(&args, &out),
         Command::Rules(args) => cmd_rules::run(&args, &out),

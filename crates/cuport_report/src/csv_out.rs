@@ -82,7 +82,7 @@ pub fn unsupported_csv(document: &ReportDocument) -> Result<String, ReportError>
     finish(w)
 }
 
-fn finish(w: csv::Writer<Vec<u8>>) -> Result<String, ReportError> {
+pub(crate) fn finish(w: csv::Writer<Vec<u8>>) -> Result<String, ReportError> {
     let bytes = w.into_inner().map_err(|e| ReportError::Encode {
         what: "CSV table",
         error: e.to_string(),
@@ -93,7 +93,7 @@ fn finish(w: csv::Writer<Vec<u8>>) -> Result<String, ReportError> {
     })
 }
 
-fn encode(error: csv::Error) -> ReportError {
+pub(crate) fn encode(error: csv::Error) -> ReportError {
     ReportError::Encode {
         what: "CSV table",
         error: error.to_string(),

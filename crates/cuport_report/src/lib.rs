@@ -5,6 +5,7 @@
 //! `cuport report report.json --format ...` re-renders any of them without
 //! running the migration again.
 
+mod api_support;
 mod csv_out;
 mod document;
 mod error;
@@ -16,6 +17,10 @@ mod sarif;
 
 use std::path::{Path, PathBuf};
 
+pub use api_support::{
+    api_support_csv, api_support_report, ApiSupportReport, PortOf, SupportRecord, UnresolvedRecord,
+    API_SUPPORT_FORMAT, API_SUPPORT_VERSION,
+};
 pub use csv_out::{changes_csv, unsupported_csv};
 pub use cuport_rewrite::{FileStats, Level, Tally};
 pub use document::{

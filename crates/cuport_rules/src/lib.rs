@@ -8,6 +8,7 @@
 //! call's arguments; [`RuleSet::declarations_header`] emits C declarations of
 //! every target function the tables use, for compile checks of ported code.
 
+pub mod api_support;
 mod builder;
 mod check;
 mod declarations;

@@ -1,0 +1,464 @@
+//! Every PyTorch API a Python file uses, for the per-API support analysis
+//! (`cuport analyze`): `torch.*` paths reached through imports and aliases,
+//! methods called on values that are evidently tensors, and `nn.Module`
+//! methods called on `self` in a module subclass. What cannot be resolved
+//! (a tensor method name on a receiver of unknown type) is counted apart.
+use cuport_model::{LineIndex, TextRange};
+use rustc_hash::{FxHashMap, FxHashSet};
+use serde::Serialize;
+use tree_sitter::{Node, Parser};
+
+use crate::error::AnalyzeError;
+use crate::python::import_bindings;
+
+/// How a use was resolved to its API.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Resolution {
+    /// A dotted path through the file's imports (`F.relu` → `torch.nn.functional.relu`).
+    Import,
+    /// A method on a value that is evidently a tensor (made by a torch
+    /// function, or a parameter annotated `torch.Tensor`).
+    TensorReceiver,
+    /// A method of `torch.nn.Module` called on `self` in a subclass.
+    ModuleSelf,
+}
+
+/// One use of a PyTorch API.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ApiUse {
+    pub api: String,
+    pub line: u32,
+    pub column: u32,
+    pub range: TextRange,
+    pub resolution: Resolution,
+}
+
+/// A method call whose name is a `torch.Tensor` API but whose receiver's
+/// type is not evident from the file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct UnresolvedUse {
+    pub method: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+#[derive(Debug, Default, Serialize)]
+pub struct TorchApiInventory {
+    pub uses: Vec<ApiUse>,
+    pub unresolved: Vec<UnresolvedUse>,
+    /// tree-sitter gave up on the file.
+    pub unparsed: bool,
+}
+
+/// Whether a dotted path is an API of the support lists (the caller's data).
+pub type IsApi<'a> = &'a dyn Fn(&str) -> bool;
+
+/// Modules whose lower-case functions return tensors.
+const TENSOR_MODULES: &[&str] = &[
+    "torch",
+    "torch.nn.functional",
+    "torch.linalg",
+    "torch.fft",
+    "torch.special",
+];
+
+/// The PyTorch APIs `src` (Python) uses.
+pub fn torch_api_uses(src: &[u8], is_api: IsApi<'_>) -> Result<TorchApiInventory, AnalyzeError> {
+    let mut parser = Parser::new();
+    parser
+        .set_language(&tree_sitter_python::LANGUAGE.into())
+        .map_err(|e| AnalyzeError::Grammar(e.to_string()))?;
+    let Some(tree) = parser.parse(src, None) else {
+        return Ok(TorchApiInventory {
+            unparsed: true,
+            ..TorchApiInventory::default()
+        });
+    };
+    let lines = LineIndex::new(src);
+    let mut inventory = Inventory {
+        src,
+        lines: &lines,
+        is_api,
+        aliases: FxHashMap::default(),
+        out: TorchApiInventory::default(),
+    };
+    inventory.imports(tree.root_node());
+    if !inventory
+        .aliases
+        .values()
+        .any(|p| p == "torch" || p.starts_with("torch."))
+    {
+        return Ok(inventory.out);
+    }
+    inventory.block(tree.root_node(), &Scope::default());
+    inventory.out.uses.sort_by_key(|u| u.range.start);
+    inventory.out.unresolved.sort_by_key(|u| (u.line, u.column));
+    Ok(inventory.out)
+}
+
+/// What is known where a node sits: names bound to tensors and whether
+/// `self` is an `nn.Module`.
+#[derive(Clone, Default)]
+struct Scope {
+    tensors: FxHashSet<String>,
+    module_self: bool,
+}
+
+struct Inventory<'a> {
+    src: &'a [u8],
+    lines: &'a LineIndex,
+    is_api: IsApi<'a>,
+    aliases: FxHashMap<String, String>,
+    out: TorchApiInventory,
+}
+
+impl<'a> Inventory<'a> {
+    fn text(&self, node: Node<'_>) -> &'a str {
+        std::str::from_utf8(&self.src[node.start_byte()..node.end_byte()]).unwrap_or("")
+    }
+
+    /// Every import in the file, wherever it is (an import inside a
+    /// function is rare and binds for the whole file here).
+    fn imports(&mut self, root: Node<'_>) {
+        let mut stack = vec![root];
+        while let Some(node) = stack.pop() {
+            if matches!(node.kind(), "import_statement" | "import_from_statement") {
+                for binding in import_bindings(node, self.src) {
+                    self.aliases.insert(binding.local, binding.bound);
+                }
+                continue;
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor));
+        }
+    }
+
+    /// The statements of a block, in order, so an assignment is seen
+    /// before the uses below it.
+    fn block(&mut self, node: Node<'_>, scope: &Scope) {
+        let mut scope = scope.clone();
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+        for child in children {
+            self.statement(child, &mut scope);
+        }
+    }
+
+    fn statement(&mut self, node: Node<'_>, scope: &mut Scope) {
+        match node.kind() {
+            "import_statement" | "import_from_statement" | "comment" => {}
+            "function_definition" => self.function(node, scope),
+            "class_definition" => self.class(node, scope),
+            "decorated_definition" => {
+                let mut cursor = node.walk();
+                let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                for child in children {
+                    self.statement(child, scope);
+                }
+            }
+            "expression_statement" => {
+                self.expressions(node, scope);
+                self.bind_assignment(node, scope);
+            }
+            _ if has_block(node) => {
+                // if/for/while/with/try: their expressions, then their
+                // blocks with what the enclosing scope knows.
+                let mut cursor = node.walk();
+                let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+                for child in children {
+                    if child.kind() == "block" || has_block(child) {
+                        self.block_or_statement(child, scope);
+                    } else {
+                        self.expressions(child, scope);
+                    }
+                }
+            }
+            _ => self.expressions(node, scope),
+        }
+    }
+
+    fn block_or_statement(&mut self, node: Node<'_>, scope: &mut Scope) {
+        if node.kind() == "block" {
+            self.block(node, scope);
+        } else {
+            self.statement(node, scope);
+        }
+    }
+
+    fn function(&mut self, node: Node<'_>, scope: &Scope) {
+        let mut inner = Scope {
+            tensors: FxHashSet::default(),
+            module_self: scope.module_self,
+        };
+        if let Some(parameters) = node.child_by_field_name("parameters") {
+            let mut cursor = parameters.walk();
+            for parameter in parameters.named_children(&mut cursor) {
+                let annotation = parameter.child_by_field_name("type");
+                let tensor = annotation.is_some_and(|t| self.resolves_to(t, "torch.Tensor"));
+                if tensor {
+                    if let Some(name) = parameter.named_child(0) {
+                        inner.tensors.insert(self.text(name).to_owned());
+                    }
+                }
+                if let Some(default) = parameter.child_by_field_name("value") {
+                    self.expressions(default, &mut inner);
+                }
+                if let Some(annotation) = annotation {
+                    self.expressions(annotation, &mut inner);
+                }
+            }
+        }
+        if let Some(body) = node.child_by_field_name("body") {
+            self.block(body, &inner);
+        }
+    }
+
+    fn class(&mut self, node: Node<'_>, scope: &Scope) {
+        let module = node
+            .child_by_field_name("superclasses")
+            .is_some_and(|bases| {
+                let mut cursor = bases.walk();
+                let children: Vec<Node<'_>> = bases.named_children(&mut cursor).collect();
+                children.into_iter().any(|base| {
+                    self.expressions(base, &mut scope.clone());
+                    self.resolve(base)
+                        .is_some_and(|path| path.starts_with("torch.nn."))
+                })
+            });
+        let inner = Scope {
+            tensors: FxHashSet::default(),
+            module_self: module,
+        };
+        if let Some(body) = node.child_by_field_name("body") {
+            self.block(body, &inner);
+        }
+    }
+
+    /// `x = torch.randn(...)`, `y = x.view(...)`: the name now holds a tensor.
+    fn bind_assignment(&mut self, statement: Node<'_>, scope: &mut Scope) {
+        let Some(assignment) = statement
+            .named_child(0)
+            .filter(|n| n.kind() == "assignment")
+        else {
+            return;
+        };
+        let (Some(left), Some(right)) = (
+            assignment.child_by_field_name("left"),
+            assignment.child_by_field_name("right"),
+        ) else {
+            return;
+        };
+        if left.kind() != "identifier" {
+            return;
+        }
+        let name = self.text(left).to_owned();
+        if self.is_tensor(right, scope) {
+            scope.tensors.insert(name);
+        } else {
+            scope.tensors.remove(&name);
+        }
+    }
+
+    /// Every use inside an expression (or a simple statement).
+    fn expressions(&mut self, node: Node<'_>, scope: &mut Scope) {
+        let mut stack = vec![node];
+        while let Some(node) = stack.pop() {
+            match node.kind() {
+                "comment" | "string" => continue,
+                "function_definition" | "class_definition" => {
+                    self.statement(node, scope);
+                    continue;
+                }
+                "attribute" | "identifier" if self.reference(node, scope) => continue,
+                _ => {}
+            }
+            let mut cursor = node.walk();
+            let children: Vec<Node<'_>> = node.named_children(&mut cursor).collect();
+            stack.extend(children.into_iter().rev());
+        }
+    }
+
+    /// Records the API an attribute chain or name stands for. Returns
+    /// whether the node is done (its insides hold nothing more).
+    fn reference(&mut self, node: Node<'_>, scope: &Scope) -> bool {
+        if let Some(path) = self.resolve(node) {
+            // A constant (`torch.float32`) or an annotation (`torch.Tensor`)
+            // is no API use unless the lists know it.
+            let used = is_called(node) || (self.is_api)(&path);
+            if path.starts_with("torch.") && used {
+                self.record(path, node, Resolution::Import);
+            }
+            return true;
+        }
+        if node.kind() != "attribute" {
+            return true;
+        }
+        let (Some(object), Some(attribute)) = (
+            node.child_by_field_name("object"),
+            node.child_by_field_name("attribute"),
+        ) else {
+            return false;
+        };
+        let method = self.text(attribute);
+        let tensor_api = format!("torch.Tensor.{method}");
+        if self.is_tensor(object, scope) && (self.is_api)(&tensor_api) {
+            self.record(tensor_api, attribute, Resolution::TensorReceiver);
+        } else if scope.module_self && self.text(object) == "self" {
+            let module_api = format!("torch.nn.Module.{method}");
+            if (self.is_api)(&module_api) {
+                self.record(module_api, attribute, Resolution::ModuleSelf);
+            }
+        } else if (self.is_api)(&tensor_api) && is_called(node) {
+            let at = self.lines.line_col(attribute.start_byte());
+            self.out.unresolved.push(UnresolvedUse {
+                method: method.to_owned(),
+                line: at.line,
+                column: at.column,
+            });
+        }
+        false
+    }
+
+    fn record(&mut self, api: String, node: Node<'_>, resolution: Resolution) {
+        let at = self.lines.line_col(node.start_byte());
+        self.out.uses.push(ApiUse {
+            api,
+            line: at.line,
+            column: at.column,
+            range: TextRange::new(node.start_byte(), node.end_byte()),
+            resolution,
+        });
+    }
+
+    /// The dotted path a pure `a.b.c` chain stands for through the imports.
+    fn resolve(&self, node: Node<'_>) -> Option<String> {
+        let mut segments = Vec::new();
+        let mut current = node;
+        loop {
+            match current.kind() {
+                "identifier" => {
+                    let head = self.aliases.get(self.text(current))?;
+                    segments.push(head.as_str());
+                    segments.reverse();
+                    return Some(segments.join("."));
+                }
+                "attribute" => {
+                    segments.push(self.text(current.child_by_field_name("attribute")?));
+                    current = current.child_by_field_name("object")?;
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    fn resolves_to(&self, node: Node<'_>, path: &str) -> bool {
+        self.resolve(node).is_some_and(|p| p == path)
+    }
+
+    /// Whether an expression evidently makes a tensor: a name bound to one,
+    /// a call of a torch function that returns one, a tensor method's call.
+    fn is_tensor(&self, node: Node<'_>, scope: &Scope) -> bool {
+        match node.kind() {
+            "identifier" => scope.tensors.contains(self.text(node)),
+            "parenthesized_expression" => node
+                .named_child(0)
+                .is_some_and(|inner| self.is_tensor(inner, scope)),
+            "call" => {
+                let Some(function) = node.child_by_field_name("function") else {
+                    return false;
+                };
+                if let Some(path) = self.resolve(function) {
+                    return returns_tensor(&path);
+                }
+                function.kind() == "attribute"
+                    && function
+                        .child_by_field_name("object")
+                        .is_some_and(|object| self.is_tensor(object, scope))
+            }
+            _ => false,
+        }
+    }
+}
+
+/// `torch.randn`, `torch.nn.functional.relu`: a lower-case function of a
+/// module whose functions return tensors.
+fn returns_tensor(path: &str) -> bool {
+    let Some((module, function)) = path.rsplit_once('.') else {
+        return false;
+    };
+    TENSOR_MODULES.contains(&module)
+        && function.starts_with(|c: char| c.is_ascii_lowercase())
+        && !matches!(
+            function,
+            "device" | "dtype" | "no_grad" | "manual_seed" | "is_tensor" | "numel" | "compile"
+        )
+}
+
+fn has_block(node: Node<'_>) -> bool {
+    let mut cursor = node.walk();
+    let found = node
+        .named_children(&mut cursor)
+        .any(|c| c.kind() == "block");
+    found
+}
+
+fn is_called(node: Node<'_>) -> bool {
+    node.parent()
+        .is_some_and(|p| p.kind() == "call" && p.child_by_field_name("function") == Some(node))
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    fn apis(src: &str) -> (Vec<(String, Resolution)>, Vec<String>) {
+        let known = |api: &str| {
+            matches!(
+                api,
+                "torch.Tensor.view" | "torch.Tensor.sum" | "torch.nn.Module.register_buffer"
+            )
+        };
+        let inventory = torch_api_uses(src.as_bytes(), &known).unwrap();
+        (
+            inventory
+                .uses
+                .into_iter()
+                .map(|u| (u.api, u.resolution))
+                .collect(),
+            inventory.unresolved.into_iter().map(|u| u.method).collect(),
+        )
+    }
+
+    #[test]
+    fn aliases_tensor_receivers_and_module_self_are_resolved() {
+        let src = "import torch\nimport torch.nn as nn\nimport torch.nn.functional as F\n\nclass Net(nn.Module):\n    def __init__(self):\n        super().__init__()\n        self.register_buffer('b', torch.zeros(3))\n\n    def forward(self, x: torch.Tensor, y):\n        z = F.relu(x).view(-1)\n        return z.sum() + y.sum()\n";
+        let (uses, unresolved) = apis(src);
+        let expected = [
+            ("torch.nn.Module", Resolution::Import),
+            ("torch.nn.Module.register_buffer", Resolution::ModuleSelf),
+            ("torch.zeros", Resolution::Import),
+            ("torch.nn.functional.relu", Resolution::Import),
+            ("torch.Tensor.view", Resolution::TensorReceiver),
+            ("torch.Tensor.sum", Resolution::TensorReceiver),
+        ];
+        for (api, how) in expected {
+            assert!(
+                uses.iter().any(|(a, r)| a == api && *r == how),
+                "{api} {how:?} in {uses:?}"
+            );
+        }
+        assert_eq!(unresolved, ["sum"], "y's type is not evident");
+        assert!(
+            !uses.iter().any(|(a, _)| a == "torch.Tensor"),
+            "an annotation is no use: {uses:?}"
+        );
+    }
+
+    #[test]
+    fn a_file_without_torch_has_no_uses() {
+        let (uses, unresolved) = apis("import numpy as np\nx = np.zeros(3).sum()\n");
+        assert!(uses.is_empty() && unresolved.is_empty());
+    }
+}

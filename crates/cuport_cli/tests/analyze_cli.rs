@@ -1,0 +1,142 @@
+//! `cuport analyze --to ascend` as a user runs it: the real binary on the
+//! bundled PyTorch fixtures, against the embedded torch_npu support lists.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+
+fn cuport() -> Command {
+    let mut cmd = Command::cargo_bin("cuport").unwrap();
+    cmd.env_remove("NO_COLOR").env("CLICOLOR", "0");
+    cmd
+}
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../fixtures")
+        .join(name)
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    let output = cuport()
+        .arg("analyze")
+        .arg(fixture("pytorch_train"))
+        .args(["--to", "ascend", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+fn status_of<'v>(report: &'v serde_json::Value, api: &str) -> Option<&'v str> {
+    report["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["api"] == api)
+        .and_then(|r| r["status"].as_str())
+}
+
+#[test]
+fn every_resolved_torch_api_gets_a_status_from_the_lists() {
+    let report = json(&[]);
+    assert_eq!(report["format"], "cuport-api-support");
+    assert_eq!(report["chip"], "A2");
+    let records = report["records"].as_array().unwrap();
+    assert!(records.len() > 20, "{}", records.len());
+    for record in records {
+        let status = record["status"].as_str().unwrap();
+        assert!(
+            ["supported", "restricted", "unsupported", "unknown"].contains(&status),
+            "{record}"
+        );
+        assert!(record["line"].as_u64().unwrap() > 0);
+    }
+    // Through `import torch.nn as nn` and on a tensor made by torch.
+    assert!(status_of(&report, "torch.nn.Linear").is_some());
+    assert!(records
+        .iter()
+        .any(|r| r["api"].as_str().unwrap().starts_with("torch.Tensor.")));
+    // A CUDA API the lists do not have, with what `cuport migrate` does to it.
+    let empty_cache = records
+        .iter()
+        .find(|r| r["api"] == "torch.cuda.empty_cache")
+        .unwrap();
+    assert_eq!(empty_cache["status"], "unknown");
+    assert!(empty_cache["note"]
+        .as_str()
+        .unwrap()
+        .contains("torch.npu.empty_cache"));
+}
+
+#[test]
+fn the_chip_and_version_select_the_list() {
+    // torch.nn.Linear is listed for A2 and A3 but not for 950DT.
+    let a2 = json(&["--chip", "A2"]);
+    let dt = json(&["--chip", "950dt"]);
+    assert_eq!(dt["chip"], "950DT");
+    assert_ne!(
+        status_of(&a2, "torch.nn.Linear"),
+        status_of(&dt, "torch.nn.Linear")
+    );
+    let old = json(&["--torch-npu", "2.7.1"]);
+    assert_eq!(old["torch_npu"], "2.7.1");
+}
+
+#[test]
+fn text_csv_and_report_files() {
+    cuport()
+        .arg("analyze")
+        .arg(fixture("pytorch_train"))
+        .args(["--to", "ascend"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "PyTorch API support on Ascend A2, torch_npu",
+        ))
+        .stdout(predicate::str::contains("method calls not resolved"));
+    let dir = tempfile::tempdir().unwrap();
+    let output = cuport()
+        .arg("analyze")
+        .arg(fixture("pytorch_ddp"))
+        .args(["--to", "ascend", "--format", "csv", "--report"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let csv = String::from_utf8(output.stdout).unwrap();
+    assert!(
+        csv.starts_with("file,line,column,api,status,versions,chips,note,source\n"),
+        "{csv}"
+    );
+    assert!(csv.contains("train_ddp.py,"), "{csv}");
+    let written = std::fs::read_to_string(dir.path().join("api_support.csv")).unwrap();
+    assert_eq!(written, csv);
+    assert!(dir.path().join("api_support.json").is_file());
+}
+
+#[test]
+fn unknown_versions_and_chips_are_usage_errors_that_list_the_known_ones() {
+    cuport()
+        .arg("analyze")
+        .arg(fixture("pytorch_train"))
+        .args(["--to", "ascend", "--torch-npu", "1.0.0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("2.13.0"))
+        .stderr(predicate::str::contains("--torch-npu"));
+    cuport()
+        .arg("analyze")
+        .arg(fixture("pytorch_train"))
+        .args(["--to", "ascend", "--chip", "H100"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("A2"));
+}
