@@ -417,7 +417,10 @@ mod tests {
         let known = |api: &str| {
             matches!(
                 api,
-                "torch.Tensor.view" | "torch.Tensor.sum" | "torch.nn.Module.register_buffer"
+                "torch.Tensor.view"
+                    | "torch.Tensor.sum"
+                    | "torch.nn.Module"
+                    | "torch.nn.Module.register_buffer"
             )
         };
         let inventory = torch_api_uses(src.as_bytes(), &known).unwrap();
