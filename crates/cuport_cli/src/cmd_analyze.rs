@@ -5,12 +5,16 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use cuport_analyze::{scan_tree, torch_api_uses, ScanOptions, TorchApiInventory};
-use cuport_model::Language;
+use cuport_analyze::{scan_tree, torch_api_uses, ScanOptions, ScanReport, TorchApiInventory};
+use cuport_model::{Language, Target};
 use cuport_report::{api_support_csv, api_support_report, ApiSupportReport};
-use cuport_rules::api_support::{SupportLists, SupportStatus};
+use cuport_rules::api_support::{SupportLists, SupportStatus, VersionList};
+use cuport_rules::RuleSet;
 
 use crate::output::Output;
+
+/// The chip the analysis reads the lists for unless told otherwise.
+const DEFAULT_CHIP: &str = "A2";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum SupportTarget {
@@ -55,7 +59,7 @@ pub(crate) struct AnalyzeArgs {
     #[arg(long, value_name = "VERSION")]
     pub(crate) torch_npu: Option<String>,
     /// The chip the lists are read for (A2, A3, 950DT, ...).
-    #[arg(long, default_value = "A2")]
+    #[arg(long, default_value = DEFAULT_CHIP)]
     pub(crate) chip: String,
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = AnalyzeFormat::Text)]
@@ -80,13 +84,8 @@ pub(crate) fn run(args: &AnalyzeArgs, out: &Output) -> anyhow::Result<ExitCode> 
         .chip(&args.chip)
         .context("pass one of the listed chips to --chip")?;
     let files = python_inventories(args, &lists, out)?;
-    let rules = cuport_rules::RuleSet::builtin()?;
-    let port_of = |api: &str| {
-        let resolved = rules.lookup(cuport_model::Target::Ascend, api)?;
-        let to = resolved.target_name.as_deref()?;
-        (to != api).then(|| to.to_owned())
-    };
-    let report = api_support_report(&files, &lists, (version, chip), &port_of);
+    let rules = RuleSet::builtin()?;
+    let report = support_report(&files, &lists, (version, chip), &rules);
     if let Some(dir) = &args.report {
         write_report_files(dir, &report)?;
     }
@@ -121,6 +120,15 @@ fn python_inventories(
     for skipped in &scanned.skipped {
         out.warn(&format!("{}: skipped: {}", skipped.path, skipped.reason));
     }
+    inventories(&scanned, lists, out)
+}
+
+/// The API uses of the Python files of a scan (made with `keep_sources`).
+pub(crate) fn inventories(
+    scanned: &ScanReport,
+    lists: &SupportLists,
+    out: &Output,
+) -> anyhow::Result<Vec<(String, TorchApiInventory)>> {
     let is_api = |api: &str| lists.versions().iter().any(|v| v.row(api).is_some());
     let mut files = Vec::new();
     for file in &scanned.files {
@@ -137,6 +145,41 @@ fn python_inventories(
         files.push((file.path.clone(), inventory));
     }
     Ok(files)
+}
+
+/// The support report of `files` for `version` on `chip`, with what the
+/// Ascend rule tables port each API to.
+pub(crate) fn support_report(
+    files: &[(String, TorchApiInventory)],
+    lists: &SupportLists,
+    selected: (&VersionList, &str),
+    rules: &RuleSet,
+) -> ApiSupportReport {
+    let port_of = |api: &str| {
+        let resolved = rules.lookup(Target::Ascend, api)?;
+        let to = resolved.target_name.as_deref()?;
+        (to != api).then(|| to.to_owned())
+    };
+    api_support_report(files, lists, selected, &port_of)
+}
+
+/// `cuport migrate --report DIR` for Ascend: the analysis of the newest
+/// list on the default chip, next to the migration's reports.
+pub(crate) fn write_migration_support(
+    dir: &std::path::Path,
+    scanned: &ScanReport,
+    rules: &RuleSet,
+    out: &Output,
+) -> anyhow::Result<()> {
+    let lists = SupportLists::builtin_torch_npu()?;
+    let files = inventories(scanned, &lists, out)?;
+    if files.is_empty() {
+        return Ok(());
+    }
+    let version = lists.version(None)?;
+    let chip = lists.chip(DEFAULT_CHIP)?;
+    let report = support_report(&files, &lists, (version, chip), rules);
+    write_report_files(dir, &report)
 }
 
 fn write_report_files(dir: &std::path::Path, report: &ApiSupportReport) -> anyhow::Result<()> {

@@ -38,6 +38,9 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
     report(args, &migration, &document, &settings, &extras, out)?;
     if let Some(dir) = &args.report {
         crate::cmd_report::write_migration_reports(dir, &document, out)?;
+        if settings.targets.value.contains(&Target::Ascend) {
+            crate::cmd_analyze::write_migration_support(dir, &scan, &rules, out)?;
+        }
     }
     Ok(exit_code(&migration, args.fail_on))
 }

@@ -140,3 +140,24 @@ fn unknown_versions_and_chips_are_usage_errors_that_list_the_known_ones() {
         .code(2)
         .stderr(predicate::str::contains("A2"));
 }
+
+#[test]
+fn migrate_report_for_ascend_includes_the_analysis() {
+    let dir = tempfile::tempdir().unwrap();
+    for (target, expected) in [("ascend", true), ("hip", false)] {
+        let report = dir.path().join(target);
+        cuport()
+            .arg("migrate")
+            .arg(fixture("pytorch_ddp"))
+            .args(["--to", target, "--report"])
+            .arg(&report)
+            .assert()
+            .success();
+        assert_eq!(
+            report.join("api_support.csv").is_file(),
+            expected,
+            "{target}"
+        );
+        assert!(report.join("report.json").is_file());
+    }
+}
