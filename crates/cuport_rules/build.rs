@@ -12,10 +12,12 @@ fn main() {
     files.sort();
     let mut code = embed("BUILTIN_FILES", &root, &files);
     // Per-version API support lists (generated data, not rule files).
-    let mut support: Vec<PathBuf> = std::fs::read_dir(root.join(SUPPORT_DIR))
+    let mut support: Vec<PathBuf> = std::fs::read_dir(&root)
         .into_iter()
         .flatten()
         .flatten()
+        .map(|target| target.path().join(SUPPORT_DIR))
+        .flat_map(|dir| std::fs::read_dir(dir).into_iter().flatten().flatten())
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|e| e == "csv" || e == "toml"))
         .collect();
@@ -27,8 +29,9 @@ fn main() {
     }
 }
 
-/// Where the generated per-version API support lists live.
-const SUPPORT_DIR: &str = "ascend/api-support";
+/// Where a target's generated per-version API support lists live
+/// (`mappings/<target>/api-support/`).
+const SUPPORT_DIR: &str = "api-support";
 
 /// A `static NAME: &[(path, text)]` embedding `files`.
 fn embed(name: &str, root: &Path, files: &[PathBuf]) -> String {
@@ -61,7 +64,7 @@ fn collect(root: &Path, dir: &Path, files: &mut Vec<PathBuf>) {
     };
     for entry in entries.flatten() {
         let path = entry.path();
-        if path.is_dir() && path == root.join(SUPPORT_DIR) {
+        if path.is_dir() && path.file_name().is_some_and(|n| n == SUPPORT_DIR) {
             println!("cargo:rerun-if-changed={}", path.display());
         } else if path.is_dir() {
             println!("cargo:rerun-if-changed={}", path.display());

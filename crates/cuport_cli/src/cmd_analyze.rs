@@ -13,13 +13,31 @@ use cuport_rules::RuleSet;
 
 use crate::output::Output;
 
-/// The chip the analysis reads the lists for unless told otherwise.
-const DEFAULT_CHIP: &str = "A2";
+/// The chip the analysis reads the lists for unless told otherwise:
+/// Atlas A2 on Ascend, the lists' only chip class elsewhere.
+fn default_chip(lists: &SupportLists) -> &str {
+    if lists.chips.iter().any(|c| c == "A2") {
+        "A2"
+    } else {
+        lists.chips.first().map_or("", String::as_str)
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum SupportTarget {
     /// Huawei Ascend through torch_npu.
     Ascend,
+    /// Cambricon MLU through torch_mlu.
+    Mlu,
+}
+
+impl SupportTarget {
+    fn target(self) -> Target {
+        match self {
+            SupportTarget::Ascend => Target::Ascend,
+            SupportTarget::Mlu => Target::Mlu,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -36,12 +54,13 @@ pub(crate) enum AnalyzeFormat {
 #[command(after_help = "Examples:
   cuport analyze . --to ascend                      newest torch_npu list, Atlas A2
   cuport analyze src --to ascend --torch-npu 2.7.1 --chip A3
+  cuport analyze . --to mlu --torch-mlu 2.1          torch_mlu's list for PyTorch 2.1
   cuport analyze . --to ascend --format csv > api_support.csv
   cuport analyze . --to ascend --report review/      also writes review/api_support.csv
 
 Every `torch.*` API the Python files reach (through imports and aliases,
 methods on values that are evidently tensors, nn.Module methods on self)
-gets a status from Ascend's published support list: supported, restricted
+gets a status from the vendor's published support list: supported, restricted
 (with what the restriction is about), unsupported, or unknown (not in the
 list). Method calls on receivers whose type the file does not show are
 counted as unresolved.
@@ -55,12 +74,16 @@ pub(crate) struct AnalyzeArgs {
     /// The target whose support lists to use.
     #[arg(long, value_enum)]
     pub(crate) to: SupportTarget,
-    /// The torch_npu version (default: the newest list cuport has).
-    #[arg(long, value_name = "VERSION")]
+    /// With --to ascend: the torch_npu version (default: the newest list cuport has).
+    #[arg(long, value_name = "VERSION", conflicts_with = "torch_mlu")]
     pub(crate) torch_npu: Option<String>,
-    /// The chip the lists are read for (A2, A3, 950DT, ...).
-    #[arg(long, default_value = DEFAULT_CHIP)]
-    pub(crate) chip: String,
+    /// With --to mlu: the torch_mlu release (default: the newest list cuport has).
+    #[arg(long, value_name = "VERSION")]
+    pub(crate) torch_mlu: Option<String>,
+    /// The chip the lists are read for (Ascend: A2, A3, 950DT; default A2;
+    /// torch_mlu's lists hold for every MLU).
+    #[arg(long)]
+    pub(crate) chip: Option<String>,
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = AnalyzeFormat::Text)]
     pub(crate) format: AnalyzeFormat,
@@ -75,19 +98,29 @@ pub(crate) struct AnalyzeArgs {
 }
 
 pub(crate) fn run(args: &AnalyzeArgs, out: &Output) -> anyhow::Result<ExitCode> {
-    let SupportTarget::Ascend = args.to;
-    let lists = SupportLists::builtin_torch_npu()?;
+    let target = args.to.target();
+    let (release, flag) = match args.to {
+        SupportTarget::Ascend if args.torch_mlu.is_some() => {
+            anyhow::bail!("--torch-mlu goes with --to mlu; for Ascend pass --torch-npu")
+        }
+        SupportTarget::Mlu if args.torch_npu.is_some() => {
+            anyhow::bail!("--torch-npu goes with --to ascend; for Cambricon pass --torch-mlu")
+        }
+        SupportTarget::Ascend => (args.torch_npu.as_deref(), "--torch-npu"),
+        SupportTarget::Mlu => (args.torch_mlu.as_deref(), "--torch-mlu"),
+    };
+    let lists = SupportLists::builtin(target)?;
     let version = lists
-        .version(args.torch_npu.as_deref())
-        .context("pass one of the listed versions to --torch-npu")?;
+        .version(release)
+        .with_context(|| format!("pass one of the listed versions to {flag}"))?;
     let chip = lists
-        .chip(&args.chip)
+        .chip(args.chip.as_deref().unwrap_or(default_chip(&lists)))
         .context("pass one of the listed chips to --chip")?;
     let files = python_inventories(args, &lists, out)?;
     let rules = RuleSet::builtin()?;
     let report = support_report(&files, &lists, (version, chip), &rules);
     if let Some(dir) = &args.report {
-        write_report_files(dir, &report)?;
+        write_report_files(dir, "api_support", &report)?;
     }
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     match args.format {
@@ -156,43 +189,51 @@ pub(crate) fn support_report(
     rules: &RuleSet,
 ) -> ApiSupportReport {
     let port_of = |api: &str| {
-        let resolved = rules.lookup(Target::Ascend, api)?;
+        let resolved = rules.lookup(lists.target, api)?;
         let to = resolved.target_name.as_deref()?;
         (to != api).then(|| to.to_owned())
     };
     api_support_report(files, lists, selected, &port_of)
 }
 
-/// `cuport migrate --report DIR` for Ascend: the analysis of the newest
-/// list on the default chip, next to the migration's reports.
+/// `cuport migrate --report DIR` for a target with support lists: the
+/// analysis of the newest list on the default chip, next to the
+/// migration's reports.
 pub(crate) fn write_migration_support(
     dir: &std::path::Path,
+    name: &str,
+    target: Target,
     scanned: &ScanReport,
     rules: &RuleSet,
     out: &Output,
 ) -> anyhow::Result<()> {
-    let lists = SupportLists::builtin_torch_npu()?;
+    let lists = SupportLists::builtin(target)?;
     let files = inventories(scanned, &lists, out)?;
     if files.is_empty() {
         return Ok(());
     }
     let version = lists.version(None)?;
-    let chip = lists.chip(DEFAULT_CHIP)?;
+    let chip = lists.chip(default_chip(&lists))?;
     let report = support_report(&files, &lists, (version, chip), rules);
-    write_report_files(dir, &report)
+    write_report_files(dir, name, &report)
 }
 
-fn write_report_files(dir: &std::path::Path, report: &ApiSupportReport) -> anyhow::Result<()> {
+/// `DIR/NAME.csv` and `DIR/NAME.json`.
+fn write_report_files(
+    dir: &std::path::Path,
+    name: &str,
+    report: &ApiSupportReport,
+) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| {
         format!(
             "cannot create {}; check the path and permissions",
             dir.display()
         )
     })?;
-    let csv_path = dir.join("api_support.csv");
+    let csv_path = dir.join(format!("{name}.csv"));
     std::fs::write(&csv_path, api_support_csv(report)?)
         .with_context(|| format!("cannot write {}", csv_path.display()))?;
-    let json_path = dir.join("api_support.json");
+    let json_path = dir.join(format!("{name}.json"));
     std::fs::write(&json_path, serde_json::to_string_pretty(report)? + "\n")
         .with_context(|| format!("cannot write {}", json_path.display()))?;
     Ok(())
@@ -205,8 +246,8 @@ fn write_text(w: &mut impl Write, report: &ApiSupportReport, top: usize) -> std:
         report.records.iter().map(|r| r.api.as_str()).collect();
     writeln!(
         w,
-        "PyTorch API support on Ascend {}, torch_npu {} ({})",
-        report.chip, report.torch_npu, report.lists_source
+        "PyTorch API support on {} {}, {} {} ({})",
+        report.target, report.chip, report.adapter, report.release, report.lists_source
     )?;
     writeln!(
         w,

@@ -82,12 +82,13 @@ fn the_chip_and_version_select_the_list() {
     let a2 = json(&["--chip", "A2"]);
     let dt = json(&["--chip", "950dt"]);
     assert_eq!(dt["chip"], "950DT");
+    assert_eq!(dt["adapter"], "torch_npu");
     assert_ne!(
         status_of(&a2, "torch.nn.Linear"),
         status_of(&dt, "torch.nn.Linear")
     );
     let old = json(&["--torch-npu", "2.7.1"]);
-    assert_eq!(old["torch_npu"], "2.7.1");
+    assert_eq!(old["release"], "2.7.1");
 }
 
 #[test]
@@ -99,7 +100,7 @@ fn text_csv_and_report_files() {
         .assert()
         .success()
         .stdout(predicate::str::contains(
-            "PyTorch API support on Ascend A2, torch_npu",
+            "PyTorch API support on ascend A2, torch_npu",
         ))
         .stdout(predicate::str::contains("method calls not resolved"));
     let dir = tempfile::tempdir().unwrap();
@@ -144,7 +145,7 @@ fn unknown_versions_and_chips_are_usage_errors_that_list_the_known_ones() {
 #[test]
 fn migrate_report_for_ascend_includes_the_analysis() {
     let dir = tempfile::tempdir().unwrap();
-    for (target, expected) in [("ascend", true), ("hip", false)] {
+    for (target, expected) in [("ascend", true), ("mlu", true), ("hip", false)] {
         let report = dir.path().join(target);
         cuport()
             .arg("migrate")
@@ -160,4 +161,31 @@ fn migrate_report_for_ascend_includes_the_analysis() {
         );
         assert!(report.join("report.json").is_file());
     }
+}
+
+#[test]
+fn torch_mlu_lists_answer_for_mlu() {
+    let output = cuport()
+        .arg("analyze")
+        .arg(fixture("pytorch_train"))
+        .args(["--to", "mlu", "--torch-mlu", "2.1", "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["adapter"], "torch_mlu");
+    assert_eq!(report["release"], "2.1");
+    assert_eq!(report["chip"], "MLU");
+    assert!(status_of(&report, "torch.nn.Linear").is_some());
+    cuport()
+        .arg("analyze")
+        .arg(fixture("pytorch_train"))
+        .args(["--to", "mlu", "--torch-npu", "2.13.0"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--torch-mlu"));
 }

@@ -1,6 +1,6 @@
 //! The per-API support analysis: every PyTorch API a project uses, with
-//! what the vendor's list for the selected torch_npu version and chip says
-//! of it (`cuport analyze --to ascend`).
+//! what the vendor's list for the selected adapter release and chip says
+//! of it (`cuport analyze --to ascend|mlu`).
 use std::collections::BTreeMap;
 
 use cuport_analyze::TorchApiInventory;
@@ -44,8 +44,10 @@ pub struct UnresolvedRecord {
 pub struct ApiSupportReport {
     pub format: &'static str,
     pub format_version: u32,
-    pub target: &'static str,
-    pub torch_npu: String,
+    pub target: String,
+    /// The PyTorch adapter (`torch_npu`, `torch_mlu`) and its release.
+    pub adapter: String,
+    pub release: String,
     pub chip: String,
     pub lists_source: String,
     /// Python files read, and those tree-sitter could not parse.
@@ -123,8 +125,9 @@ pub fn api_support_report(
     ApiSupportReport {
         format: API_SUPPORT_FORMAT,
         format_version: API_SUPPORT_VERSION,
-        target: "ascend",
-        torch_npu: version.version.clone(),
+        target: lists.target.to_string(),
+        adapter: lists.adapter.clone(),
+        release: version.version.clone(),
         chip: chip.to_owned(),
         lists_source: lists.source.clone(),
         files: files.len(),

@@ -1,8 +1,9 @@
 //! Per-version support of PyTorch's own APIs on a target (which `torch.*`
-//! functions torch_npu runs on which Ascend chip), from the vendor's
-//! published lists. The data is generated into `mappings/ascend/api-support/`
-//! by `tools/gen_torch_npu_support.py`; this module only reads it.
-use cuport_model::SdkVersion;
+//! functions torch_npu runs on which Ascend chip, which torch_mlu runs),
+//! from the vendors' published lists. The data is generated into
+//! `mappings/<target>/api-support/` by `tools/gen_torch_npu_support.py` and
+//! `tools/gen_torch_mlu_support.py`; this module only reads it.
+use cuport_model::{SdkVersion, Target};
 use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
@@ -35,12 +36,16 @@ impl SupportStatus {
 /// generated files are checked by the tests).
 #[derive(Debug, thiserror::Error)]
 pub enum SupportError {
-    #[error(
-        "{file}: {message}; regenerate it with crates/cuport_rules/tools/gen_torch_npu_support.py"
-    )]
+    #[error("{file}: {message}; regenerate it with the generator in crates/cuport_rules/tools/")]
     Data { file: String, message: String },
-    #[error("torch_npu {requested} has no support list; known: {known}")]
-    UnknownVersion { requested: String, known: String },
+    #[error("cuport has no per-API support lists for {0}; they exist for ascend (torch_npu) and mlu (torch_mlu)")]
+    NoLists(Target),
+    #[error("{adapter} {requested} has no support list; known: {known}")]
+    UnknownVersion {
+        adapter: String,
+        requested: String,
+        known: String,
+    },
     #[error("chip `{requested}` is not in the support lists; known: {known}")]
     UnknownChip { requested: String, known: String },
 }
@@ -108,6 +113,7 @@ impl VersionList {
 
 #[derive(Debug, Deserialize)]
 struct Index {
+    adapter: String,
     source: String,
     reference: String,
     chips: Vec<String>,
@@ -116,13 +122,16 @@ struct Index {
 
 #[derive(Debug, Deserialize)]
 struct IndexVersion {
-    torch_npu: String,
+    release: String,
     file: String,
 }
 
 /// Every version's list, oldest first.
 #[derive(Debug)]
 pub struct SupportLists {
+    pub target: Target,
+    /// The PyTorch adapter the lists are of (`torch_npu`, `torch_mlu`).
+    pub adapter: String,
     /// Where the facts come from (repository, commit, documents).
     pub source: String,
     pub reference: String,
@@ -130,11 +139,11 @@ pub struct SupportLists {
     versions: Vec<VersionList>,
 }
 
-const INDEX: &str = "mappings/ascend/api-support/index.toml";
-
 impl SupportLists {
-    /// The lists built into cuport (torch_npu on Ascend).
-    pub fn builtin_torch_npu() -> Result<SupportLists, SupportError> {
+    /// The lists built into cuport for `target`'s PyTorch adapter.
+    pub fn builtin(target: Target) -> Result<SupportLists, SupportError> {
+        let dir = format!("mappings/{}/api-support", target.id());
+        let index_name = format!("{dir}/index.toml");
         let file = |name: &str| {
             SUPPORT_FILES
                 .iter()
@@ -145,23 +154,26 @@ impl SupportLists {
             file: file.to_owned(),
             message,
         };
-        let index: Index = toml::from_str(file(INDEX).unwrap_or_default())
-            .map_err(|e| data_error(INDEX, e.to_string()))?;
+        let index_text = file(&index_name).ok_or(SupportError::NoLists(target))?;
+        let index: Index =
+            toml::from_str(index_text).map_err(|e| data_error(&index_name, e.to_string()))?;
         let mut versions = Vec::new();
         for entry in &index.version {
-            let name = format!("mappings/ascend/api-support/{}", entry.file);
+            let name = format!("{dir}/{}", entry.file);
             let text = file(&name).ok_or_else(|| data_error(&name, "missing".into()))?;
-            let parsed = SdkVersion::parse(&entry.torch_npu)
-                .map_err(|e| data_error(INDEX, e.to_string()))?;
+            let parsed = SdkVersion::parse(&entry.release)
+                .map_err(|e| data_error(&index_name, e.to_string()))?;
             let rows = read_rows(text).map_err(|message| data_error(&name, message))?;
             versions.push(VersionList {
-                version: entry.torch_npu.clone(),
+                version: entry.release.clone(),
                 parsed,
                 rows,
             });
         }
         versions.sort_by_key(|v| v.parsed);
         Ok(SupportLists {
+            target,
+            adapter: index.adapter,
             source: index.source,
             reference: index.reference,
             chips: index.chips,
@@ -186,6 +198,7 @@ impl SupportLists {
             }
         };
         found.ok_or_else(|| SupportError::UnknownVersion {
+            adapter: self.adapter.clone(),
             requested: requested.unwrap_or("(newest)").to_owned(),
             known: self.known_versions(),
         })
@@ -263,7 +276,8 @@ mod tests {
 
     #[test]
     fn builtin_lists_load_and_answer() {
-        let lists = SupportLists::builtin_torch_npu().expect("embedded lists load");
+        let lists = SupportLists::builtin(Target::Ascend).expect("embedded lists load");
+        assert_eq!(lists.adapter, "torch_npu");
         assert!(
             lists.versions().len() >= 3,
             "at least three torch_npu versions"
@@ -277,5 +291,20 @@ mod tests {
         assert!(lists.chip("H100").is_err());
         assert!(lists.version(Some("1.0.0")).is_err());
         assert_eq!(newest.row("torch.no_such_api").map(|r| r.api.clone()), None);
+    }
+
+    #[test]
+    fn torch_mlu_lists_have_one_chip_class_and_several_releases() {
+        let lists = SupportLists::builtin(Target::Mlu).expect("embedded lists load");
+        assert_eq!(lists.adapter, "torch_mlu");
+        assert!(lists.versions().len() >= 2);
+        assert_eq!(lists.chip("mlu").unwrap(), "MLU");
+        let newest = lists.version(None).unwrap();
+        let einsum = newest.row("torch.einsum").expect("listed");
+        assert_eq!(einsum.status("MLU"), SupportStatus::Unsupported);
+        assert!(matches!(
+            SupportLists::builtin(Target::Musa),
+            Err(SupportError::NoLists(Target::Musa))
+        ));
     }
 }
