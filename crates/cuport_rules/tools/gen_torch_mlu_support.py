@@ -27,6 +27,8 @@ import yaml
 from gen_torch_npu_support import summarise
 
 CHIP = "MLU"
+UNCLAIMED = ("torch_mlu's list does not claim it; the list also marks device-independent APIs "
+             "(torch.no_grad, torch.manual_seed) so, so check before porting around it")
 SOURCE = "tools/autogen_torch_api/api_support_lists/torch_api.yaml"
 
 
@@ -43,6 +45,10 @@ def rows_of(data, commit: str) -> dict[str, dict]:
                 note = summarise(str(entry.get("limitations") or ""))
                 if "MLUGraph" in str(entry.get("limitations") or ""):
                     note = "; ".join(p for p in ["not under torch.mlu.MLUGraph capture", note] if p)
+                if not supported:
+                    # The lists mark device-independent APIs (torch.no_grad,
+                    # torch.manual_seed) false too: "not claimed", not "fails".
+                    note = "; ".join(p for p in [note, UNCLAIMED] if p)
                 rows[api] = {
                     "api": api,
                     "supported_on": CHIP if supported else "",
