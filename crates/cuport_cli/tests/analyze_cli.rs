@@ -35,6 +35,20 @@ fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
+/// `cuport analyze FIXTURE ARGS...` expected to stop with a usage error
+/// whose message contains `expected`.
+fn usage_error(fixture_name: &str, args: &[&str], expected: &[&str]) {
+    let mut assert = cuport()
+        .arg("analyze")
+        .arg(fixture(fixture_name))
+        .args(args)
+        .assert()
+        .code(2);
+    for text in expected {
+        assert = assert.stderr(predicate::str::contains(*text));
+    }
+}
+
 fn status_of<'v>(report: &'v serde_json::Value, api: &str) -> Option<&'v str> {
     report["records"]
         .as_array()
@@ -125,21 +139,16 @@ fn text_csv_and_report_files() {
 
 #[test]
 fn unknown_versions_and_chips_are_usage_errors_that_list_the_known_ones() {
-    cuport()
-        .arg("analyze")
-        .arg(fixture("pytorch_train"))
-        .args(["--to", "ascend", "--torch-npu", "1.0.0"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("2.13.0"))
-        .stderr(predicate::str::contains("--torch-npu"));
-    cuport()
-        .arg("analyze")
-        .arg(fixture("pytorch_train"))
-        .args(["--to", "ascend", "--chip", "H100"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("A2"));
+    usage_error(
+        "pytorch_train",
+        &["--to", "ascend", "--torch-npu", "1.0.0"],
+        &["2.13.0", "--torch-npu"],
+    );
+    usage_error(
+        "pytorch_train",
+        &["--to", "ascend", "--chip", "H100"],
+        &["A2"],
+    );
 }
 
 #[test]
@@ -181,11 +190,9 @@ fn torch_mlu_lists_answer_for_mlu() {
     assert_eq!(report["release"], "2.1");
     assert_eq!(report["chip"], "MLU");
     assert!(status_of(&report, "torch.nn.Linear").is_some());
-    cuport()
-        .arg("analyze")
-        .arg(fixture("pytorch_train"))
-        .args(["--to", "mlu", "--torch-npu", "2.13.0"])
-        .assert()
-        .code(2)
-        .stderr(predicate::str::contains("--torch-mlu"));
+    usage_error(
+        "pytorch_train",
+        &["--to", "mlu", "--torch-npu", "2.13.0"],
+        &["--torch-mlu"],
+    );
 }

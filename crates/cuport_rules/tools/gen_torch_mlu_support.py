@@ -18,13 +18,12 @@ class `MLU`. Nothing else is read or run.
 from __future__ import annotations
 
 import argparse
-import csv
 import sys
 from pathlib import Path
 
 import yaml
 
-from gen_torch_npu_support import summarise
+from gen_torch_npu_support import summarise, write_list
 
 CHIP = "MLU"
 UNCLAIMED = ("torch_mlu's list does not claim it; the list also marks device-independent APIs "
@@ -80,11 +79,7 @@ def main() -> int:
         path, commit = rest.rsplit("@", 1)
         rows = rows_of(yaml.safe_load(Path(path).read_text(encoding="utf-8")), commit)
         out = a.out / f"torch_mlu-{version}.csv"
-        with out.open("w", newline="", encoding="utf-8") as f:
-            writer = csv.DictWriter(f, fieldnames=["api", "supported_on", "unsupported_on", "restricted", "note", "source"], lineterminator="\n")
-            writer.writeheader()
-            for api in sorted(rows):
-                writer.writerow(rows[api])
+        write_list(out, rows)
         index += ["[[version]]", f'release = "{version}"', f'file = "torch_mlu-{version}.csv"', f'commit = "{commit}"', f"apis = {len(rows)}", ""]
         print(f"torch_mlu {version}: {len(rows)} APIs -> {out}", file=sys.stderr)
     (a.out / "index.toml").write_text("\n".join(index), encoding="utf-8")

@@ -117,6 +117,15 @@ def sections(path: Path):
             note.append(line.strip())
 
 
+def write_list(path: Path, rows: dict[str, dict]) -> None:
+    """One release's list, sorted by API (the format the loader reads)."""
+    with path.open("w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=["api", "supported_on", "unsupported_on", "restricted", "note", "source"], lineterminator="\n")
+        writer.writeheader()
+        for api in sorted(rows):
+            writer.writerow(rows[api])
+
+
 def version_of(directory: Path) -> str | None:
     m = re.fullmatch(r"pytorch_(\d+)-(\d+)-(\d+)", directory.name)
     return ".".join(m.groups()) if m else None
@@ -155,11 +164,7 @@ def main() -> int:
         if not rows:
             continue
         path = a.out / f"torch_npu-{version}.csv"
-        with path.open("w", newline="", encoding="utf-8") as f:
-            writer = csv.DictWriter(f, fieldnames=["api", "supported_on", "unsupported_on", "restricted", "note", "source"], lineterminator="\n")
-            writer.writeheader()
-            for api in sorted(rows):
-                writer.writerow(rows[api])
+        write_list(path, rows)
         versions.append((version, len(rows)))
         print(f"torch_npu {version}: {len(rows)} APIs -> {path}", file=sys.stderr)
     order = [c for c in CHIPS.values() if c in chips_seen]
