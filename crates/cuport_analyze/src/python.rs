@@ -258,9 +258,12 @@ impl<'a> Visitor<'a> {
         }
     }
 
-    /// The library of a dotted path the rule tables know.
+    /// The library of a dotted path the rule tables know. Only dotted
+    /// paths: a bare name the C tables know (`cudaMalloc`) in a Python file
+    /// is no PyTorch API, and porting it as one generated C shim code (a
+    /// fuzzing finding: `fuzz_regressions::c_names_in_python_are_not_framework_calls`).
     fn known_path(&self, path: &str) -> Option<Library> {
-        let known = self.known?;
+        let known = self.known.filter(|_| path.contains('.'))?;
         (known.site_of)(path).map(|(library, _)| library)
     }
 

@@ -160,7 +160,7 @@ fn header_base(path: &str) -> String {
 /// finding: `fuzz_regressions::include_after_a_block_comment_counts_as_present`).
 fn present_headers<'a>(src: &'a [u8], planned: &'a Planned) -> impl Fn(&str) -> bool + 'a {
     let text = String::from_utf8_lossy(src);
-    let include_lines: Vec<String> = text
+    let include_lines: Vec<String> = without_bom(&text)
         .lines()
         .map(after_leading_block_comments)
         .filter(|l| l.starts_with('#') && l[1..].trim_start().starts_with("include"))
@@ -303,6 +303,13 @@ fn include_guard(lines: &[(usize, usize, String)]) -> Option<usize> {
 
 const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
 
+/// The text after a byte-order mark: the first line of a file saved with
+/// one is still a directive (a fuzzing finding:
+/// `fuzz_regressions::a_byte_order_mark_hides_no_include`).
+fn without_bom(text: &str) -> &str {
+    text.strip_prefix('\u{feff}').unwrap_or(text)
+}
+
 /// `import torch_npu` right after the first `import torch` line.
 fn python_import_edits(src: &[u8], planned: &Planned) -> Vec<Edit> {
     let mut imports = planned.imports.clone();
@@ -419,7 +426,7 @@ pub(crate) fn annotation_edits(
 
 /// The paths the file's `#include` lines name (`<a/b.h>` → `a/b.h`).
 pub(crate) fn included_paths(src: &[u8]) -> Vec<String> {
-    String::from_utf8_lossy(src)
+    without_bom(&String::from_utf8_lossy(src))
         .lines()
         .filter_map(|line| {
             let rest = line.trim_start().strip_prefix('#')?.trim_start();

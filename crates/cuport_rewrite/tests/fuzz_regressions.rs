@@ -712,3 +712,31 @@ fn dual_stack_runtime_header_is_added_once() {
     let (_, second) = migrate_twice(Language::Cuda, src, &options);
     assert_second_run_edits_nothing(&second);
 }
+
+/// A file saved with a byte-order mark: the runtime header went after the
+/// mark, where the rerun did not see it and added it again.
+#[test]
+fn a_byte_order_mark_hides_no_include() {
+    for (target, src) in [
+        (Target::Musa, &b"\xef\xbb\xbf(cudaA"[..]),
+        (Target::Musa, b"\xef\xbb\xbfcudaA"),
+        (Target::Hip, b"\xef\xbb\xbf#\n__ll("),
+    ] {
+        let (first, second) = migrate_twice(Language::Cuda, src, &MigrateOptions::new(target));
+        assert!(first.output.starts_with(b"\xef\xbb\xbf"));
+        assert_second_run_edits_nothing(&second);
+    }
+}
+
+/// `__global__ T<<<>>>(){}`: chevrons in a function's declarator were read
+/// as a launch; dual-stack output then declared a kernel named by the launch
+/// macro, which the rerun wrapped in a kernel guard.
+#[test]
+fn chevrons_in_a_declarator_are_no_launch() {
+    let mut options = MigrateOptions::new(Target::Mlu);
+    options.dual = vec![Target::Mlu];
+    let (first, second) = migrate_twice(Language::Cuda, b"__global__ T<<<>>>(){}", &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(!text.contains("CUPORT_KERNEL_LAUNCH"), "{text}");
+    assert_second_run_edits_nothing(&second);
+}

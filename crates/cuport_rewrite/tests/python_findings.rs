@@ -233,3 +233,30 @@ fn dual_stack_device_templates_stay_valid_python() {
         "{text}"
     );
 }
+
+/// C code in a `.py` file (a fuzzing finding: a tree whose rerun generated
+/// `cuport/driver.h`): bare C names the tables know are no PyTorch APIs.
+#[test]
+fn c_names_in_python_are_not_framework_calls() {
+    let mut options = MigrateOptions::new(Target::Musa);
+    options.dual = vec![Target::Musa];
+    let migration = migrate(
+        &[(
+            "train.py",
+            b"cuModuleLoad(m, path)\ncuLaunchKernel(f)\nx = cudaMalloc\n",
+        )],
+        &options,
+    );
+    assert!(
+        migration
+            .generated
+            .iter()
+            .all(|g| !g.path.ends_with("driver.h")),
+        "{:?}",
+        migration
+            .generated
+            .iter()
+            .map(|g| &g.path)
+            .collect::<Vec<_>>()
+    );
+}

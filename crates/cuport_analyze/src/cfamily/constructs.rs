@@ -122,6 +122,12 @@ impl Scanner<'_> {
         }
         if self.kind_at(close + 1) == Some(TokKind::Punct(b'(')) {
             if let Some(end) = self.matching(close + 1) {
+                // `k<<<g, b>>>(x) {`: a body follows, so this is a function's
+                // declarator, no launch (a fuzzing finding:
+                // `fuzz_regressions::chevrons_in_a_declarator_are_no_launch`).
+                if self.kind_at(end + 1) == Some(TokKind::Punct(b'{')) {
+                    return;
+                }
                 site.args = self.arguments(close + 1, end);
                 site.call = Some(self.range(name_first, end));
             }
