@@ -740,3 +740,34 @@ fn chevrons_in_a_declarator_are_no_launch() {
     assert!(!text.contains("CUPORT_KERNEL_LAUNCH"), "{text}");
     assert_second_run_edits_nothing(&second);
 }
+
+/// The dual-stack spelling of a CUDA driver-style name
+/// (`CUPORT_EXT_SEM_WAIT_NODE_PARAMS_st`) looks like a driver type to the
+/// naming conventions; the rerun took it for CUDA and generated driver.h.
+#[test]
+fn cuport_portable_names_are_not_cuda() {
+    let mut options = MigrateOptions::new(Target::Musa);
+    options.dual = vec![Target::Musa];
+    let src = b"  cudaError_t err = CUDA_EXT_SEM_WAIT_NODE_PARAMS_st();\n";
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(
+        text.contains("CUPORT_EXT_SEM_WAIT_NODE_PARAMS_st"),
+        "{text}"
+    );
+    assert!(second.diagnostics.is_empty(), "{:#?}", second.diagnostics);
+    assert_second_run_edits_nothing(&second);
+}
+
+/// `#define NCCL_k<<<1,6>>>()`: the launch rewrite turned the name of the
+/// macro being defined into `hipLaunchKernelGGL(...)`.
+#[test]
+fn a_defined_macro_name_is_no_kernel() {
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.hip_launch = cuport_rewrite::HipLaunch::Ggl;
+    options.annotate = true;
+    let (first, second) = migrate_twice(Language::Cuda, b"#define NCCL_k<<<1,6>>>()", &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(!text.contains("hipLaunchKernelGGL"), "{text}");
+    assert_second_run_edits_nothing(&second);
+}

@@ -258,6 +258,12 @@ fn is_device_type(name: &str) -> bool {
 /// `cuda_file` enables the kernel-language heuristics that would be too
 /// eager in plain C++ (`__name` intrinsics, vector types, CUDA-only math).
 pub(crate) fn classify(name: &str, usage: Usage, cuda_file: bool) -> Option<(Library, SiteKind)> {
+    // cuport's own portable names (`CUPORT_EXT_SEM_WAIT_NODE_PARAMS_st`)
+    // match CUDA's driver conventions but are the shim's (a fuzzing
+    // finding: `fuzz_regressions::cuport_portable_names_are_not_cuda`).
+    if name.starts_with("CUPORT_") || name.starts_with("cuport") {
+        return None;
+    }
     let first = *name.as_bytes().first()?;
     match first {
         b'_' => classify_underscore(name, usage, cuda_file),

@@ -105,6 +105,14 @@ impl Scanner<'_> {
         let Some((name_first, name_last, template)) = self.launch_name(i) else {
             return;
         };
+        // `#define k<<<...`: the name is the macro being defined (a fuzzing
+        // finding: `fuzz_regressions::a_defined_macro_name_is_no_kernel`).
+        let defines = name_first >= 2
+            && self.text(name_first - 1) == "define"
+            && self.kind_at(name_first - 2) == Some(TokKind::Directive);
+        if defines {
+            return;
+        }
         let Some(close) = self.launch_close(i) else {
             return;
         };
