@@ -244,14 +244,35 @@ fn statement_start(src: &[u8], at: usize) -> usize {
     let mut i = at.min(src.len());
     while i > floor {
         i -= 1;
+        // A bracket in a comment or a one-line string is no bracket (a
+        // fuzzing finding: `fuzz_regressions::a_bracket_in_a_comment_opens_no_import`).
+        let in_text = |i: usize| quoted_or_commented(&src[line_start(i)..i]);
         match src[i] {
-            b')' => depth += 1,
-            b'(' if depth == 0 => return line_start(i),
-            b'(' => depth -= 1,
+            b')' if !in_text(i) => depth += 1,
+            b'(' if depth == 0 && !in_text(i) => return line_start(i),
+            b'(' if !in_text(i) => depth -= 1,
             _ => {}
         }
     }
     line_start(at.min(src.len()))
+}
+
+/// Whether the end of `line_prefix` (a line up to some byte) lies in a
+/// comment or an open quote of that line.
+fn quoted_or_commented(line_prefix: &[u8]) -> bool {
+    let mut quote: Option<u8> = None;
+    let mut i = 0;
+    while i < line_prefix.len() {
+        match (quote, line_prefix[i]) {
+            (Some(_), b'\\') => i += 1,
+            (Some(q), b) if b == q => quote = None,
+            (None, b'"' | b'\'') => quote = Some(line_prefix[i]),
+            (None, b'#') => return true,
+            _ => {}
+        }
+        i += 1;
+    }
+    quote.is_some()
 }
 
 /// The byte before `at`, skipping spaces, tabs and line breaks.

@@ -771,3 +771,18 @@ fn a_defined_macro_name_is_no_kernel() {
     assert!(!text.contains("hipLaunchKernelGGL"), "{text}");
     assert_second_run_edits_nothing(&second);
 }
+
+/// `import t#(01 ...` then, thousands of bytes later, a device string: the
+/// `(` in the comment was taken for an open import list, so the first run
+/// left the line as it was; a rerun, with the text grown past the look-back
+/// window, ported it.
+#[test]
+fn a_bracket_in_a_comment_opens_no_import() {
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.dual = vec![Target::Hip];
+    let src = b"import torch\nimport t#(01 (see below\n\ndef f():\n    return \"cuda:0\" if torch.cuda.is_available() else \"cpu\"\n";
+    let (first, second) = migrate_twice(Language::Python, src, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(text.contains("cuport_device.is_available()"), "{text}");
+    assert_second_run_edits_nothing(&second);
+}
