@@ -322,22 +322,7 @@ impl<'a> Visitor<'a> {
     /// The identifiers of a pure `a.b.c` chain, outermost last; `None` when a
     /// call, subscript or literal sits inside it.
     fn chain(&self, node: Node<'_>) -> Option<Vec<&'a str>> {
-        let mut segments = Vec::new();
-        let mut current = node;
-        loop {
-            match current.kind() {
-                "identifier" => {
-                    segments.push(self.text(current));
-                    segments.reverse();
-                    return Some(segments);
-                }
-                "attribute" => {
-                    segments.push(self.text(current.child_by_field_name("attribute")?));
-                    current = current.child_by_field_name("object")?;
-                }
-                _ => return None,
-            }
-        }
+        chain_segments(node, self.src)
     }
 
     fn resolve(&self, segments: &[&str]) -> String {
@@ -452,6 +437,28 @@ impl<'a> Visitor<'a> {
             if value.contains(".cu\"") || value.contains(".cu'") {
                 self.site(SiteKind::BuildRule, Library::Build, "sources=[*.cu]", name);
             }
+        }
+    }
+}
+
+/// The identifiers of a pure `a.b.c` chain, outermost last; `None` when a
+/// call, subscript or literal sits inside it.
+pub(crate) fn chain_segments<'s>(node: Node<'_>, src: &'s [u8]) -> Option<Vec<&'s str>> {
+    let text = |n: Node<'_>| std::str::from_utf8(&src[n.start_byte()..n.end_byte()]).unwrap_or("");
+    let mut segments = Vec::new();
+    let mut current = node;
+    loop {
+        match current.kind() {
+            "identifier" => {
+                segments.push(text(current));
+                segments.reverse();
+                return Some(segments);
+            }
+            "attribute" => {
+                segments.push(text(current.child_by_field_name("attribute")?));
+                current = current.child_by_field_name("object")?;
+            }
+            _ => return None,
         }
     }
 }

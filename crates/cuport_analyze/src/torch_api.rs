@@ -9,7 +9,7 @@ use serde::Serialize;
 use tree_sitter::{Node, Parser};
 
 use crate::error::AnalyzeError;
-use crate::python::import_bindings;
+use crate::python::{chain_segments, import_bindings};
 
 /// How a use was resolved to its API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -333,23 +333,9 @@ impl<'a> Inventory<'a> {
 
     /// The dotted path a pure `a.b.c` chain stands for through the imports.
     fn resolve(&self, node: Node<'_>) -> Option<String> {
-        let mut segments = Vec::new();
-        let mut current = node;
-        loop {
-            match current.kind() {
-                "identifier" => {
-                    let head = self.aliases.get(self.text(current))?;
-                    segments.push(head.as_str());
-                    segments.reverse();
-                    return Some(segments.join("."));
-                }
-                "attribute" => {
-                    segments.push(self.text(current.child_by_field_name("attribute")?));
-                    current = current.child_by_field_name("object")?;
-                }
-                _ => return None,
-            }
-        }
+        let mut segments = chain_segments(node, self.src)?;
+        segments[0] = self.aliases.get(segments[0])?;
+        Some(segments.join("."))
     }
 
     fn resolves_to(&self, node: Node<'_>, path: &str) -> bool {

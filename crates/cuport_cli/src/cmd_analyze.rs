@@ -8,7 +8,7 @@ use anyhow::Context;
 use cuport_analyze::{scan_tree, torch_api_uses, ScanOptions, ScanReport, TorchApiInventory};
 use cuport_model::{Language, Target};
 use cuport_report::{api_support_csv, api_support_report, ApiSupportReport};
-use cuport_rules::api_support::{SupportLists, SupportStatus, VersionList};
+use cuport_rules::api_support::{SupportError, SupportLists, SupportStatus, VersionList};
 use cuport_rules::RuleSet;
 
 use crate::output::Output;
@@ -196,26 +196,41 @@ pub(crate) fn support_report(
     api_support_report(files, lists, selected, &port_of)
 }
 
-/// `cuport migrate --report DIR` for a target with support lists: the
-/// analysis of the newest list on the default chip, next to the
-/// migration's reports.
+/// `cuport migrate --report DIR`: for each target with support lists
+/// (which ones is data: `mappings/<target>/api-support/`), the analysis of
+/// the newest list on the default chip, next to the migration's reports;
+/// `api_support-<target>.*` when several targets have lists.
 pub(crate) fn write_migration_support(
     dir: &std::path::Path,
-    name: &str,
-    target: Target,
+    targets: &[Target],
     scanned: &ScanReport,
     rules: &RuleSet,
     out: &Output,
 ) -> anyhow::Result<()> {
-    let lists = SupportLists::builtin(target)?;
-    let files = inventories(scanned, &lists, out)?;
-    if files.is_empty() {
-        return Ok(());
+    let mut listed = Vec::new();
+    for &target in targets {
+        match SupportLists::builtin(target) {
+            Ok(lists) => listed.push(lists),
+            Err(SupportError::NoLists(_)) => {}
+            Err(error) => return Err(error.into()),
+        }
     }
-    let version = lists.version(None)?;
-    let chip = lists.chip(default_chip(&lists))?;
-    let report = support_report(&files, &lists, (version, chip), rules);
-    write_report_files(dir, name, &report)
+    for lists in &listed {
+        let files = inventories(scanned, lists, out)?;
+        if files.is_empty() {
+            continue;
+        }
+        let version = lists.version(None)?;
+        let chip = lists.chip(default_chip(lists))?;
+        let report = support_report(&files, lists, (version, chip), rules);
+        let name = if listed.len() > 1 {
+            format!("api_support-{}", lists.target)
+        } else {
+            "api_support".to_owned()
+        };
+        write_report_files(dir, &name, &report)?;
+    }
+    Ok(())
 }
 
 /// `DIR/NAME.csv` and `DIR/NAME.json`.

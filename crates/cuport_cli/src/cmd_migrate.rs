@@ -38,19 +38,13 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
     report(args, &migration, &document, &settings, &extras, out)?;
     if let Some(dir) = &args.report {
         crate::cmd_report::write_migration_reports(dir, &document, out)?;
-        // A dual-stack run for both targets writes api_support-<target>.*.
-        let listed: Vec<Target> = [Target::Ascend, Target::Mlu]
-            .into_iter()
-            .filter(|t| settings.targets.value.contains(t))
-            .collect();
-        for &target in &listed {
-            let name = if listed.len() > 1 {
-                format!("api_support-{target}")
-            } else {
-                "api_support".to_owned()
-            };
-            crate::cmd_analyze::write_migration_support(dir, &name, target, &scan, &rules, out)?;
-        }
+        crate::cmd_analyze::write_migration_support(
+            dir,
+            &settings.targets.value,
+            &scan,
+            &rules,
+            out,
+        )?;
     }
     Ok(exit_code(&migration, args.fail_on))
 }

@@ -214,11 +214,7 @@ pub(crate) fn line_ending(src: &[u8]) -> &'static str {
 /// does not count), else right after the guard's `#define`, else at the top.
 /// An include inside `#ifdef _WIN32` would only be seen on Windows.
 fn include_insertion_point(src: &[u8]) -> usize {
-    let bom = if src.starts_with(UTF8_BOM) {
-        UTF8_BOM.len()
-    } else {
-        0
-    };
+    let bom = bom_len(src);
     let lines = directive_lines(src, bom);
     let guard = include_guard(&lines);
     let top = usize::from(guard.is_some());
@@ -303,6 +299,15 @@ fn include_guard(lines: &[(usize, usize, String)]) -> Option<usize> {
 
 const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
 
+/// The length of the UTF-8 byte-order mark `src` starts with (0 without one).
+fn bom_len(src: &[u8]) -> usize {
+    if src.starts_with(UTF8_BOM) {
+        UTF8_BOM.len()
+    } else {
+        0
+    }
+}
+
 /// The text after a byte-order mark: the first line of a file saved with
 /// one is still a directive (a fuzzing finding:
 /// `fuzz_regressions::a_byte_order_mark_hides_no_include`).
@@ -317,11 +322,7 @@ fn python_import_edits(src: &[u8], planned: &Planned) -> Vec<Edit> {
     imports.dedup();
     // A byte-order mark stays the file's first bytes (Python accepts it
     // nowhere else).
-    let bom = if src.starts_with(UTF8_BOM) {
-        UTF8_BOM.len()
-    } else {
-        0
-    };
+    let bom = bom_len(src);
     let text = String::from_utf8_lossy(src);
     let mut offset = bom;
     let mut after_torch = None;

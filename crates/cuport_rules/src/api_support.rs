@@ -102,6 +102,16 @@ impl VersionList {
         self.rows.get(api)
     }
 
+    /// Whether this list runs `api` on `chip` (restricted or not).
+    pub fn supports(&self, api: &str, chip: &str) -> bool {
+        self.row(api).is_some_and(|r| {
+            matches!(
+                r.status(chip),
+                SupportStatus::Supported | SupportStatus::Restricted
+            )
+        })
+    }
+
     pub fn len(&self) -> usize {
         self.rows.len()
     }
@@ -220,14 +230,7 @@ impl SupportLists {
     pub fn supporting_versions(&self, api: &str, chip: &str) -> Vec<&str> {
         self.versions
             .iter()
-            .filter(|v| {
-                v.row(api).is_some_and(|r| {
-                    matches!(
-                        r.status(chip),
-                        SupportStatus::Supported | SupportStatus::Restricted
-                    )
-                })
-            })
+            .filter(|v| v.supports(api, chip))
             .map(|v| v.version.as_str())
             .collect()
     }
@@ -242,14 +245,7 @@ impl SupportLists {
         self.versions
             .iter()
             .filter(|v| v.parsed > selected.parsed)
-            .find(|v| {
-                v.row(api).is_some_and(|r| {
-                    matches!(
-                        r.status(chip),
-                        SupportStatus::Supported | SupportStatus::Restricted
-                    )
-                })
-            })
+            .find(|v| v.supports(api, chip))
             .map(|v| v.version.as_str())
     }
 

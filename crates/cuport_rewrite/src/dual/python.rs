@@ -103,7 +103,7 @@ fn keep(planner: &mut Planner<'_>, site: &Site) {
             (None, SiteKind::BuildRule) => build_rule(planner, target, &site.name),
             // A path that does not say CUDA (`torch.profiler.profile`) and
             // that this target does not port is the same API there.
-            (None, SiteKind::FrameworkCall) if !cuport_analyze::names_cuda(&site.name) => None,
+            (None, _) if crate::plan::same_api_without_a_rule(site) => None,
             _ => table_finding(&site.name, resolved.as_ref(), KEPT),
         };
         found.extend(finding.map(|f| (target, f)));

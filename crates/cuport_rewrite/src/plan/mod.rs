@@ -292,6 +292,13 @@ pub(crate) fn plan_sites(planner: &mut impl PlanSite, input: &FileInput<'_>) -> 
     stats
 }
 
+/// A PyTorch path that does not say CUDA (`torch.profiler.profile`), which
+/// some target's tables port: where a target has no rule for it, it is
+/// the same API there, with nothing to report.
+pub(crate) fn same_api_without_a_rule(site: &Site) -> bool {
+    site.kind == SiteKind::FrameworkCall && !cuport_analyze::names_cuda(&site.name)
+}
+
 /// The edits that respell a launch written `<< <` ... `>> >` as `<<<` ...
 /// `>>>` (none for a launch spelled the usual way).
 pub(crate) fn chevron_respellings(site: &Site) -> Vec<(TextRange, &'static str)> {

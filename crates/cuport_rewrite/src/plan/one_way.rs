@@ -416,9 +416,7 @@ impl<'a> Planner<'a> {
     /// CUDA (`torch.profiler.profile`): where this target has no rule for
     /// it, it is the same API here.
     fn same_python_name(&self, site: &Site) -> bool {
-        self.language == Language::Python
-            && site.kind == SiteKind::FrameworkCall
-            && !cuport_analyze::names_cuda(&site.name)
+        self.language == Language::Python && super::same_api_without_a_rule(site)
     }
 
     /// Kernel-language names HIP and MUSA accept unchanged (built-in
