@@ -359,7 +359,7 @@ fn python_import_edits(src: &[u8], planned: &Planned) -> Vec<Edit> {
 
 /// The first physical line of the logical line holding `line`: a comment
 /// inside a backslash-continued line (a multi-line `#define`) would end it.
-fn logical_line_start(src: &[u8], lines: &LineIndex, mut line: usize) -> usize {
+pub(crate) fn logical_line_start(src: &[u8], lines: &LineIndex, mut line: usize) -> usize {
     while line > 0 {
         let Some(previous) = lines.line_range(line - 1) else {
             break;

@@ -786,3 +786,52 @@ fn a_bracket_in_a_comment_opens_no_import() {
     assert!(text.contains("cuport_device.is_available()"), "{text}");
     assert_second_run_edits_nothing(&second);
 }
+
+/// `__if defined(__CUDACC__)` on a line of its own is no directive, yet the
+/// dual-stack `--annotate` run widened its condition as if it were one.
+#[test]
+fn a_condition_outside_a_directive_is_not_widened() {
+    let mut options = MigrateOptions::new(Target::Maca);
+    options.dual = vec![Target::Maca];
+    options.annotate = true;
+    let src = b"//\n__if defined(__CUDACC__)";
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(text.ends_with("\n__if defined(__CUDACC__)"), "{text}");
+    assert_second_run_edits_nothing(&second);
+}
+
+/// Unbalanced braces between two kernels: the guard of the second kernel
+/// started on `template}`, inside the first kernel's guard, and a rerun
+/// guarded it again.
+#[test]
+fn unbalanced_braces_between_kernels_port_once() {
+    let src = b"__global__ m(){{{{}}{}}\ntemplate}\n__global__ e(){}";
+    for (dual, annotate) in [(false, false), (false, true), (true, false), (true, true)] {
+        let mut options = MigrateOptions::new(Target::Mlu);
+        if dual {
+            options.dual = vec![Target::Mlu];
+        }
+        options.annotate = annotate;
+        let (first, second) = migrate_twice(Language::Cuda, src, &options);
+        let text = String::from_utf8_lossy(&first.output);
+        assert!(!text.contains("CUPORT_CUDA_KERNELS\ntemplate}"), "{text}");
+        assert_second_run_edits_nothing(&second);
+    }
+}
+
+/// A kernel inside `extern "C" {`: the guard must not take the line that
+/// opens the block, or the block's close is left outside it.
+#[test]
+fn a_kernel_in_an_extern_c_block_is_guarded_inside_it() {
+    let mut options = MigrateOptions::new(Target::Ascend);
+    options.dual = vec![Target::Ascend];
+    let src = b"extern \"C\" {\n__global__ void k(float* x) { x[0] = 1; }\n}\n";
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(
+        text.contains("extern \"C\" {\n#if !defined(CUPORT_CUDA_KERNELS)"),
+        "{text}"
+    );
+    assert_second_run_edits_nothing(&second);
+}

@@ -11,7 +11,7 @@ use super::names::{portable_name, shim_header};
 use super::shim::{backend_macro, shimmed_library, target_header};
 use super::state::{DualPlanner, Launch};
 use crate::diagnostic::{codes, Level};
-use crate::headers::is_annotation;
+use crate::headers::{is_annotation, logical_line_start};
 use crate::plan::{chevron_respellings, Planned, Planner};
 
 /// The guard that keeps CUDA kernels where they compile (and everywhere when
@@ -352,10 +352,13 @@ fn definition_start(planner: &DualPlanner<'_>, name_at: usize) -> usize {
             break;
         };
         let text = planner.text(previous).trim();
-        if text.starts_with("template")
-            || text.starts_with("extern \"C\"")
-            || is_annotation(text.as_bytes())
-        {
+        // A line with a brace or a semicolon is no prefix of this kernel's
+        // declaration: `extern "C" {` opens a block whose close the guard
+        // would leave outside, and `template}` closes the kernel before (a
+        // fuzzing finding: `fuzz_regressions::unbalanced_braces_between_kernels_port_once`).
+        let prefix = (text.starts_with("template") || text.starts_with("extern \"C\""))
+            && !text.contains(['{', '}', ';']);
+        if prefix || is_annotation(text.as_bytes()) {
             line -= 1;
         } else {
             break;
@@ -529,6 +532,11 @@ fn preprocessor_test(
 /// `defined(__CUDACC__)` inside an `#if` → `(defined(__CUDACC__) ||
 /// defined(__HIPCC__))`; already widened ones are left alone.
 fn defined_operator(planner: &mut DualPlanner<'_>, site: &Site, spellings: &[String]) -> bool {
+    if !in_directive(planner, site.range.start) {
+        // `defined(...)` means something only to the preprocessor (a fuzzing
+        // finding: `fuzz_regressions::a_condition_outside_a_directive_is_not_widened`).
+        return false;
+    }
     let before = &planner.src[..site.range.start];
     let Ok(before) = std::str::from_utf8(before) else {
         return false;
@@ -567,6 +575,20 @@ fn defined_operator(planner: &mut DualPlanner<'_>, site: &Site, spellings: &[Str
     let range = TextRange::new(defined_at, site.range.end + close + 1);
     planner.edit(range, text, codes::DUAL_PORTABLE.into(), &site.name);
     true
+}
+
+/// Whether `at` lies on a preprocessor directive's logical line.
+fn in_directive(planner: &DualPlanner<'_>, at: usize) -> bool {
+    let line = logical_line_start(planner.src, &planner.lines, planner.lines.line_of(at));
+    let Some(range) = planner.lines.line_range(line) else {
+        return false;
+    };
+    let text = &planner.src[range.start..range.end];
+    let indent = text
+        .iter()
+        .take_while(|&&b| b == b' ' || b == b'\t')
+        .count();
+    text.get(indent) == Some(&b'#')
 }
 
 /// A site the dual source keeps as written although a target's one-way
