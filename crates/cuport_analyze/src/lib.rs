@@ -7,6 +7,7 @@
 
 mod cfamily;
 mod cmake;
+mod cpp_extension;
 mod document;
 mod error;
 mod file;
@@ -22,6 +23,7 @@ mod ts_errors;
 
 pub use cfamily::library_of;
 pub use cmake::{cmake_closing_paren, CUDA_ARCHITECTURE_VALUES};
+pub use cpp_extension::ExtensionBuild;
 pub use document::{scan_schema, ScanDocument, ScanSummary, SCAN_FORMAT_NAME, SCAN_FORMAT_VERSION};
 pub use error::AnalyzeError;
 pub use file::{analyze_source, AnalyzeOptions, SyntaxCheck};
@@ -31,5 +33,8 @@ pub use python::names_cuda;
 pub use site::{
     Condition, FileAnalysis, OperatorDefinition, ParseIssue, ScannedFile, Site, SkippedFile,
 };
-pub use torch_api::{torch_api_uses, ApiUse, IsApi, Resolution, TorchApiInventory, UnresolvedUse};
+pub use torch_api::{
+    torch_api_uses, ApiQuery, ApiUse, IsApi, KeywordUse, PackageUse, Resolution, TorchApiInventory,
+    UnresolvedUse,
+};
 pub use tree::{list_tree, scan_tree, KnownNames, Progress, ScanOptions, ScanReport, NO_PROGRESS};

@@ -3,11 +3,15 @@
 //! methods called on values that are evidently tensors, and `nn.Module`
 //! methods called on `self` in a module subclass. What cannot be resolved
 //! (a tensor method name on a receiver of unknown type) is counted apart.
+//! The same walk finds what the caller asks for besides: uses of CUDA-only
+//! packages, keyword arguments advice is keyed to, and the CUDA extension
+//! builds of `torch.utils.cpp_extension`.
 use cuport_model::{LineIndex, TextRange};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use tree_sitter::{Node, Parser};
 
+use crate::cpp_extension::{extension_build, ExtensionBuild, EXTENSION_BUILDERS};
 use crate::error::AnalyzeError;
 use crate::python::{chain_segments, import_bindings};
 
@@ -32,6 +36,29 @@ pub struct ApiUse {
     pub column: u32,
     pub range: TextRange,
     pub resolution: Resolution,
+    /// Called (`torch.zeros(...)`), not only named (`torch.float64`).
+    pub called: bool,
+}
+
+/// A use of a CUDA-only package the caller tracks: an import or a
+/// reference through one (`flash_attn.flash_attn_func`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PackageUse {
+    pub path: String,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// A keyword argument the caller tracks, in any call (`pin_memory=True`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KeywordUse {
+    pub name: String,
+    /// The value as written (shortened).
+    pub value: String,
+    /// The called API when it resolves (`torch.utils.data.DataLoader`).
+    pub callee: Option<String>,
+    pub line: u32,
+    pub column: u32,
 }
 
 /// A method call whose name is a `torch.Tensor` API but whose receiver's
@@ -47,12 +74,36 @@ pub struct UnresolvedUse {
 pub struct TorchApiInventory {
     pub uses: Vec<ApiUse>,
     pub unresolved: Vec<UnresolvedUse>,
+    pub packages: Vec<PackageUse>,
+    pub keywords: Vec<KeywordUse>,
+    pub extensions: Vec<ExtensionBuild>,
     /// tree-sitter gave up on the file.
     pub unparsed: bool,
 }
 
 /// Whether a dotted path is an API of the support lists (the caller's data).
 pub type IsApi<'a> = &'a dyn Fn(&str) -> bool;
+
+/// What to look for (the caller's data).
+#[derive(Clone, Copy)]
+pub struct ApiQuery<'a> {
+    /// Whether a `torch.*` path is worth recording even where it is only
+    /// named, not called (`torch.float64`).
+    pub is_api: IsApi<'a>,
+    /// Import names of CUDA-only packages (`flash_attn`, `numba.cuda`).
+    pub packages: &'a [String],
+    /// Keyword-argument names to record in any call.
+    pub keywords: &'a [String],
+}
+
+impl ApiQuery<'_> {
+    fn tracks_package(&self, path: &str) -> bool {
+        self.packages.iter().any(|m| {
+            path.strip_prefix(m.as_str())
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+        })
+    }
+}
 
 /// Modules whose lower-case functions return tensors.
 const TENSOR_MODULES: &[&str] = &[
@@ -63,8 +114,8 @@ const TENSOR_MODULES: &[&str] = &[
     "torch.special",
 ];
 
-/// The PyTorch APIs `src` (Python) uses.
-pub fn torch_api_uses(src: &[u8], is_api: IsApi<'_>) -> Result<TorchApiInventory, AnalyzeError> {
+/// The PyTorch APIs `src` (Python) uses, and what else `query` asks for.
+pub fn torch_api_uses(src: &[u8], query: &ApiQuery<'_>) -> Result<TorchApiInventory, AnalyzeError> {
     let mut parser = Parser::new();
     parser
         .set_language(&tree_sitter_python::LANGUAGE.into())
@@ -79,21 +130,23 @@ pub fn torch_api_uses(src: &[u8], is_api: IsApi<'_>) -> Result<TorchApiInventory
     let mut inventory = Inventory {
         src,
         lines: &lines,
-        is_api,
+        query,
         aliases: FxHashMap::default(),
         out: TorchApiInventory::default(),
     };
     inventory.imports(tree.root_node());
-    if !inventory
-        .aliases
-        .values()
-        .any(|p| p == "torch" || p.starts_with("torch."))
-    {
+    let tracked = |p: &String| p == "torch" || p.starts_with("torch.") || query.tracks_package(p);
+    // Keyword arguments count in any file (`t.cuda(non_blocking=True)` in a
+    // helper module that never imports torch).
+    if !inventory.aliases.values().any(tracked) && query.keywords.is_empty() {
         return Ok(inventory.out);
     }
     inventory.block(tree.root_node(), &Scope::default());
     inventory.out.uses.sort_by_key(|u| u.range.start);
     inventory.out.unresolved.sort_by_key(|u| (u.line, u.column));
+    inventory.out.packages.sort_by_key(|u| (u.line, u.column));
+    inventory.out.keywords.sort_by_key(|u| (u.line, u.column));
+    inventory.out.extensions.sort_by_key(|u| (u.line, u.column));
     Ok(inventory.out)
 }
 
@@ -108,7 +161,7 @@ struct Scope {
 struct Inventory<'a> {
     src: &'a [u8],
     lines: &'a LineIndex,
-    is_api: IsApi<'a>,
+    query: &'a ApiQuery<'a>,
     aliases: FxHashMap<String, String>,
     out: TorchApiInventory,
 }
@@ -125,6 +178,14 @@ impl<'a> Inventory<'a> {
         while let Some(node) = stack.pop() {
             if matches!(node.kind(), "import_statement" | "import_from_statement") {
                 for binding in import_bindings(node, self.src) {
+                    if self.query.tracks_package(&binding.full) {
+                        let at = self.lines.line_col(binding.path.start_byte());
+                        self.out.packages.push(PackageUse {
+                            path: binding.full.clone(),
+                            line: at.line,
+                            column: at.column,
+                        });
+                    }
                     self.aliases.insert(binding.local, binding.bound);
                 }
                 continue;
@@ -271,6 +332,7 @@ impl<'a> Inventory<'a> {
                     continue;
                 }
                 "attribute" | "identifier" if self.reference(node, scope) => continue,
+                "call" => self.call(node),
                 _ => {}
             }
             let mut cursor = node.walk();
@@ -285,9 +347,16 @@ impl<'a> Inventory<'a> {
         if let Some(path) = self.resolve(node) {
             // A constant (`torch.float32`) or an annotation (`torch.Tensor`)
             // is no API use unless the lists know it.
-            let used = is_called(node) || (self.is_api)(&path);
+            let used = is_called(node) || (self.query.is_api)(&path);
             if path.starts_with("torch.") && used {
                 self.record(path, node, Resolution::Import);
+            } else if self.query.tracks_package(&path) {
+                let at = self.lines.line_col(node.start_byte());
+                self.out.packages.push(PackageUse {
+                    path,
+                    line: at.line,
+                    column: at.column,
+                });
             }
             return true;
         }
@@ -302,14 +371,15 @@ impl<'a> Inventory<'a> {
         };
         let method = self.text(attribute);
         let tensor_api = format!("torch.Tensor.{method}");
-        if self.is_tensor(object, scope) && (self.is_api)(&tensor_api) {
+        let is_api = self.query.is_api;
+        if self.is_tensor(object, scope) && is_api(&tensor_api) {
             self.record(tensor_api, attribute, Resolution::TensorReceiver);
         } else if scope.module_self && self.text(object) == "self" {
             let module_api = format!("torch.nn.Module.{method}");
-            if (self.is_api)(&module_api) {
+            if is_api(&module_api) {
                 self.record(module_api, attribute, Resolution::ModuleSelf);
             }
-        } else if (self.is_api)(&tensor_api) && is_called(node) {
+        } else if is_api(&tensor_api) && is_called(node) {
             let at = self.lines.line_col(attribute.start_byte());
             self.out.unresolved.push(UnresolvedUse {
                 method: method.to_owned(),
@@ -328,7 +398,47 @@ impl<'a> Inventory<'a> {
             column: at.column,
             range: TextRange::new(node.start_byte(), node.end_byte()),
             resolution,
+            called: is_called(node),
         });
+    }
+
+    /// A call's tracked keyword arguments, and the call itself when it
+    /// builds a CUDA extension.
+    fn call(&mut self, call: Node<'_>) {
+        let Some(arguments) = call.child_by_field_name("arguments") else {
+            return;
+        };
+        let callee = call
+            .child_by_field_name("function")
+            .and_then(|f| self.resolve(f));
+        if let Some(builder) = callee.as_deref().filter(|c| EXTENSION_BUILDERS.contains(c)) {
+            let build = extension_build(builder, call, self.src, self.lines);
+            self.out.extensions.push(build);
+        }
+        let mut cursor = arguments.walk();
+        for argument in arguments.named_children(&mut cursor) {
+            if argument.kind() != "keyword_argument" {
+                continue;
+            }
+            let (Some(name), Some(value)) = (
+                argument.child_by_field_name("name"),
+                argument.child_by_field_name("value"),
+            ) else {
+                continue;
+            };
+            let name = self.text(name);
+            if !self.query.keywords.iter().any(|k| k == name) {
+                continue;
+            }
+            let at = self.lines.line_col(argument.start_byte());
+            self.out.keywords.push(KeywordUse {
+                name: name.to_owned(),
+                value: shorten(self.text(value)),
+                callee: callee.clone(),
+                line: at.line,
+                column: at.column,
+            });
+        }
     }
 
     /// The dotted path a pure `a.b.c` chain stands for through the imports.
@@ -381,6 +491,15 @@ fn returns_tensor(path: &str) -> bool {
         )
 }
 
+/// A value as written, on one line and at most 40 characters.
+fn shorten(text: &str) -> String {
+    let one_line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match one_line.char_indices().nth(40) {
+        Some((at, _)) => format!("{}...", &one_line[..at]),
+        None => one_line,
+    }
+}
+
 fn has_block(node: Node<'_>) -> bool {
     let mut cursor = node.walk();
     let found = node
@@ -409,7 +528,12 @@ mod tests {
                     | "torch.nn.Module.register_buffer"
             )
         };
-        let inventory = torch_api_uses(src.as_bytes(), &known).unwrap();
+        let query = ApiQuery {
+            is_api: &known,
+            packages: &[],
+            keywords: &[],
+        };
+        let inventory = torch_api_uses(src.as_bytes(), &query).unwrap();
         (
             inventory
                 .uses
@@ -449,5 +573,63 @@ mod tests {
     fn a_file_without_torch_has_no_uses() {
         let (uses, unresolved) = apis("import numpy as np\nx = np.zeros(3).sum()\n");
         assert!(uses.is_empty() && unresolved.is_empty());
+    }
+
+    #[test]
+    fn packages_keywords_and_extension_builds_are_found() {
+        let src = concat!(
+            "import torch\n",
+            "from flash_attn import flash_attn_func as fa\n",
+            "import numba.cuda\n",
+            "import numba\n",
+            "from torch.utils.cpp_extension import CUDAExtension, load\n",
+            "from torch.utils.data import DataLoader\n",
+            "import os\n",
+            "out = fa(q, k, v)\n",
+            "numba.jit(f)\n",
+            "loader = DataLoader(ds, pin_memory=True, batch_size=4)\n",
+            "x.to(dev, non_blocking = True)\n",
+            "ext = CUDAExtension('fused', ['csrc/a.cpp', os.path.join(here, 'csrc', 'k.cu'), *more, *glob.glob('x/*.cu')])\n",
+            "mod = load(name='jit', sources=glob.glob('*.cu'))\n",
+            "inline = torch.utils.cpp_extension.load_inline('i', cpp_src, cuda_sources=cu)\n",
+        );
+        let packages = ["flash_attn".to_owned(), "numba.cuda".to_owned()];
+        let keywords = ["pin_memory".to_owned(), "non_blocking".to_owned()];
+        let query = ApiQuery {
+            is_api: &|_| false,
+            packages: &packages,
+            keywords: &keywords,
+        };
+        let inventory = torch_api_uses(src.as_bytes(), &query).unwrap();
+        let paths: Vec<&str> = inventory.packages.iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "flash_attn.flash_attn_func",
+                "numba.cuda",
+                "flash_attn.flash_attn_func"
+            ],
+            "numba.jit is not numba.cuda"
+        );
+        let keywords: Vec<(&str, &str, Option<&str>)> = inventory
+            .keywords
+            .iter()
+            .map(|k| (k.name.as_str(), k.value.as_str(), k.callee.as_deref()))
+            .collect();
+        assert_eq!(
+            keywords,
+            [
+                ("pin_memory", "True", Some("torch.utils.data.DataLoader")),
+                ("non_blocking", "True", None)
+            ]
+        );
+        let builds = &inventory.extensions;
+        assert_eq!(builds.len(), 3, "{builds:#?}");
+        assert_eq!(builds[0].name.as_deref(), Some("fused"));
+        assert_eq!(builds[0].sources, ["csrc/a.cpp", "csrc/k.cu", "x/*.cu"]);
+        assert_eq!(builds[0].unresolved_sources, 1);
+        assert_eq!(builds[1].name.as_deref(), Some("jit"));
+        assert_eq!(builds[1].sources, ["*.cu"]);
+        assert!(builds[2].inline_cuda && builds[2].sources.is_empty());
     }
 }

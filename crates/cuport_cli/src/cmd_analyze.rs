@@ -5,9 +5,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use cuport_analyze::{scan_tree, torch_api_uses, ScanOptions, ScanReport, TorchApiInventory};
-use cuport_model::{Language, Target};
-use cuport_report::{api_support_csv, api_support_report, ApiSupportReport};
+use cuport_analyze::{
+    scan_tree, torch_api_uses, ApiQuery, ScanOptions, ScanReport, TorchApiInventory,
+};
+use cuport_model::{Language, SiteKind, Target};
+use cuport_report::{
+    advice_csv, api_support_csv, api_support_html, api_support_report, custom_ops_csv,
+    third_party_csv, ApiSupportReport, CudaSources, KernelRef,
+};
 use cuport_rules::api_support::{SupportError, SupportLists, SupportStatus, VersionList};
 use cuport_rules::RuleSet;
 
@@ -116,11 +121,12 @@ pub(crate) fn run(args: &AnalyzeArgs, out: &Output) -> anyhow::Result<ExitCode> 
     let chip = lists
         .chip(args.chip.as_deref().unwrap_or(default_chip(&lists)))
         .context("pass one of the listed chips to --chip")?;
-    let files = python_inventories(args, &lists, out)?;
+    let scanned = scan(args, out)?;
+    let files = inventories(&scanned, &lists, out)?;
     let rules = RuleSet::builtin()?;
-    let report = support_report(&files, &lists, (version, chip), &rules);
+    let report = support_report(&scanned, &files, &lists, (version, chip), &rules);
     if let Some(dir) = &args.report {
-        write_report_files(dir, "api_support", &report)?;
+        write_report_files(dir, "", &report)?;
     }
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     match args.format {
@@ -135,12 +141,8 @@ pub(crate) fn run(args: &AnalyzeArgs, out: &Output) -> anyhow::Result<ExitCode> 
     Ok(crate::exit::success())
 }
 
-/// The API uses of every Python file under the root.
-fn python_inventories(
-    args: &AnalyzeArgs,
-    lists: &SupportLists,
-    out: &Output,
-) -> anyhow::Result<Vec<(String, TorchApiInventory)>> {
+/// Every file under the root, sources kept.
+fn scan(args: &AnalyzeArgs, out: &Output) -> anyhow::Result<ScanReport> {
     let options = ScanOptions {
         excludes: args.walk.exclude.clone(),
         include_hidden: args.walk.hidden,
@@ -153,7 +155,7 @@ fn python_inventories(
     for skipped in &scanned.skipped {
         out.warn(&format!("{}: skipped: {}", skipped.path, skipped.reason));
     }
-    inventories(&scanned, lists, out)
+    Ok(scanned)
 }
 
 /// The API uses of the Python files of a scan (made with `keep_sources`).
@@ -162,13 +164,24 @@ pub(crate) fn inventories(
     lists: &SupportLists,
     out: &Output,
 ) -> anyhow::Result<Vec<(String, TorchApiInventory)>> {
-    let is_api = |api: &str| lists.versions().iter().any(|v| v.row(api).is_some());
+    let guidance = &lists.guidance;
+    let advice_apis: std::collections::HashSet<&str> = guidance.advice_apis().collect();
+    let is_api = |api: &str| {
+        advice_apis.contains(api) || lists.versions().iter().any(|v| v.row(api).is_some())
+    };
+    let packages: Vec<String> = guidance.packages.iter().map(|p| p.module.clone()).collect();
+    let keywords = guidance.advice_keywords();
+    let query = ApiQuery {
+        is_api: &is_api,
+        packages: &packages,
+        keywords: &keywords,
+    };
     let mut files = Vec::new();
     for file in &scanned.files {
         let (Language::Python, Some(source)) = (file.language, file.source.as_ref()) else {
             continue;
         };
-        let inventory = torch_api_uses(source, &is_api)?;
+        let inventory = torch_api_uses(source, &query)?;
         if inventory.unparsed {
             out.warn(&format!(
                 "{}: tree-sitter-python could not parse it; its APIs are not counted",
@@ -181,8 +194,10 @@ pub(crate) fn inventories(
 }
 
 /// The support report of `files` for `version` on `chip`, with what the
-/// Ascend rule tables port each API to.
+/// rule tables port each API to and the kernels of the CUDA extensions the
+/// project builds (from the scan of its CUDA sources).
 pub(crate) fn support_report(
+    scanned: &ScanReport,
     files: &[(String, TorchApiInventory)],
     lists: &SupportLists,
     selected: (&VersionList, &str),
@@ -193,7 +208,55 @@ pub(crate) fn support_report(
         let to = resolved.target_name.as_deref()?;
         (to != api).then(|| to.to_owned())
     };
-    api_support_report(files, lists, selected, &port_of)
+    let paths: Vec<String> = scanned
+        .files
+        .iter()
+        .filter(|f| f.language == Language::Cuda)
+        .map(|f| f.path.clone())
+        .collect();
+    let kernels = |path: &str| kernels_of(scanned, path, lists.target);
+    // cuport writes Ascend C skeletons only (`--ascend-kernel-skeletons`).
+    let no_skeleton_note = (lists.target != Target::Ascend).then_some(
+        "cuport generates no kernel skeletons for this target: write the kernel by hand (`cuport migrate` reports it, CP0010)",
+    );
+    let cuda_sources = CudaSources {
+        paths: &paths,
+        kernels: &kernels,
+        no_skeleton_note,
+    };
+    api_support_report(files, lists, selected, &port_of, &cuda_sources)
+}
+
+/// The kernels defined in one scanned CUDA file; on Ascend with the
+/// skeleton `cuport migrate --ascend-kernel-skeletons` writes for each.
+fn kernels_of(scanned: &ScanReport, path: &str, target: Target) -> Vec<KernelRef> {
+    let Some(file) = scanned.files.iter().find(|f| f.path == path) else {
+        return Vec::new();
+    };
+    if target == Target::Ascend {
+        if let Some(source) = &file.source {
+            return cuport_rewrite::file_skeletons(path, source, &file.analysis)
+                .into_iter()
+                .map(|s| KernelRef {
+                    name: s.kernel,
+                    line: s.line,
+                    skeleton: Some(s.path),
+                    operator: s.operator,
+                })
+                .collect();
+        }
+    }
+    file.analysis
+        .sites
+        .iter()
+        .filter(|s| s.kind == SiteKind::KernelDefinition && s.body.is_some())
+        .map(|s| KernelRef {
+            name: s.name.clone(),
+            line: s.line,
+            skeleton: None,
+            operator: None,
+        })
+        .collect()
 }
 
 /// `cuport migrate --report DIR`: for each target with support lists
@@ -206,7 +269,7 @@ pub(crate) fn write_migration_support(
     scanned: &ScanReport,
     rules: &RuleSet,
     out: &Output,
-) -> anyhow::Result<()> {
+) -> anyhow::Result<Vec<ApiSupportReport>> {
     let mut listed = Vec::new();
     for &target in targets {
         match SupportLists::builtin(target) {
@@ -215,6 +278,7 @@ pub(crate) fn write_migration_support(
             Err(error) => return Err(error.into()),
         }
     }
+    let mut reports = Vec::new();
     for lists in &listed {
         let files = inventories(scanned, lists, out)?;
         if files.is_empty() {
@@ -222,21 +286,24 @@ pub(crate) fn write_migration_support(
         }
         let version = lists.version(None)?;
         let chip = lists.chip(default_chip(lists))?;
-        let report = support_report(&files, lists, (version, chip), rules);
-        let name = if listed.len() > 1 {
-            format!("api_support-{}", lists.target)
+        let report = support_report(scanned, &files, lists, (version, chip), rules);
+        let suffix = if listed.len() > 1 {
+            format!("-{}", lists.target)
         } else {
-            "api_support".to_owned()
+            String::new()
         };
-        write_report_files(dir, &name, &report)?;
+        write_report_files(dir, &suffix, &report)?;
+        reports.push(report);
     }
-    Ok(())
+    Ok(reports)
 }
 
-/// `DIR/NAME.csv` and `DIR/NAME.json`.
+/// `DIR/api_support{suffix}.csv`, `.json` and `.html`,
+/// `DIR/third_party{suffix}.csv`, `DIR/custom_ops{suffix}.csv` and
+/// `DIR/advice{suffix}.csv`.
 fn write_report_files(
     dir: &std::path::Path,
-    name: &str,
+    suffix: &str,
     report: &ApiSupportReport,
 ) -> anyhow::Result<()> {
     std::fs::create_dir_all(dir).with_context(|| {
@@ -245,12 +312,30 @@ fn write_report_files(
             dir.display()
         )
     })?;
-    let csv_path = dir.join(format!("{name}.csv"));
-    std::fs::write(&csv_path, api_support_csv(report)?)
-        .with_context(|| format!("cannot write {}", csv_path.display()))?;
-    let json_path = dir.join(format!("{name}.json"));
-    std::fs::write(&json_path, serde_json::to_string_pretty(report)? + "\n")
-        .with_context(|| format!("cannot write {}", json_path.display()))?;
+    let files = [
+        (format!("api_support{suffix}.csv"), api_support_csv(report)?),
+        (
+            format!("api_support{suffix}.json"),
+            serde_json::to_string_pretty(report)? + "\n",
+        ),
+        (
+            format!("third_party{suffix}.csv"),
+            third_party_csv(&report.third_party)?,
+        ),
+        (
+            format!("custom_ops{suffix}.csv"),
+            custom_ops_csv(&report.custom_ops)?,
+        ),
+        (format!("advice{suffix}.csv"), advice_csv(&report.advice)?),
+        (
+            format!("api_support{suffix}.html"),
+            api_support_html(report),
+        ),
+    ];
+    for (name, text) in files {
+        let path = dir.join(name);
+        std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))?;
+    }
     Ok(())
 }
 
@@ -307,6 +392,83 @@ fn write_text(w: &mut impl Write, report: &ApiSupportReport, top: usize) -> std:
                 w,
                 "  ... and {} more (--format csv lists every use)",
                 apis.len() - top
+            )?;
+        }
+    }
+    write_guidance_text(w, report)
+}
+
+/// The packages, extension kernels and advice parts of the text summary.
+fn write_guidance_text(w: &mut impl Write, report: &ApiSupportReport) -> std::io::Result<()> {
+    let mut packages: std::collections::BTreeMap<&str, (usize, &cuport_report::ThirdPartyRecord)> =
+        std::collections::BTreeMap::new();
+    for record in &report.third_party {
+        packages.entry(&record.package).or_insert((0, record)).0 += 1;
+    }
+    if !packages.is_empty() {
+        writeln!(w, "\nCUDA-only packages ({}):", packages.len())?;
+        for (package, (uses, first)) in &packages {
+            let instead = if first.alternative.is_empty() {
+                String::new()
+            } else {
+                format!(" -> {}", first.alternative)
+            };
+            writeln!(
+                w,
+                "  {package} ×{uses} (first {}:{}): {}{instead}",
+                first.file,
+                first.line,
+                first.status.id()
+            )?;
+        }
+    }
+    if !report.custom_ops.is_empty() {
+        let kernels: std::collections::BTreeSet<(&str, &str)> = report
+            .custom_ops
+            .iter()
+            .filter(|r| !r.kernel.is_empty())
+            .map(|r| (r.source.as_str(), r.kernel.as_str()))
+            .collect();
+        writeln!(
+            w,
+            "\nCUDA extensions built: {} kernels need an implementation on {} (custom_ops.csv):",
+            kernels.len(),
+            report.target
+        )?;
+        for op in &report.custom_ops {
+            let what = if op.kernel.is_empty() {
+                op.note.clone()
+            } else if op.skeleton.is_empty() {
+                format!("{} ({}:{})", op.kernel, op.source, op.kernel_line)
+            } else {
+                format!(
+                    "{} ({}:{}) -> {}",
+                    op.kernel, op.source, op.kernel_line, op.skeleton
+                )
+            };
+            writeln!(w, "  {} {}:{}: {what}", op.extension, op.file, op.line)?;
+        }
+    }
+    let mut advice: std::collections::BTreeMap<&str, (usize, &cuport_report::AdviceRecord)> =
+        std::collections::BTreeMap::new();
+    for record in &report.advice {
+        advice.entry(&record.id).or_insert((0, record)).0 += 1;
+    }
+    if !advice.is_empty() {
+        writeln!(
+            w,
+            "\nAdvice ({} kinds, advice.csv lists every use):",
+            advice.len()
+        )?;
+        for (id, (uses, first)) in &advice {
+            writeln!(
+                w,
+                "  [{}] {id} ×{uses} (first {}:{} `{}`): {}",
+                first.kind.id(),
+                first.file,
+                first.line,
+                first.trigger,
+                first.advice
             )?;
         }
     }

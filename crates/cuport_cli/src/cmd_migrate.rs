@@ -37,14 +37,14 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
     let document = ReportDocument::new(&migration, crate::cmd_report::run_meta(&settings, &rules));
     report(args, &migration, &document, &settings, &extras, out)?;
     if let Some(dir) = &args.report {
-        crate::cmd_report::write_migration_reports(dir, &document, out)?;
-        crate::cmd_analyze::write_migration_support(
+        let support = crate::cmd_analyze::write_migration_support(
             dir,
             &settings.targets.value,
             &scan,
             &rules,
             out,
         )?;
+        crate::cmd_report::write_migration_reports(dir, &document, &support, out)?;
     }
     Ok(exit_code(&migration, args.fail_on))
 }

@@ -196,14 +196,29 @@ const MIGRATE_FORMATS: [Format; 5] = [
     Format::Html,
 ];
 
-/// Writes every report format for `cuport migrate --report DIR`.
+/// Writes every report format for `cuport migrate --report DIR`;
+/// report.html gets a section per PyTorch API support analysis.
 pub(crate) fn write_migration_reports(
     dir: &Path,
     document: &ReportDocument,
+    support: &[cuport_report::ApiSupportReport],
     out: &Output,
 ) -> anyhow::Result<()> {
-    let written = write_rendered(document, dir, &MIGRATE_FORMATS)
+    let (with_sections, formats) = MIGRATE_FORMATS
+        .iter()
+        .partition::<Vec<Format>, _>(|&&f| f == Format::Html && !support.is_empty());
+    let mut written = write_rendered(document, dir, &formats)
         .with_context(|| format!("could not write the reports to {}", dir.display()))?;
+    if !with_sections.is_empty() {
+        let sections: Vec<String> = support
+            .iter()
+            .map(cuport_report::api_support_section)
+            .collect();
+        let page = dir.join("report.html");
+        std::fs::write(&page, cuport_report::report_html_with(document, &sections)?)
+            .with_context(|| format!("could not write {}", page.display()))?;
+        written.push(page);
+    }
     for path in written {
         out.info(&format!("wrote {}", path.display()));
     }

@@ -169,6 +169,165 @@ fn migrate_report_for_ascend_includes_the_analysis() {
             "{target}"
         );
         assert!(report.join("report.json").is_file());
+        let page = std::fs::read_to_string(report.join("report.html")).unwrap();
+        assert_eq!(
+            page.contains("<section id=\"api-support\">"),
+            expected,
+            "{target}: report.html has the API support section"
+        );
+    }
+}
+
+/// `json(...)` for another fixture and target.
+fn json_of(fixture_name: &str, target: &str) -> serde_json::Value {
+    let output = cuport()
+        .arg("analyze")
+        .arg(fixture(fixture_name))
+        .args(["--to", target, "--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
+fn rows<'v>(report: &'v serde_json::Value, table: &str) -> &'v Vec<serde_json::Value> {
+    report[table].as_array().unwrap()
+}
+
+#[test]
+fn cuda_only_packages_are_listed_with_the_targets_alternative() {
+    let report = json_of("pytorch_train", "ascend");
+    let packages = rows(&report, "third_party");
+    let fused_adam = packages
+        .iter()
+        .find(|r| r["used"] == "apex.optimizers.FusedAdam" && r["line"] == 118)
+        .unwrap_or_else(|| panic!("the FusedAdam call is listed: {packages:#?}"));
+    assert_eq!(fused_adam["package"], "apex");
+    assert_eq!(fused_adam["alternative"], "torch_npu.optim.NpuFusedAdamW");
+    assert!(fused_adam["source"]
+        .as_str()
+        .unwrap()
+        .starts_with("https://"));
+    assert!(packages
+        .iter()
+        .any(|r| r["package"] == "triton" && r["line"] == 33));
+    // Every row of every table names its source.
+    for table in ["third_party", "advice"] {
+        for row in rows(&report, table) {
+            assert!(!row["source"].as_str().unwrap().is_empty(), "{row}");
+        }
+    }
+    let mlu = json_of("pytorch_train", "mlu");
+    assert!(rows(&mlu, "third_party")
+        .iter()
+        .any(|r| r["package"] == "apex"));
+}
+
+#[test]
+fn advice_is_triggered_by_api_uses_and_keyword_arguments() {
+    let report = json_of("pytorch_train", "ascend");
+    let advice = rows(&report, "advice");
+    let triggered = |id: &str, trigger: &str| {
+        advice
+            .iter()
+            .any(|r| r["id"] == id && r["trigger"].as_str().unwrap() == trigger)
+    };
+    assert!(triggered("fp64", "torch.float64"), "{advice:#?}");
+    assert!(triggered(
+        "tf32-hf32",
+        "torch.backends.cuda.matmul.allow_tf32"
+    ));
+    assert!(triggered("pin-memory", "torch.Tensor.pin_memory"));
+    let ddp = json_of("pytorch_ddp", "ascend");
+    let advice = rows(&ddp, "advice");
+    let non_blocking = advice
+        .iter()
+        .find(|r| r["id"] == "non-blocking")
+        .unwrap_or_else(|| panic!("{advice:#?}"));
+    assert_eq!(non_blocking["trigger"], "non_blocking=True");
+    assert_eq!(non_blocking["file"], "bom_helpers.py");
+    // A constant found for the advice is no row of the support table
+    // unless a list has it.
+    let records = rows(&report, "records");
+    assert!(records
+        .iter()
+        .all(|r| r["api"] != "torch.float64"
+            || status_of(&report, "torch.float64") != Some("unknown")));
+}
+
+#[test]
+fn cuda_extension_kernels_link_to_their_ascend_skeletons() {
+    let dir = tempfile::tempdir().unwrap();
+    cuport()
+        .arg("analyze")
+        .arg(fixture("torch_extension"))
+        .args(["--to", "ascend", "--report"])
+        .arg(dir.path())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "2 kernels need an implementation on ascend",
+        ));
+    let csv = std::fs::read_to_string(dir.path().join("custom_ops.csv")).unwrap();
+    assert!(csv.starts_with(
+        "file,line,extension,builder,source,kernel,kernel_line,skeleton,operator,note\n"
+    ));
+    assert!(
+        csv.contains("setup.py,37,fused_ops._C,torch.utils.cpp_extension.CUDAExtension,ext_kernel.cu,scaled_add_kernel,25,ext_kernel.cu.ascend/scaled_add_kernel.cpp,"),
+        "{csv}"
+    );
+    assert!(csv.contains(
+        "jit_load.py,46,fused_ops_jit,torch.utils.cpp_extension.load,ext_kernel.cu,relu_kernel,"
+    ));
+    assert!(csv.contains("inline_square") && csv.contains("load_inline cuda_sources"));
+    // The skeleton named is the one migrate writes.
+    let out = dir.path().join("out");
+    cuport()
+        .arg("migrate")
+        .arg(fixture("torch_extension"))
+        .args(["--to", "ascend", "--ascend-kernel-skeletons", "--out"])
+        .arg(&out)
+        .assert()
+        .code(predicate::in_iter([0, 1]));
+    assert!(out
+        .join("ext_kernel.cu.ascend/scaled_add_kernel.cpp")
+        .is_file());
+    // On MLU no skeleton is named, and the note says why.
+    let mlu = json_of("torch_extension", "mlu");
+    let ops = rows(&mlu, "custom_ops");
+    let kernel = ops.iter().find(|r| r["kernel"] == "relu_kernel").unwrap();
+    assert_eq!(kernel["skeleton"], "");
+    assert!(kernel["note"].as_str().unwrap().contains("by hand"));
+    for name in ["third_party.csv", "advice.csv", "api_support.html"] {
+        assert!(dir.path().join(name).is_file(), "{name}");
+    }
+}
+
+#[test]
+fn the_html_page_filters_by_status_and_file() {
+    let dir = tempfile::tempdir().unwrap();
+    cuport()
+        .arg("analyze")
+        .arg(fixture("pytorch_train"))
+        .args(["--to", "ascend", "--report"])
+        .arg(dir.path())
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(dir.path().join("api_support.html")).unwrap();
+    for needle in [
+        "<select id=\"as-status\">",
+        "<option value=\"restricted\">",
+        "<select id=\"as-file\">",
+        "<option value=\"train.py\">",
+        "<tr data-status=\"restricted\" data-file=\"train.py\">",
+        "<table id=\"as-packages\">",
+        "<table id=\"as-advice\">",
+    ] {
+        assert!(page.contains(needle), "{needle}");
     }
 }
 

@@ -9,10 +9,14 @@ use serde::Serialize;
 
 use crate::csv_out::{encode, finish};
 use crate::error::ReportError;
+use crate::python_guidance::{
+    advice_records, custom_op_records, third_party_records, AdviceRecord, CudaSources,
+    CustomOpRecord, ThirdPartyRecord,
+};
 
 /// Name and version of the JSON document.
 pub const API_SUPPORT_FORMAT: &str = "cuport-api-support";
-pub const API_SUPPORT_VERSION: u32 = 1;
+pub const API_SUPPORT_VERSION: u32 = 2;
 
 /// One use of one API and its support.
 #[derive(Debug, Clone, Serialize)]
@@ -55,6 +59,12 @@ pub struct ApiSupportReport {
     pub unparsed_files: Vec<String>,
     pub records: Vec<SupportRecord>,
     pub unresolved: Vec<UnresolvedRecord>,
+    /// Uses of CUDA-only packages, with the target's alternative.
+    pub third_party: Vec<ThirdPartyRecord>,
+    /// Kernels of the CUDA extensions the project builds.
+    pub custom_ops: Vec<CustomOpRecord>,
+    /// Precision and performance advice the uses trigger.
+    pub advice: Vec<AdviceRecord>,
 }
 
 impl ApiSupportReport {
@@ -94,18 +104,24 @@ impl ApiSupportReport {
 /// → `torch.npu.synchronize`), from the rule tables.
 pub type PortOf<'a> = &'a dyn Fn(&str) -> Option<String>;
 
-/// Joins the files' API uses with the lists of `version` on `chip`.
+/// Joins the files' API uses with the lists of `version` on `chip`, and
+/// their package uses, extension builds and advice triggers with the
+/// target's guidance.
 pub fn api_support_report(
     files: &[(String, TorchApiInventory)],
     lists: &SupportLists,
     selected: (&VersionList, &str),
     port_of: PortOf<'_>,
+    cuda_sources: &CudaSources<'_>,
 ) -> ApiSupportReport {
     let (version, chip) = selected;
     let mut records = Vec::new();
     let mut unresolved = Vec::new();
+    // A name that is only named (`torch.float64`) and that no list knows
+    // was found for the advice, not for the support table.
+    let listed = |api: &str| lists.versions().iter().any(|v| v.row(api).is_some());
     for (path, inventory) in files {
-        for api_use in &inventory.uses {
+        for api_use in inventory.uses.iter().filter(|u| u.called || listed(&u.api)) {
             let mut record = record(path, api_use, lists, version, chip);
             if let Some(port) = port_of(&record.api) {
                 record.note = join_note(
@@ -138,6 +154,9 @@ pub fn api_support_report(
             .collect(),
         records,
         unresolved,
+        third_party: third_party_records(files, &lists.guidance),
+        custom_ops: custom_op_records(files, cuda_sources),
+        advice: advice_records(files, &lists.guidance),
     }
 }
 
@@ -155,7 +174,7 @@ fn record(
         if let Some(newer) = lists.first_newer_supporting(version, &api_use.api, chip) {
             note = join_note(
                 &note,
-                &format!("supported on {chip} from torch_npu {newer}"),
+                &format!("supported on {chip} from {} {newer}", lists.adapter),
             );
         }
     }

@@ -7,6 +7,9 @@ use std::collections::BTreeMap;
 use std::fmt::Write;
 
 mod data;
+mod support;
+
+pub use support::{api_support_html, api_support_section};
 
 use crate::document::ReportDocument;
 use crate::error::ReportError;
@@ -14,11 +17,21 @@ use cuport_rewrite::Level;
 
 const STYLE: &str = include_str!("html/page.css");
 const SCRIPT: &str = include_str!("html/page.js");
+const SCRIPT_SUPPORT: &str = include_str!("html/support.js");
 /// Rows in the "top unsupported APIs" and "files by work left" tables.
 const TOP_ROWS: usize = 15;
 
 /// The whole page.
 pub fn report_html(document: &ReportDocument) -> Result<String, ReportError> {
+    report_html_with(document, &[])
+}
+
+/// The whole page with more sections (already rendered HTML, such as
+/// [`api_support_section`]) after the dashboard.
+pub fn report_html_with(
+    document: &ReportDocument,
+    sections: &[String],
+) -> Result<String, ReportError> {
     let data = embedded_json(document)?;
     let mut page = String::with_capacity(data.len() + STYLE.len() + SCRIPT.len() + 16_384);
     let title = escape(&format!(
@@ -34,6 +47,9 @@ pub fn report_html(document: &ReportDocument) -> Result<String, ReportError> {
         run_line(document)
     );
     page.push_str(&dashboard(document));
+    for section in sections {
+        page.push_str(section);
+    }
     page.push_str(FILTERS);
     page.push_str("<main id=\"files\"></main>\n");
     let _ = write!(

@@ -12,6 +12,7 @@ mod error;
 mod html;
 mod markdown;
 mod meta;
+mod python_guidance;
 mod record;
 mod sarif;
 
@@ -27,9 +28,16 @@ pub use document::{
     report_schema, FileReport, ReportDocument, Totals, REPORT_FORMAT_NAME, REPORT_FORMAT_VERSION,
 };
 pub use error::ReportError;
-pub use html::{embedded_json, escape as html_escape, report_html};
+pub use html::{
+    api_support_html, api_support_section, embedded_json, escape as html_escape, report_html,
+    report_html_with,
+};
 pub use markdown::{summary_markdown, summary_markdown_within, SUMMARY_LIMIT};
 pub use meta::{rfc3339, RulesInfo, RunMeta};
+pub use python_guidance::{
+    advice_csv, custom_ops_csv, third_party_csv, AdviceRecord, CudaSources, CustomOpRecord,
+    KernelRef, ThirdPartyRecord,
+};
 pub use record::{DiagnosticRecord, EditRecord, EditStatus};
 pub use sarif::sarif;
 

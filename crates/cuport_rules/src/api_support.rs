@@ -8,6 +8,7 @@ use rustc_hash::FxHashMap;
 use serde::Deserialize;
 
 use crate::embedded::SUPPORT_FILES;
+use crate::python_guidance::PythonGuidance;
 
 /// What a support list says of one API on one chip.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
@@ -147,6 +148,8 @@ pub struct SupportLists {
     pub reference: String,
     pub chips: Vec<String>,
     versions: Vec<VersionList>,
+    /// CUDA-only packages and precision/performance advice for the target.
+    pub guidance: PythonGuidance,
 }
 
 impl SupportLists {
@@ -154,7 +157,7 @@ impl SupportLists {
     pub fn builtin(target: Target) -> Result<SupportLists, SupportError> {
         let dir = format!("mappings/{}/api-support", target.id());
         let index_name = format!("{dir}/index.toml");
-        let file = |name: &str| {
+        let file = |name: &str| -> Option<&'static str> {
             SUPPORT_FILES
                 .iter()
                 .find(|(n, _)| *n == name)
@@ -181,7 +184,10 @@ impl SupportLists {
             });
         }
         versions.sort_by_key(|v| v.parsed);
+        let guidance = PythonGuidance::load(&dir, &file)
+            .map_err(|(name, message)| data_error(&name, message))?;
         Ok(SupportLists {
+            guidance,
             target,
             adapter: index.adapter,
             source: index.source,

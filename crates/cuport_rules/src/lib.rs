@@ -15,6 +15,7 @@ mod declarations;
 mod diag;
 mod entry_checks;
 mod model;
+pub mod python_guidance;
 mod raw;
 mod ruleset;
 mod stats;

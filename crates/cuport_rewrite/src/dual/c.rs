@@ -579,7 +579,7 @@ fn defined_operator(planner: &mut DualPlanner<'_>, site: &Site, spellings: &[Str
 
 /// Whether `at` lies on a preprocessor directive's logical line.
 fn in_directive(planner: &DualPlanner<'_>, at: usize) -> bool {
-    let line = logical_line_start(planner.src, &planner.lines, planner.lines.line_of(at));
+    let line = logical_line_start(planner.src, planner.lines, planner.lines.line_of(at));
     let Some(range) = planner.lines.line_range(line) else {
         return false;
     };

@@ -1,0 +1,170 @@
+//! CUDA operators a PyTorch project builds itself: the calls of
+//! `torch.utils.cpp_extension` that compile CUDA sources
+//! (`CUDAExtension(name, sources=[...])`, `load(name, sources)`,
+//! `load_inline(name, cpp_sources, cuda_sources=...)`). Each of them needs
+//! a kernel implementation on the target, so the analysis lists them with
+//! the source files they name.
+use cuport_model::LineIndex;
+use serde::Serialize;
+use tree_sitter::Node;
+
+/// The builders whose calls compile CUDA code.
+pub(crate) const EXTENSION_BUILDERS: &[&str] = &[
+    "torch.utils.cpp_extension.CUDAExtension",
+    "torch.utils.cpp_extension.load",
+    "torch.utils.cpp_extension.load_inline",
+];
+
+/// One extension build in a Python file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ExtensionBuild {
+    /// The builder called (`torch.utils.cpp_extension.CUDAExtension`).
+    pub builder: String,
+    /// The extension's name when written as a literal.
+    pub name: Option<String>,
+    /// Source paths as the build names them, relative to the directory of
+    /// the Python file when built with `os.path.join(<dir>, "a", "b.cu")`;
+    /// a `glob.glob("csrc/*.cu")` argument is kept as its pattern.
+    pub sources: Vec<String>,
+    /// Sources given by an expression cuport cannot evaluate (`glob(...)`,
+    /// a variable); the report says so instead of guessing.
+    pub unresolved_sources: usize,
+    /// `load_inline` with `cuda_sources`: the CUDA code is a string in the
+    /// Python file.
+    pub inline_cuda: bool,
+    pub line: u32,
+    pub column: u32,
+}
+
+/// The build a builder's call describes.
+pub(crate) fn extension_build(
+    builder: &str,
+    call: Node<'_>,
+    src: &[u8],
+    lines: &LineIndex,
+) -> ExtensionBuild {
+    let at = lines.line_col(call.start_byte());
+    let mut build = ExtensionBuild {
+        builder: builder.to_owned(),
+        name: None,
+        sources: Vec::new(),
+        unresolved_sources: 0,
+        inline_cuda: false,
+        line: at.line,
+        column: at.column,
+    };
+    let Some(arguments) = call.child_by_field_name("arguments") else {
+        return build;
+    };
+    let inline = builder.ends_with("load_inline");
+    let mut positional = 0;
+    let mut cursor = arguments.walk();
+    for argument in arguments.named_children(&mut cursor) {
+        let (slot, value) = if argument.kind() == "keyword_argument" {
+            let name = argument.child_by_field_name("name");
+            let name = name.map_or("", |n| text(n, src));
+            (name, argument.child_by_field_name("value"))
+        } else {
+            positional += 1;
+            // name, then sources (cpp_sources for load_inline).
+            let slot = match positional {
+                1 => "name",
+                2 if !inline => "sources",
+                _ => "",
+            };
+            (slot, Some(argument))
+        };
+        let Some(value) = value else { continue };
+        match slot {
+            "name" => build.name = string_value(value, src),
+            "sources" => add_sources(&mut build, value, src),
+            "cuda_sources" => build.inline_cuda = true,
+            _ => {}
+        }
+    }
+    build
+}
+
+/// The paths of a `sources` argument: a list or tuple of literals or of
+/// `os.path.join(<dir>, "literal", ...)` calls.
+fn add_sources(build: &mut ExtensionBuild, value: Node<'_>, src: &[u8]) {
+    if !matches!(value.kind(), "list" | "tuple") {
+        match glob_pattern(value, src) {
+            Some(pattern) => build.sources.push(pattern),
+            None => build.unresolved_sources += 1,
+        }
+        return;
+    }
+    let mut cursor = value.walk();
+    for element in value.named_children(&mut cursor) {
+        // `*glob.glob("csrc/*.cu")` spreads a pattern's matches.
+        let element = match element.kind() {
+            "list_splat" => element.named_child(0).unwrap_or(element),
+            _ => element,
+        };
+        match source_path(element, src).or_else(|| glob_pattern(element, src)) {
+            Some(path) => build.sources.push(path),
+            None => build.unresolved_sources += 1,
+        }
+    }
+}
+
+fn source_path(node: Node<'_>, src: &[u8]) -> Option<String> {
+    if let Some(literal) = string_value(node, src) {
+        return Some(literal);
+    }
+    // `os.path.join(this_dir, "csrc", "k.cu")`: the directory is the
+    // build file's own (the idiom's `os.path.dirname(__file__)`).
+    let parts = call_arguments(node, src, "path.join")?;
+    let literals: Option<Vec<String>> = parts
+        .iter()
+        .skip(1)
+        .map(|&p| string_value(p, src))
+        .collect();
+    let literals = literals.filter(|l| !l.is_empty())?;
+    Some(literals.join("/"))
+}
+
+/// `glob.glob("csrc/*.cu")` or `glob(os.path.join(here, "csrc", "*.cu"))`:
+/// the pattern.
+fn glob_pattern(node: Node<'_>, src: &[u8]) -> Option<String> {
+    let arguments = call_arguments(node, src, "glob")?;
+    let pattern = arguments.first()?;
+    source_path(*pattern, src)
+}
+
+/// The arguments of a call of a function whose name ends with `name`.
+fn call_arguments<'t>(node: Node<'t>, src: &[u8], name: &str) -> Option<Vec<Node<'t>>> {
+    if node.kind() != "call" {
+        return None;
+    }
+    let function = node.child_by_field_name("function")?;
+    if !text(function, src).ends_with(name) {
+        return None;
+    }
+    let arguments = node.child_by_field_name("arguments")?;
+    let mut cursor = arguments.walk();
+    let parts = arguments.named_children(&mut cursor).collect();
+    Some(parts)
+}
+
+/// The text of a plain string literal (no interpolation, no concatenation).
+fn string_value(node: Node<'_>, src: &[u8]) -> Option<String> {
+    if node.kind() != "string" {
+        return None;
+    }
+    let mut content = String::new();
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        match child.kind() {
+            "string_content" => content.push_str(text(child, src)),
+            "interpolation" | "escape_sequence" => return None,
+            _ => {}
+        }
+    }
+    Some(content)
+}
+
+fn text<'s>(node: Node<'_>, src: &'s [u8]) -> &'s str {
+    std::str::from_utf8(&src[node.start_byte()..node.end_byte()]).unwrap_or("")
+}

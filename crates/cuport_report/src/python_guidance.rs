@@ -1,0 +1,400 @@
+//! The rest of the per-API analysis of a PyTorch project: what it uses of
+//! CUDA-only packages and what the target offers instead
+//! (`third_party.csv`), the CUDA operators it builds itself and the kernels
+//! they need on the target (`custom_ops.csv`), and the precision and
+//! performance advice its API uses trigger (`advice.csv`).
+use cuport_analyze::{ExtensionBuild, TorchApiInventory};
+use cuport_rules::python_guidance::{AdviceKind, PackageStatus, PythonGuidance};
+use serde::Serialize;
+
+use crate::csv_out::{encode, finish};
+use crate::error::ReportError;
+
+/// One use of a CUDA-only package.
+#[derive(Debug, Clone, Serialize)]
+pub struct ThirdPartyRecord {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    /// The package's import name (`flash_attn`).
+    pub package: String,
+    pub pip: String,
+    /// What the project uses (`flash_attn.flash_attn_func`).
+    pub used: String,
+    pub status: PackageStatus,
+    pub alternative: String,
+    pub note: String,
+    pub source: String,
+}
+
+/// One CUDA kernel (or one extension, when no kernel could be listed) of a
+/// CUDA extension the project builds.
+#[derive(Debug, Clone, Serialize)]
+pub struct CustomOpRecord {
+    /// The Python file with the build, and the build's line.
+    pub file: String,
+    pub line: u32,
+    pub extension: String,
+    pub builder: String,
+    /// The CUDA source holding the kernel, relative to the analysed root.
+    pub source: String,
+    pub kernel: String,
+    pub kernel_line: u32,
+    /// Where `cuport migrate --ascend-kernel-skeletons` writes the kernel's
+    /// Ascend C skeleton (empty on targets cuport has no skeletons for).
+    pub skeleton: String,
+    /// The vendor operator that may replace the kernel outright.
+    pub operator: String,
+    pub note: String,
+}
+
+/// One use that triggers one piece of advice.
+#[derive(Debug, Clone, Serialize)]
+pub struct AdviceRecord {
+    pub file: String,
+    pub line: u32,
+    pub column: u32,
+    pub id: String,
+    pub kind: AdviceKind,
+    /// The API or `keyword=value` that triggered it.
+    pub trigger: String,
+    pub advice: String,
+    pub source: String,
+}
+
+/// A kernel defined in a CUDA source of the analysed tree.
+#[derive(Debug, Clone)]
+pub struct KernelRef {
+    pub name: String,
+    pub line: u32,
+    pub skeleton: Option<String>,
+    pub operator: Option<String>,
+}
+
+/// What the caller knows of the tree's CUDA files: the paths (relative,
+/// `/`-separated), and the kernels of one of them.
+pub struct CudaSources<'a> {
+    pub paths: &'a [String],
+    pub kernels: &'a dyn Fn(&str) -> Vec<KernelRef>,
+    /// Said of every kernel when the target has no skeletons.
+    pub no_skeleton_note: Option<&'a str>,
+}
+
+/// Every use of a package the target's table lists.
+pub(crate) fn third_party_records(
+    files: &[(String, TorchApiInventory)],
+    guidance: &PythonGuidance,
+) -> Vec<ThirdPartyRecord> {
+    let mut records = Vec::new();
+    for (path, inventory) in files {
+        for used in &inventory.packages {
+            let Some(package) = guidance.package_of(&used.path) else {
+                continue;
+            };
+            let api = package.api_of(&used.path);
+            let (alternative, note, source) = match api {
+                Some(a) => (&a.alternative, &a.note, &a.source),
+                None => (&package.alternative, &package.note, &package.source),
+            };
+            records.push(ThirdPartyRecord {
+                file: path.clone(),
+                line: used.line,
+                column: used.column,
+                package: package.module.clone(),
+                pip: package.pip.clone(),
+                used: used.path.clone(),
+                status: package.status,
+                alternative: alternative.clone(),
+                note: join(&package.why, note),
+                source: source.clone(),
+            });
+        }
+    }
+    records
+}
+
+/// Every API use and keyword argument some advice is keyed to.
+pub(crate) fn advice_records(
+    files: &[(String, TorchApiInventory)],
+    guidance: &PythonGuidance,
+) -> Vec<AdviceRecord> {
+    let mut records = Vec::new();
+    for (path, inventory) in files {
+        let apis = inventory
+            .uses
+            .iter()
+            .map(|u| (u.api.as_str(), u.api.clone(), u.line, u.column));
+        let keywords = inventory.keywords.iter().map(|k| {
+            let trigger = format!("{}={}", k.name, k.value);
+            (k.name.as_str(), trigger, k.line, k.column)
+        });
+        for rule in &guidance.advice {
+            let hits = apis
+                .clone()
+                .filter(|(api, ..)| rule.apis.iter().any(|a| a == api))
+                .chain(
+                    keywords
+                        .clone()
+                        .filter(|(name, ..)| rule.keywords.iter().any(|k| k == name)),
+                );
+            for (_, trigger, line, column) in hits {
+                records.push(AdviceRecord {
+                    file: path.clone(),
+                    line,
+                    column,
+                    id: rule.id.clone(),
+                    kind: rule.kind,
+                    trigger,
+                    advice: rule.advice.clone(),
+                    source: rule.source.clone(),
+                });
+            }
+        }
+    }
+    records.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
+    records
+}
+
+/// One row per kernel each extension build compiles.
+pub(crate) fn custom_op_records(
+    files: &[(String, TorchApiInventory)],
+    sources: &CudaSources<'_>,
+) -> Vec<CustomOpRecord> {
+    let mut records = Vec::new();
+    for (path, inventory) in files {
+        for build in &inventory.extensions {
+            records.extend(build_records(path, build, sources));
+        }
+    }
+    records
+}
+
+fn build_records(
+    path: &str,
+    build: &ExtensionBuild,
+    sources: &CudaSources<'_>,
+) -> Vec<CustomOpRecord> {
+    let dir = path.rsplit_once('/').map_or("", |(d, _)| d);
+    let row = |source: &str, kernel: Option<&KernelRef>, note: String| CustomOpRecord {
+        file: path.to_owned(),
+        line: build.line,
+        extension: build.name.clone().unwrap_or_default(),
+        builder: build.builder.clone(),
+        source: source.to_owned(),
+        kernel: kernel.map(|k| k.name.clone()).unwrap_or_default(),
+        kernel_line: kernel.map_or(0, |k| k.line),
+        skeleton: kernel.and_then(|k| k.skeleton.clone()).unwrap_or_default(),
+        operator: kernel.and_then(|k| k.operator.clone()).unwrap_or_default(),
+        note,
+    };
+    let mut records = Vec::new();
+    let mut missing = Vec::new();
+    for named in &build.sources {
+        let matched = matching_sources(dir, named, sources.paths);
+        if matched.is_empty() && is_cuda_source(named) {
+            missing.push(named.as_str());
+        }
+        for source in matched.into_iter().filter(|s| is_cuda_source(s)) {
+            let kernels = (sources.kernels)(source);
+            if kernels.is_empty() {
+                records.push(row(
+                    source,
+                    None,
+                    "no `__global__` kernel defined in this source".into(),
+                ));
+            }
+            for kernel in &kernels {
+                let note = sources.no_skeleton_note.unwrap_or_default().to_owned();
+                records.push(row(source, Some(kernel), note));
+            }
+        }
+    }
+    let mut unlisted = Vec::new();
+    if !missing.is_empty() {
+        unlisted.push(format!(
+            "not found under the analysed root: {}",
+            missing.join(", ")
+        ));
+    }
+    if build.unresolved_sources > 0 {
+        unlisted.push(format!(
+            "{} source argument(s) are expressions cuport does not evaluate; list their kernels by hand",
+            build.unresolved_sources
+        ));
+    }
+    if build.inline_cuda {
+        unlisted.push(
+            "CUDA code inline in the Python file (load_inline cuda_sources): port it by hand"
+                .into(),
+        );
+    }
+    if !unlisted.is_empty() || records.is_empty() {
+        if unlisted.is_empty() {
+            unlisted.push("no CUDA source among the build's sources".into());
+        }
+        records.push(row("", None, unlisted.join("; ")));
+    }
+    records
+}
+
+/// The tree's files a named source stands for: the path relative to the
+/// build file's folder (or to the root, as a build run from there names
+/// it), or every match of a glob pattern.
+fn matching_sources<'p>(dir: &str, named: &str, paths: &'p [String]) -> Vec<&'p str> {
+    let named = named.trim_start_matches("./");
+    let candidates: Vec<String> = if dir.is_empty() {
+        vec![named.to_owned()]
+    } else {
+        vec![format!("{dir}/{named}"), named.to_owned()]
+    };
+    for candidate in &candidates {
+        let candidate = normalise(candidate);
+        let found: Vec<&str> = if candidate.contains(['*', '?', '[']) {
+            match globset::Glob::new(&candidate) {
+                Ok(glob) => {
+                    let matcher = glob.compile_matcher();
+                    paths
+                        .iter()
+                        .filter(|p| matcher.is_match(p.as_str()))
+                        .map(String::as_str)
+                        .collect()
+                }
+                Err(_) => Vec::new(),
+            }
+        } else {
+            paths
+                .iter()
+                .filter(|p| **p == candidate)
+                .map(String::as_str)
+                .collect()
+        };
+        if !found.is_empty() {
+            return found;
+        }
+    }
+    Vec::new()
+}
+
+/// `a/./b/../c` → `a/c`.
+fn normalise(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            _ => parts.push(part),
+        }
+    }
+    parts.join("/")
+}
+
+fn is_cuda_source(path: &str) -> bool {
+    path.ends_with(".cu") || path.ends_with(".cuh") || path.contains('*')
+}
+
+fn join(first: &str, second: &str) -> String {
+    match (first.is_empty(), second.is_empty()) {
+        (true, _) => second.to_owned(),
+        (false, true) => first.to_owned(),
+        (false, false) => format!("{first} {second}"),
+    }
+}
+
+/// `third_party.csv`.
+pub fn third_party_csv(records: &[ThirdPartyRecord]) -> Result<String, ReportError> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer
+        .write_record([
+            "file",
+            "line",
+            "column",
+            "package",
+            "pip",
+            "used",
+            "status",
+            "alternative",
+            "note",
+            "source",
+        ])
+        .map_err(encode)?;
+    for r in records {
+        writer
+            .write_record([
+                r.file.as_str(),
+                &r.line.to_string(),
+                &r.column.to_string(),
+                &r.package,
+                &r.pip,
+                &r.used,
+                r.status.id(),
+                &r.alternative,
+                &r.note,
+                &r.source,
+            ])
+            .map_err(encode)?;
+    }
+    finish(writer)
+}
+
+/// `custom_ops.csv`.
+pub fn custom_ops_csv(records: &[CustomOpRecord]) -> Result<String, ReportError> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer
+        .write_record([
+            "file",
+            "line",
+            "extension",
+            "builder",
+            "source",
+            "kernel",
+            "kernel_line",
+            "skeleton",
+            "operator",
+            "note",
+        ])
+        .map_err(encode)?;
+    for r in records {
+        writer
+            .write_record([
+                r.file.as_str(),
+                &r.line.to_string(),
+                &r.extension,
+                &r.builder,
+                &r.source,
+                &r.kernel,
+                &r.kernel_line.to_string(),
+                &r.skeleton,
+                &r.operator,
+                &r.note,
+            ])
+            .map_err(encode)?;
+    }
+    finish(writer)
+}
+
+/// `advice.csv`.
+pub fn advice_csv(records: &[AdviceRecord]) -> Result<String, ReportError> {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer
+        .write_record([
+            "file", "line", "column", "id", "kind", "trigger", "advice", "source",
+        ])
+        .map_err(encode)?;
+    for r in records {
+        writer
+            .write_record([
+                r.file.as_str(),
+                &r.line.to_string(),
+                &r.column.to_string(),
+                &r.id,
+                r.kind.id(),
+                &r.trigger,
+                &r.advice,
+                &r.source,
+            ])
+            .map_err(encode)?;
+    }
+    finish(writer)
+}
