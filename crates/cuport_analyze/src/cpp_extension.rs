@@ -5,6 +5,7 @@
 //! a kernel implementation on the target, so the analysis lists them with
 //! the source files they name.
 use cuport_model::LineIndex;
+use rustc_hash::FxHashMap;
 use serde::Serialize;
 use tree_sitter::Node;
 
@@ -36,12 +37,196 @@ pub struct ExtensionBuild {
     pub column: u32,
 }
 
+/// What the file's simple assignments give its names: paths and lists of
+/// paths (`extensions_dir = os.path.join(this_dir, "csrc")`,
+/// `sources = glob.glob(...)`, `sources += cuda_sources`), and builders
+/// chosen at run time (`extension = CUDAExtension if use_cuda else
+/// CppExtension`). Flow-insensitive: the last assignment in the file wins,
+/// `+=` appends.
+#[derive(Default)]
+pub(crate) struct Bindings {
+    values: FxHashMap<String, Value>,
+    builders: FxHashMap<String, &'static str>,
+}
+
+#[derive(Clone)]
+enum Value {
+    /// A path relative to the build file's folder ("" is the folder).
+    Path(String),
+    /// Source paths and glob patterns.
+    Paths(Vec<String>),
+}
+
+impl Bindings {
+    /// Reads every assignment under `root`; `resolve` gives the dotted path
+    /// a name or attribute chain stands for through the imports.
+    pub(crate) fn collect(
+        root: Node<'_>,
+        src: &[u8],
+        resolve: &dyn Fn(Node<'_>) -> Option<String>,
+    ) -> Bindings {
+        let mut bindings = Bindings::default();
+        let mut stack = vec![root];
+        let mut assignments = Vec::new();
+        while let Some(node) = stack.pop() {
+            if matches!(node.kind(), "assignment" | "augmented_assignment") {
+                assignments.push(node);
+            }
+            let mut cursor = node.walk();
+            stack.extend(node.named_children(&mut cursor));
+        }
+        assignments.sort_by_key(Node::start_byte);
+        for assignment in assignments {
+            bindings.assign(assignment, src, resolve);
+        }
+        bindings
+    }
+
+    fn assign(
+        &mut self,
+        assignment: Node<'_>,
+        src: &[u8],
+        resolve: &dyn Fn(Node<'_>) -> Option<String>,
+    ) {
+        let (Some(left), Some(right)) = (
+            assignment.child_by_field_name("left"),
+            assignment.child_by_field_name("right"),
+        ) else {
+            return;
+        };
+        if left.kind() != "identifier" {
+            return;
+        }
+        let name = text(left, src).to_owned();
+        if assignment.kind() == "augmented_assignment" {
+            let added = self.paths(right, src);
+            if let (Some(Value::Paths(list)), Some(added)) = (self.values.get_mut(&name), added) {
+                list.extend(added);
+            }
+            return;
+        }
+        if let Some(builder) = chosen_builder(right, resolve) {
+            self.builders.insert(name.clone(), builder);
+        }
+        match self.value(right, src) {
+            Some(value) => self.values.insert(name, value),
+            None => self.values.remove(&name),
+        };
+    }
+
+    /// The builder a called name was bound to.
+    pub(crate) fn builder(&self, name: &str) -> Option<&'static str> {
+        self.builders.get(name).copied()
+    }
+
+    fn value(&self, node: Node<'_>, src: &[u8]) -> Option<Value> {
+        match node.kind() {
+            "string" => string_value(node, src).map(Value::Path),
+            "identifier" => self.values.get(text(node, src)).cloned(),
+            "list" | "tuple" | "binary_operator" => self.paths(node, src).map(Value::Paths),
+            "call" => self.call_value(node, src),
+            _ => None,
+        }
+    }
+
+    fn call_value(&self, node: Node<'_>, src: &[u8]) -> Option<Value> {
+        let function = text(node.child_by_field_name("function")?, src);
+        let arguments = call_arguments(node, src, "")?;
+        let called = function.rsplit('.').next().unwrap_or(function);
+        match called {
+            // The build file's own folder (a build runs from there).
+            "dirname" | "abspath" | "realpath"
+                if ["__file__", "curdir"]
+                    .iter()
+                    .any(|w| text(node, src).contains(w)) =>
+            {
+                Some(Value::Path(String::new()))
+            }
+            "getcwd" => Some(Value::Path(String::new())),
+            "join" if function.ends_with("path.join") => {
+                let parts: Option<Vec<String>> =
+                    arguments.iter().map(|&a| self.path(a, src)).collect();
+                let parts = parts?;
+                let joined: Vec<&str> = parts
+                    .iter()
+                    .map(String::as_str)
+                    .filter(|p| !p.is_empty())
+                    .collect();
+                Some(Value::Path(joined.join("/")))
+            }
+            "glob" => {
+                let pattern = self.path(*arguments.first()?, src)?;
+                Some(Value::Paths(vec![pattern]))
+            }
+            "list" | "sorted" => self.paths(*arguments.first()?, src).map(Value::Paths),
+            _ => None,
+        }
+    }
+
+    fn path(&self, node: Node<'_>, src: &[u8]) -> Option<String> {
+        match self.value(node, src)? {
+            Value::Path(path) => Some(path),
+            Value::Paths(_) => None,
+        }
+    }
+
+    /// A list of source paths: a list literal, a glob, a name bound to one,
+    /// or the sum of such.
+    fn paths(&self, node: Node<'_>, src: &[u8]) -> Option<Vec<String>> {
+        match node.kind() {
+            "list" | "tuple" => {
+                let mut cursor = node.walk();
+                let mut paths = Vec::new();
+                for element in node.named_children(&mut cursor) {
+                    let element = match element.kind() {
+                        "list_splat" => element.named_child(0)?,
+                        _ => element,
+                    };
+                    match self.value(element, src)? {
+                        Value::Path(path) => paths.push(path),
+                        Value::Paths(more) => paths.extend(more),
+                    }
+                }
+                Some(paths)
+            }
+            "binary_operator" => {
+                let mut left = self.paths(node.child_by_field_name("left")?, src)?;
+                left.extend(self.paths(node.child_by_field_name("right")?, src)?);
+                Some(left)
+            }
+            _ => match self.value(node, src)? {
+                Value::Paths(paths) => Some(paths),
+                Value::Path(_) => None,
+            },
+        }
+    }
+}
+
+/// `CUDAExtension`, or `CUDAExtension if use_cuda else CppExtension`: the
+/// CUDA builder an expression may evaluate to.
+fn chosen_builder(
+    node: Node<'_>,
+    resolve: &dyn Fn(Node<'_>) -> Option<String>,
+) -> Option<&'static str> {
+    let candidates: Vec<Node<'_>> = if node.kind() == "conditional_expression" {
+        let mut cursor = node.walk();
+        node.named_children(&mut cursor).collect()
+    } else {
+        vec![node]
+    };
+    candidates.into_iter().find_map(|candidate| {
+        let path = resolve(candidate)?;
+        EXTENSION_BUILDERS.iter().copied().find(|b| *b == path)
+    })
+}
+
 /// The build a builder's call describes.
 pub(crate) fn extension_build(
     builder: &str,
     call: Node<'_>,
     src: &[u8],
     lines: &LineIndex,
+    bindings: &Bindings,
 ) -> ExtensionBuild {
     let at = lines.line_col(call.start_byte());
     let mut build = ExtensionBuild {
@@ -77,7 +262,10 @@ pub(crate) fn extension_build(
         let Some(value) = value else { continue };
         match slot {
             "name" => build.name = string_value(value, src),
-            "sources" => add_sources(&mut build, value, src),
+            "sources" => match bindings.paths(value, src) {
+                Some(paths) => build.sources.extend(paths),
+                None => add_sources(&mut build, value, src),
+            },
             "cuda_sources" => build.inline_cuda = true,
             _ => {}
         }
@@ -133,7 +321,8 @@ fn glob_pattern(node: Node<'_>, src: &[u8]) -> Option<String> {
     source_path(*pattern, src)
 }
 
-/// The arguments of a call of a function whose name ends with `name`.
+/// The arguments of a call of a function whose name ends with `name`
+/// (any call when `name` is empty).
 fn call_arguments<'t>(node: Node<'t>, src: &[u8], name: &str) -> Option<Vec<Node<'t>>> {
     if node.kind() != "call" {
         return None;

@@ -11,7 +11,7 @@ use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use tree_sitter::{Node, Parser};
 
-use crate::cpp_extension::{extension_build, ExtensionBuild, EXTENSION_BUILDERS};
+use crate::cpp_extension::{extension_build, Bindings, ExtensionBuild, EXTENSION_BUILDERS};
 use crate::error::AnalyzeError;
 use crate::python::{chain_segments, import_bindings};
 
@@ -132,9 +132,20 @@ pub fn torch_api_uses(src: &[u8], query: &ApiQuery<'_>) -> Result<TorchApiInvent
         lines: &lines,
         query,
         aliases: FxHashMap::default(),
+        bindings: Bindings::default(),
+        torch_file: false,
         out: TorchApiInventory::default(),
     };
     inventory.imports(tree.root_node());
+    inventory.torch_file = inventory
+        .aliases
+        .values()
+        .any(|p| p == "torch" || p.starts_with("torch."));
+    if inventory.torch_file {
+        let resolve = |node: Node<'_>| inventory.resolve(node);
+        let bindings = Bindings::collect(tree.root_node(), src, &resolve);
+        inventory.bindings = bindings;
+    }
     let tracked = |p: &String| p == "torch" || p.starts_with("torch.") || query.tracks_package(p);
     // Keyword arguments count in any file (`t.cuda(non_blocking=True)` in a
     // helper module that never imports torch).
@@ -163,6 +174,11 @@ struct Inventory<'a> {
     lines: &'a LineIndex,
     query: &'a ApiQuery<'a>,
     aliases: FxHashMap<String, String>,
+    /// Values of the file's simple assignments (extension builds' arguments).
+    bindings: Bindings,
+    /// The file imports torch: method names of torch.Tensor on receivers of
+    /// unknown type count as unresolved only then.
+    torch_file: bool,
     out: TorchApiInventory,
 }
 
@@ -379,7 +395,7 @@ impl<'a> Inventory<'a> {
             if is_api(&module_api) {
                 self.record(module_api, attribute, Resolution::ModuleSelf);
             }
-        } else if is_api(&tensor_api) && is_called(node) {
+        } else if self.torch_file && is_api(&tensor_api) && is_called(node) {
             let at = self.lines.line_col(attribute.start_byte());
             self.out.unresolved.push(UnresolvedUse {
                 method: method.to_owned(),
@@ -408,11 +424,17 @@ impl<'a> Inventory<'a> {
         let Some(arguments) = call.child_by_field_name("arguments") else {
             return;
         };
-        let callee = call
-            .child_by_field_name("function")
-            .and_then(|f| self.resolve(f));
-        if let Some(builder) = callee.as_deref().filter(|c| EXTENSION_BUILDERS.contains(c)) {
-            let build = extension_build(builder, call, self.src, self.lines);
+        let function = call.child_by_field_name("function");
+        let callee = function.and_then(|f| self.resolve(f));
+        let builder = callee
+            .as_deref()
+            .filter(|c| EXTENSION_BUILDERS.contains(c))
+            .or_else(|| {
+                let name = function.filter(|f| f.kind() == "identifier")?;
+                self.bindings.builder(self.text(name))
+            });
+        if let Some(builder) = builder {
+            let build = extension_build(builder, call, self.src, self.lines, &self.bindings);
             self.out.extensions.push(build);
         }
         let mut cursor = arguments.walk();
@@ -631,5 +653,42 @@ mod tests {
         assert_eq!(builds[1].name.as_deref(), Some("jit"));
         assert_eq!(builds[1].sources, ["*.cu"]);
         assert!(builds[2].inline_cuda && builds[2].sources.is_empty());
+    }
+
+    /// pytorch/extension-cpp's setup.py: the builder chosen at run time and
+    /// the sources gathered in variables by globs.
+    #[test]
+    fn builders_and_sources_bound_to_names_are_followed() {
+        let src = concat!(
+            "import glob, os\n",
+            "import torch\n",
+            "from torch.utils.cpp_extension import CppExtension, CUDAExtension\n",
+            "library_name = 'extension_cpp'\n",
+            "def get_extensions():\n",
+            "    extension = CUDAExtension if use_cuda else CppExtension\n",
+            "    this_dir = os.path.dirname(os.path.curdir)\n",
+            "    extensions_dir = os.path.join(this_dir, library_name, 'csrc')\n",
+            "    sources = list(glob.glob(os.path.join(extensions_dir, '*.cpp')))\n",
+            "    cuda_dir = os.path.join(extensions_dir, 'cuda')\n",
+            "    cuda_sources = list(glob.glob(os.path.join(cuda_dir, '*.cu')))\n",
+            "    if use_cuda:\n",
+            "        sources += cuda_sources\n",
+            "    other = os.path.dirname(some_path)\n",
+            "    return [extension(f'{library_name}._C', sources)]\n",
+        );
+        let query = ApiQuery {
+            is_api: &|_| false,
+            packages: &[],
+            keywords: &[],
+        };
+        let inventory = torch_api_uses(src.as_bytes(), &query).unwrap();
+        let builds = &inventory.extensions;
+        assert_eq!(builds.len(), 1, "{builds:#?}");
+        assert_eq!(builds[0].builder, "torch.utils.cpp_extension.CUDAExtension");
+        assert_eq!(
+            builds[0].sources,
+            ["extension_cpp/csrc/*.cpp", "extension_cpp/csrc/cuda/*.cu"]
+        );
+        assert_eq!(builds[0].name, None, "an f-string name is not guessed");
     }
 }

@@ -191,7 +191,7 @@ fn build_records(
     let mut missing = Vec::new();
     for named in &build.sources {
         let matched = matching_sources(dir, named, sources.paths);
-        if matched.is_empty() && is_cuda_source(named) {
+        if matched.is_empty() && may_name_cuda(named) {
             missing.push(named.as_str());
         }
         for source in matched.into_iter().filter(|s| is_cuda_source(s)) {
@@ -200,7 +200,7 @@ fn build_records(
                 records.push(row(
                     source,
                     None,
-                    "no `__global__` kernel defined in this source".into(),
+                    "no `__global__` kernel defined in this source itself (templates instantiated here are defined in the headers it includes)".into(),
                 ));
             }
             for kernel in &kernels {
@@ -250,7 +250,11 @@ fn matching_sources<'p>(dir: &str, named: &str, paths: &'p [String]) -> Vec<&'p 
     for candidate in &candidates {
         let candidate = normalise(candidate);
         let found: Vec<&str> = if candidate.contains(['*', '?', '[']) {
-            match globset::Glob::new(&candidate) {
+            // Python's glob: `*` stops at a `/`.
+            let glob = globset::GlobBuilder::new(&candidate)
+                .literal_separator(true)
+                .build();
+            match glob {
                 Ok(glob) => {
                     let matcher = glob.compile_matcher();
                     paths
@@ -291,7 +295,13 @@ fn normalise(path: &str) -> String {
 }
 
 fn is_cuda_source(path: &str) -> bool {
-    path.ends_with(".cu") || path.ends_with(".cuh") || path.contains('*')
+    path.ends_with(".cu") || path.ends_with(".cuh")
+}
+
+/// A named source or pattern that can stand for CUDA files (`k.cu`,
+/// `csrc/*.cu`, `csrc/*`).
+fn may_name_cuda(named: &str) -> bool {
+    is_cuda_source(named) || named.ends_with('*')
 }
 
 fn join(first: &str, second: &str) -> String {

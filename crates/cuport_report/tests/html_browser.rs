@@ -370,3 +370,83 @@ fn hidden_spot<'a>(
         .min_by_key(|(_, shown, at)| shown.len() + at)
         .expect("a status whose hunks have others between them")
 }
+
+/// The PyTorch API support analysis of `fixtures/pytorch_train` against the
+/// newest torch_npu list on A2, as `cuport migrate --report` makes it.
+fn support_report() -> cuport_report::ApiSupportReport {
+    use cuport_rules::api_support::SupportLists;
+    let lists = SupportLists::builtin(Target::Ascend).unwrap();
+    let path = common::fixtures_root().join("pytorch_train/train.py");
+    let source = std::fs::read(&path).unwrap();
+    let is_api = |api: &str| lists.versions().iter().any(|v| v.row(api).is_some());
+    let packages: Vec<String> = lists
+        .guidance
+        .packages
+        .iter()
+        .map(|p| p.module.clone())
+        .collect();
+    let keywords = lists.guidance.advice_keywords();
+    let query = cuport_analyze::ApiQuery {
+        is_api: &is_api,
+        packages: &packages,
+        keywords: &keywords,
+    };
+    let inventory = cuport_analyze::torch_api_uses(&source, &query).unwrap();
+    let files = vec![("train.py".to_owned(), inventory)];
+    let no_kernels = |_: &str| Vec::new();
+    let sources = cuport_report::CudaSources {
+        paths: &[],
+        kernels: &no_kernels,
+        no_skeleton_note: None,
+    };
+    let version = lists.version(None).unwrap();
+    cuport_report::api_support_report(&files, &lists, (version, "A2"), &|_| None, &sources)
+}
+
+/// The API support section of report.html: choosing a status or a file in
+/// its own filters leaves exactly the rows with that status or file.
+#[test]
+fn api_support_filters_leave_the_rows_of_the_chosen_status_and_file() {
+    let Some(chromium) = browser::chromium("api_support_filters") else {
+        return;
+    };
+    let report = support_report();
+    let section = cuport_report::api_support_section(&report);
+    let out = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("report-browser");
+    std::fs::create_dir_all(&out).unwrap();
+    let page_path = out.join("api_support_filters.html");
+    let html = cuport_report::report_html_with(&fixtures_document(), &[section]).unwrap();
+    std::fs::write(&page_path, html).unwrap();
+    let page = Page::open(chromium, &format!("file://{}", page_path.display()));
+    let visible = |page: &Page| -> Vec<String> {
+        page.json(
+            "[...document.querySelectorAll('#api-support tbody tr')]\
+             .filter(r => !r.classList.contains('hidden'))\
+             .map(r => r.dataset.status + ' ' + r.dataset.file)",
+        )
+    };
+    let total = report.records.len()
+        + report.third_party.len()
+        + report.custom_ops.len()
+        + report.advice.len();
+    assert_eq!(visible(&page).len(), total);
+    let restricted = report
+        .records
+        .iter()
+        .filter(|r| r.status.id() == "restricted")
+        .count();
+    assert!(restricted > 0 && restricted < total);
+    page.choose("as-status", "restricted");
+    let rows = visible(&page);
+    assert_eq!(rows.len(), restricted);
+    assert!(rows.iter().all(|r| r == "restricted train.py"), "{rows:?}");
+    let count: String = page.json("document.getElementById('as-count').textContent");
+    assert_eq!(count, format!("{restricted} of {total} rows"));
+    page.choose("as-status", "partial");
+    assert_eq!(visible(&page).len(), report.third_party.len());
+    page.choose("as-status", "");
+    page.choose("as-file", "train.py");
+    assert_eq!(visible(&page).len(), total);
+    let errors: String = page.json("document.getElementById('page-errors').textContent");
+    assert_eq!(errors, "", "script errors");
+}
