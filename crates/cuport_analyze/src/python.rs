@@ -280,10 +280,37 @@ impl<'a> Visitor<'a> {
             self.used_site(kind, library, resolved, node);
         } else if let Some(library) = self.known_path(&resolved) {
             self.used_site(SiteKind::FrameworkCall, library, resolved, node);
+        } else if let Some((prefix, inner, library)) = self.known_cuda_prefix(node, &segments) {
+            self.used_site(SiteKind::FrameworkCall, library, prefix, inner);
         } else if let Some(last) = segments.last().filter(|_| node.kind() == "attribute") {
             self.tensor_method(last, node, called);
         }
         false
+    }
+
+    /// The longest leading part of a chain that the tables know and that
+    /// names CUDA, with its node: `torch.version.cuda` in
+    /// `torch.version.cuda.split(".")` (a corpus finding in
+    /// flash-attention: the longer chain was no touchpoint at all).
+    fn known_cuda_prefix<'t>(
+        &self,
+        node: Node<'t>,
+        segments: &[&str],
+    ) -> Option<(String, Node<'t>, Library)> {
+        let mut inner = node;
+        let mut len = segments.len();
+        while inner.kind() == "attribute" && len > 2 {
+            inner = inner.child_by_field_name("object")?;
+            len -= 1;
+            let prefix = self.resolve(&segments[..len]);
+            if !names_cuda(&prefix) {
+                continue;
+            }
+            if let Some(library) = self.known_path(&prefix) {
+                return Some((prefix, inner, library));
+            }
+        }
+        None
     }
 
     /// A name used in code, with the statement a template rewrite replaces:

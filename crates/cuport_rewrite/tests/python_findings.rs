@@ -260,3 +260,31 @@ fn c_names_in_python_are_not_framework_calls() {
             .collect::<Vec<_>>()
     );
 }
+
+/// flash-attention: `torch.version.cuda.split(".")` and
+/// `torch.distributed.Backend.NCCL` were no touchpoints at all: the chain
+/// is longer than the name the tables know, and the backend constant had
+/// no rule.
+#[test]
+fn a_known_name_at_the_head_of_a_longer_chain_is_found() {
+    let source = "import torch\nver = tuple(map(int, torch.version.cuda.split(\".\")))\nif backend == torch.distributed.Backend.NCCL:\n    pass\n";
+    let (text, diagnostics) = port(source, Target::Ascend);
+    assert!(text.contains("torch.version.cann.split(\".\")"), "{text}");
+    assert!(
+        diagnosed(&diagnostics, "torch.version.cuda"),
+        "{diagnostics:?}"
+    );
+    assert!(
+        text.contains("backend == torch.distributed.Backend.HCCL:"),
+        "{text}"
+    );
+    let (text, _) = port(source, Target::Mlu);
+    assert!(text.contains("torch.distributed.Backend.CNCL"), "{text}");
+    let (text, diagnostics) = port(source, Target::Hip);
+    assert!(text.contains("torch.version.hip.split"), "{text}");
+    assert!(text.contains("torch.distributed.Backend.NCCL"), "{text}");
+    assert!(
+        !diagnostics.iter().any(|(_, code, _)| code == "CP0001"),
+        "{diagnostics:?}"
+    );
+}
