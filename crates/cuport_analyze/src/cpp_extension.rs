@@ -9,6 +9,8 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 use tree_sitter::Node;
 
+use crate::python::simple_assignment;
+
 /// The builders whose calls compile CUDA code.
 pub(crate) const EXTENSION_BUILDERS: &[&str] = &[
     "torch.utils.cpp_extension.CUDAExtension",
@@ -88,15 +90,9 @@ impl Bindings {
         src: &[u8],
         resolve: &dyn Fn(Node<'_>) -> Option<String>,
     ) {
-        let (Some(left), Some(right)) = (
-            assignment.child_by_field_name("left"),
-            assignment.child_by_field_name("right"),
-        ) else {
+        let Some((left, right)) = simple_assignment(assignment) else {
             return;
         };
-        if left.kind() != "identifier" {
-            return;
-        }
         let name = text(left, src).to_owned();
         if assignment.kind() == "augmented_assignment" {
             let added = self.paths(right, src);

@@ -468,6 +468,14 @@ impl<'a> Visitor<'a> {
     }
 }
 
+/// `name = value` (or `name += value`): the assigned identifier and the
+/// value; `None` for any other target (`a.b = ...`, `a, b = ...`).
+pub(crate) fn simple_assignment(assignment: Node<'_>) -> Option<(Node<'_>, Node<'_>)> {
+    let left = assignment.child_by_field_name("left")?;
+    let right = assignment.child_by_field_name("right")?;
+    (left.kind() == "identifier").then_some((left, right))
+}
+
 /// The identifiers of a pure `a.b.c` chain, outermost last; `None` when a
 /// call, subscript or literal sits inside it.
 pub(crate) fn chain_segments<'s>(node: Node<'_>, src: &'s [u8]) -> Option<Vec<&'s str>> {

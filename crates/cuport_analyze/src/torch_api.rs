@@ -13,7 +13,7 @@ use tree_sitter::{Node, Parser};
 
 use crate::cpp_extension::{extension_build, Bindings, ExtensionBuild, EXTENSION_BUILDERS};
 use crate::error::AnalyzeError;
-use crate::python::{chain_segments, import_bindings};
+use crate::python::{chain_segments, import_bindings, simple_assignment};
 
 /// How a use was resolved to its API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -320,15 +320,9 @@ impl<'a> Inventory<'a> {
         else {
             return;
         };
-        let (Some(left), Some(right)) = (
-            assignment.child_by_field_name("left"),
-            assignment.child_by_field_name("right"),
-        ) else {
+        let Some((left, right)) = simple_assignment(assignment) else {
             return;
         };
-        if left.kind() != "identifier" {
-            return;
-        }
         let name = self.text(left).to_owned();
         if self.is_tensor(right, scope) {
             scope.tensors.insert(name);

@@ -194,6 +194,24 @@ fn json_of(fixture_name: &str, target: &str) -> serde_json::Value {
     serde_json::from_slice(&output.stdout).unwrap()
 }
 
+/// `cuport analyze FIXTURE --to ascend --report DIR`: DIR and stdout.
+fn analyze_report(fixture_name: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let output = cuport()
+        .arg("analyze")
+        .arg(fixture(fixture_name))
+        .args(["--to", "ascend", "--report"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (dir, String::from_utf8(output.stdout).unwrap())
+}
+
 fn rows<'v>(report: &'v serde_json::Value, table: &str) -> &'v Vec<serde_json::Value> {
     report[table].as_array().unwrap()
 }
@@ -261,17 +279,11 @@ fn advice_is_triggered_by_api_uses_and_keyword_arguments() {
 
 #[test]
 fn cuda_extension_kernels_link_to_their_ascend_skeletons() {
-    let dir = tempfile::tempdir().unwrap();
-    cuport()
-        .arg("analyze")
-        .arg(fixture("torch_extension"))
-        .args(["--to", "ascend", "--report"])
-        .arg(dir.path())
-        .assert()
-        .success()
-        .stdout(predicate::str::contains(
-            "2 kernels need an implementation on ascend",
-        ));
+    let (dir, stdout) = analyze_report("torch_extension");
+    assert!(
+        stdout.contains("2 kernels need an implementation on ascend"),
+        "{stdout}"
+    );
     let csv = std::fs::read_to_string(dir.path().join("custom_ops.csv")).unwrap();
     assert!(csv.starts_with(
         "file,line,extension,builder,source,kernel,kernel_line,skeleton,operator,note\n"
@@ -309,14 +321,7 @@ fn cuda_extension_kernels_link_to_their_ascend_skeletons() {
 
 #[test]
 fn the_html_page_filters_by_status_and_file() {
-    let dir = tempfile::tempdir().unwrap();
-    cuport()
-        .arg("analyze")
-        .arg(fixture("pytorch_train"))
-        .args(["--to", "ascend", "--report"])
-        .arg(dir.path())
-        .assert()
-        .success();
+    let (dir, _) = analyze_report("pytorch_train");
     let page = std::fs::read_to_string(dir.path().join("api_support.html")).unwrap();
     for needle in [
         "<select id=\"as-status\">",

@@ -7,7 +7,7 @@ use cuport_analyze::TorchApiInventory;
 use cuport_rules::api_support::{SupportLists, SupportStatus, VersionList};
 use serde::Serialize;
 
-use crate::csv_out::{encode, finish};
+use crate::csv_out::csv_table;
 use crate::error::ReportError;
 use crate::python_guidance::{
     advice_records, custom_op_records, third_party_records, AdviceRecord, CudaSources,
@@ -209,26 +209,23 @@ fn join_note(note: &str, more: &str) -> String {
 
 /// `api_support.csv`: `file,line,column,api,status,versions,chips,note,source`.
 pub fn api_support_csv(report: &ApiSupportReport) -> Result<String, ReportError> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    writer
-        .write_record([
-            "file", "line", "column", "api", "status", "versions", "chips", "note", "source",
-        ])
-        .map_err(encode)?;
-    for r in &report.records {
-        writer
-            .write_record([
-                r.file.as_str(),
-                &r.line.to_string(),
-                &r.column.to_string(),
-                &r.api,
-                r.status.id(),
-                &r.versions,
-                &r.chips,
-                &r.note,
-                &r.source,
-            ])
-            .map_err(encode)?;
-    }
-    finish(writer)
+    let header = [
+        "file", "line", "column", "api", "status", "versions", "chips", "note", "source",
+    ];
+    csv_table(
+        &header,
+        report.records.iter().map(|r| {
+            [
+                r.file.clone(),
+                r.line.to_string(),
+                r.column.to_string(),
+                r.api.clone(),
+                r.status.id().to_owned(),
+                r.versions.clone(),
+                r.chips.clone(),
+                r.note.clone(),
+                r.source.clone(),
+            ]
+        }),
+    )
 }

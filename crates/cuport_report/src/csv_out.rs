@@ -82,6 +82,21 @@ pub fn unsupported_csv(document: &ReportDocument) -> Result<String, ReportError>
     finish(w)
 }
 
+/// A table with `header` and one row per item of `rows`.
+pub(crate) fn csv_table<R, I>(header: &[&str], rows: R) -> Result<String, ReportError>
+where
+    R: IntoIterator<Item = I>,
+    I: IntoIterator,
+    I::Item: AsRef<[u8]>,
+{
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(header).map_err(encode)?;
+    for row in rows {
+        writer.write_record(row).map_err(encode)?;
+    }
+    finish(writer)
+}
+
 pub(crate) fn finish(w: csv::Writer<Vec<u8>>) -> Result<String, ReportError> {
     let bytes = w.into_inner().map_err(|e| ReportError::Encode {
         what: "CSV table",

@@ -7,7 +7,7 @@ use cuport_analyze::{ExtensionBuild, TorchApiInventory};
 use cuport_rules::python_guidance::{AdviceKind, PackageStatus, PythonGuidance};
 use serde::Serialize;
 
-use crate::csv_out::{encode, finish};
+use crate::csv_out::csv_table;
 use crate::error::ReportError;
 
 /// One use of a CUDA-only package.
@@ -314,97 +314,88 @@ fn join(first: &str, second: &str) -> String {
 
 /// `third_party.csv`.
 pub fn third_party_csv(records: &[ThirdPartyRecord]) -> Result<String, ReportError> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    writer
-        .write_record([
-            "file",
-            "line",
-            "column",
-            "package",
-            "pip",
-            "used",
-            "status",
-            "alternative",
-            "note",
-            "source",
-        ])
-        .map_err(encode)?;
-    for r in records {
-        writer
-            .write_record([
-                r.file.as_str(),
-                &r.line.to_string(),
-                &r.column.to_string(),
-                &r.package,
-                &r.pip,
-                &r.used,
-                r.status.id(),
-                &r.alternative,
-                &r.note,
-                &r.source,
-            ])
-            .map_err(encode)?;
-    }
-    finish(writer)
+    let header = [
+        "file",
+        "line",
+        "column",
+        "package",
+        "pip",
+        "used",
+        "status",
+        "alternative",
+        "note",
+        "source",
+    ];
+    csv_table(
+        &header,
+        records.iter().map(|r| {
+            [
+                r.file.clone(),
+                r.line.to_string(),
+                r.column.to_string(),
+                r.package.clone(),
+                r.pip.clone(),
+                r.used.clone(),
+                r.status.id().to_owned(),
+                r.alternative.clone(),
+                r.note.clone(),
+                r.source.clone(),
+            ]
+        }),
+    )
 }
 
 /// `custom_ops.csv`.
 pub fn custom_ops_csv(records: &[CustomOpRecord]) -> Result<String, ReportError> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    writer
-        .write_record([
-            "file",
-            "line",
-            "extension",
-            "builder",
-            "source",
-            "kernel",
-            "kernel_line",
-            "skeleton",
-            "operator",
-            "note",
-        ])
-        .map_err(encode)?;
-    for r in records {
-        writer
-            .write_record([
-                r.file.as_str(),
-                &r.line.to_string(),
-                &r.extension,
-                &r.builder,
-                &r.source,
-                &r.kernel,
-                &r.kernel_line.to_string(),
-                &r.skeleton,
-                &r.operator,
-                &r.note,
-            ])
-            .map_err(encode)?;
-    }
-    finish(writer)
+    let header = [
+        "file",
+        "line",
+        "extension",
+        "builder",
+        "source",
+        "kernel",
+        "kernel_line",
+        "skeleton",
+        "operator",
+        "note",
+    ];
+    csv_table(
+        &header,
+        records.iter().map(|r| {
+            [
+                r.file.clone(),
+                r.line.to_string(),
+                r.extension.clone(),
+                r.builder.clone(),
+                r.source.clone(),
+                r.kernel.clone(),
+                r.kernel_line.to_string(),
+                r.skeleton.clone(),
+                r.operator.clone(),
+                r.note.clone(),
+            ]
+        }),
+    )
 }
 
 /// `advice.csv`.
 pub fn advice_csv(records: &[AdviceRecord]) -> Result<String, ReportError> {
-    let mut writer = csv::Writer::from_writer(Vec::new());
-    writer
-        .write_record([
-            "file", "line", "column", "id", "kind", "trigger", "advice", "source",
-        ])
-        .map_err(encode)?;
-    for r in records {
-        writer
-            .write_record([
-                r.file.as_str(),
-                &r.line.to_string(),
-                &r.column.to_string(),
-                &r.id,
-                r.kind.id(),
-                &r.trigger,
-                &r.advice,
-                &r.source,
-            ])
-            .map_err(encode)?;
-    }
-    finish(writer)
+    let header = [
+        "file", "line", "column", "id", "kind", "trigger", "advice", "source",
+    ];
+    csv_table(
+        &header,
+        records.iter().map(|r| {
+            [
+                r.file.clone(),
+                r.line.to_string(),
+                r.column.to_string(),
+                r.id.clone(),
+                r.kind.id().to_owned(),
+                r.trigger.clone(),
+                r.advice.clone(),
+                r.source.clone(),
+            ]
+        }),
+    )
 }
