@@ -256,6 +256,9 @@ pub struct LibraryProfile {
     /// `cudnn_frontend::graph::Graph`).
     #[serde(default)]
     pub namespaces: Vec<String>,
+    /// Used only in device code (warp matrix functions, cooperative groups).
+    #[serde(default)]
+    pub device_only: bool,
     pub shim_header: Option<String>,
     pub cmake_target: Option<String>,
 }

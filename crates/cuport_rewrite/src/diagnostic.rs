@@ -100,6 +100,9 @@ cuport_codes! {
     /// A project's overloads on two CUDA types that become one target type
     /// (`f(cudaError_t)` and `f(CUresult)` on HIP): a redefinition.
     OVERLOADS_COLLAPSE = "CP0018", true, "A project's overloads on two CUDA types that the port makes one type";
+    /// A variable whose CUDA type the port changes, passed to a member call
+    /// cuport leaves alone (`graph->execute(cudnn_handle, ...)`).
+    RETYPED_ARGUMENT = "CP0019", true, "A variable whose type the port changes, passed to a member call cuport does not port";
     /// A build rule cuport does not rewrite.
     BUILD_MANUAL = "CP0020", true, "A build rule cuport does not rewrite";
     /// A package that only runs on NVIDIA GPUs.

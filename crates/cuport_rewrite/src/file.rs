@@ -11,6 +11,7 @@ use crate::headers::{annotation_edits, header_edits, included_paths, MainHeader}
 use crate::options::MigrateOptions;
 use crate::plan::{FileInput, Planned, PlannedFile};
 use crate::result::{FileMigration, FileStats};
+use crate::retyped_handles::report_retyped_arguments;
 use crate::suppress::Suppressions;
 use crate::vector_operators::guard_vector_operators;
 
@@ -47,6 +48,9 @@ pub fn migrate_file(
         fold_effort_into_device_functions(&mut planned.diagnostics, analysis);
     }
     guard_vector_operators(src, &lines, analysis, options.targets(), &mut planned);
+    if matches!(language, Language::Cuda | Language::Cpp) {
+        report_retyped_arguments(src, &lines, analysis, &mut planned);
+    }
     // Where this source's kernels compile as they are (HIP, MUSA, and every
     // dual-stack backend that builds them), a kernel-only .cu file needs
     // the runtime header too: only nvcc includes it implicitly.

@@ -16,6 +16,7 @@ mod plan;
 mod pysource;
 mod rename;
 mod result;
+mod retyped_handles;
 mod run;
 mod sdk;
 mod skeleton;

@@ -492,3 +492,55 @@ fn a_qualifier_hip_lacks_is_reported() {
         "{codes:?}"
     );
 }
+
+/// llm.c's cudnn_att.cpp: `cudnn_handle` becomes a `cuport_dnn_handle_t`
+/// on Ascend (a `miopenHandle_t` on HIP) and was then passed, without a
+/// word, to cudnn_frontend's `graph->execute(...)`, which expects a
+/// `cudnnHandle_t`. The member calls that receive it are reported at the
+/// call; the cuDNN call itself, which the port rewrites, is not.
+#[test]
+fn a_retyped_handle_passed_to_a_member_call_is_reported() {
+    let source = concat!(
+        "#include <cudnn.h>\n",
+        "#include <cudnn_frontend.h>\n",
+        "static cudnnHandle_t cudnn_handle;\n",
+        "void run(cudnn_frontend::graph::Graph* graph, void* pack) {\n",
+        "    check(graph->build_plans(cudnn_handle));\n",
+        "    check(graph->execute(cudnn_handle, pack, nullptr));\n",
+        "    // graph->validate(cudnn_handle) in a comment\n",
+        "    cudnnSetStream(cudnn_handle, 0);\n",
+        "    local.cudnn_handle_count(3);\n",
+        "}\n",
+    );
+    for target in [Target::Ascend, Target::Hip] {
+        let root = tree(&[("att.cpp", source)]);
+        let migration = migrate(root.path(), &MigrateOptions::new(target));
+        let file = output(&migration, "att.cpp");
+        let reported: Vec<(u32, &str)> = file
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == "CP0019")
+            .map(|d| (d.line, d.message.as_str()))
+            .collect();
+        assert_eq!(
+            reported.iter().map(|(l, _)| *l).collect::<Vec<_>>(),
+            [5, 6],
+            "{target}: {reported:#?}"
+        );
+        assert!(
+            reported[1].1.contains("`graph->execute`")
+                && reported[1].1.contains("`cudnn_frontend`"),
+            "{}",
+            reported[1].1
+        );
+        // Without a C++ library cuport cannot port, member calls are the
+        // project's or the standard library's, retyped with the variable.
+        let plain = source
+            .replace("#include <cudnn_frontend.h>\n", "")
+            .replace("cudnn_frontend::graph::Graph", "Graph");
+        let root = tree(&[("att.cpp", &plain)]);
+        let migration = migrate(root.path(), &MigrateOptions::new(target));
+        let file = output(&migration, "att.cpp");
+        assert!(!file.diagnostics.iter().any(|d| d.code == "CP0019"));
+    }
+}

@@ -1,0 +1,220 @@
+//! A variable whose CUDA type the port changes (`cudnnHandle_t
+//! cudnn_handle` becomes a `cuport_dnn_handle_t` on Ascend, a
+//! `miopenHandle_t` on HIP), passed to a member call cuport leaves alone
+//! (`graph->execute(cudnn_handle, ...)` of cudnn_frontend) in a file that
+//! uses a CUDA C++ library cuport cannot port (a name in one of the
+//! library's namespaces, `mappings/libraries.toml`, left for a person):
+//! that library's members still expect the CUDA type. The call compiles or
+//! fails far from the cause, so each one gets a diagnostic at the call
+//! (llm.c's `cudnn_att.cpp`). Other files are left alone: there the member
+//! calls are the project's own or the standard library's
+//! (`events.push_back(event)`), retyped with the variable (cuda-samples had
+//! 15 of those).
+use cuport_analyze::FileAnalysis;
+use cuport_model::{LineIndex, SiteKind, TextRange};
+
+use crate::diagnostic::{codes, Diagnostic, Level};
+use crate::plan::Planned;
+
+/// Adds one diagnostic per member call that receives a retyped variable.
+pub(crate) fn report_retyped_arguments(
+    src: &[u8],
+    lines: &LineIndex,
+    analysis: &FileAnalysis,
+    planned: &mut Planned,
+) {
+    let Some(namespace) = unported_namespace(planned) else {
+        return;
+    };
+    let mut found = Vec::new();
+    for site in analysis.sites.iter().filter(|s| s.kind == SiteKind::Type) {
+        let Some(new_type) = retyped(site.range, &site.name, planned) else {
+            continue;
+        };
+        let Some(variable) = declared_variable(src, site.range.end) else {
+            continue;
+        };
+        for (callee, range) in member_calls_receiving(src, variable, analysis, planned) {
+            if found.iter().any(|(r, _): &(TextRange, _)| *r == range) {
+                continue;
+            }
+            let message = format!(
+                "`{variable}` is now a `{new_type}` (it was a `{}`) and is passed to `{callee}`, which cuport does not port; if it belongs to `{namespace}` (no counterpart here) it still expects the CUDA type: port the call with that library's code",
+                site.name
+            );
+            found.push((range, (message, site.library, site.name.clone())));
+        }
+    }
+    for (range, (message, library, type_name)) in found {
+        let at = lines.line_col(range.start);
+        planned.diagnostics.push(Diagnostic {
+            code: codes::RETYPED_ARGUMENT.into(),
+            level: Level::Manual,
+            effort: Some("low".into()),
+            message,
+            line: at.line,
+            column: at.column,
+            range,
+            cuda_name: type_name,
+            library,
+            kind: SiteKind::Type,
+            suggestion: None,
+            reference: None,
+        });
+    }
+}
+
+/// A CUDA C++ library namespace with a name the port leaves for a person.
+fn unported_namespace(planned: &Planned) -> Option<String> {
+    planned
+        .diagnostics
+        .iter()
+        .filter(|d| d.level.is_unported())
+        .find_map(|d| {
+            let (head, _) = d.cuda_name.split_once("::")?;
+            let library = d.library.profile();
+            let host = !library.device_only;
+            (host && library.namespaces.iter().any(|n| n == head)).then(|| head.to_owned())
+        })
+}
+
+/// The spelling the port gives a type site, when it differs.
+fn retyped(range: TextRange, name: &str, planned: &Planned) -> Option<String> {
+    planned
+        .edits
+        .iter()
+        .find(|e| e.range == range)
+        .map(|e| e.replacement.trim().to_owned())
+        .filter(|to| !to.is_empty() && to != name)
+}
+
+/// `cudnnHandle_t cudnn_handle;`: the name a declaration right after the
+/// type declares (`*`, `&` and `const` between them are skipped).
+fn declared_variable(src: &[u8], after_type: usize) -> Option<&str> {
+    let mut at = after_type;
+    loop {
+        while src
+            .get(at)
+            .is_some_and(|b| b.is_ascii_whitespace() || *b == b'*' || *b == b'&')
+        {
+            at += 1;
+        }
+        let word = word_at(src, at)?;
+        if word != "const" {
+            let end = at + word.len();
+            let rest = src[end..].iter().find(|b| !b.is_ascii_whitespace());
+            return rest.is_some_and(|b| b";=,)[{".contains(b)).then_some(word);
+        }
+        at += word.len();
+    }
+}
+
+fn word_at(src: &[u8], at: usize) -> Option<&str> {
+    let is_word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+    src.get(at)
+        .filter(|b| b.is_ascii_alphabetic() || **b == b'_')?;
+    let len = src[at..].iter().take_while(|b| is_word(b)).count();
+    std::str::from_utf8(&src[at..at + len]).ok()
+}
+
+/// Every `obj->member(... variable ...)` / `obj.member(...)` call that has
+/// `variable` as a whole argument and that no site or edit touches: the
+/// callee's text and its range.
+fn member_calls_receiving(
+    src: &[u8],
+    variable: &str,
+    analysis: &FileAnalysis,
+    planned: &Planned,
+) -> Vec<(String, TextRange)> {
+    let mut calls = Vec::new();
+    for at in memchr::memmem::find_iter(src, variable.as_bytes()) {
+        let end = at + variable.len();
+        let is_word = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
+        if is_word(at.checked_sub(1).and_then(|i| src.get(i))) || is_word(src.get(end)) {
+            continue;
+        }
+        if !whole_argument(src, at, end) || in_line_comment(src, at) {
+            continue;
+        }
+        let Some(open) = enclosing_open_paren(src, at) else {
+            continue;
+        };
+        let Some((callee, range)) = member_callee(src, open) else {
+            continue;
+        };
+        let touched = analysis
+            .sites
+            .iter()
+            .any(|s| s.range.start < range.end && range.start < s.range.end)
+            || planned
+                .edits
+                .iter()
+                .any(|e| e.range.start < range.end && range.start < e.range.end);
+        if !touched {
+            calls.push((callee, range));
+        }
+    }
+    calls
+}
+
+/// Preceded by `(` or `,` and followed by `,` or `)` (spaces aside).
+fn whole_argument(src: &[u8], start: usize, end: usize) -> bool {
+    let before = src[..start].iter().rev().find(|b| !b.is_ascii_whitespace());
+    let after = src[end..].iter().find(|b| !b.is_ascii_whitespace());
+    matches!(before, Some(b'(' | b',')) && matches!(after, Some(b',' | b')'))
+}
+
+fn in_line_comment(src: &[u8], at: usize) -> bool {
+    let line_start = src[..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    memchr::memmem::find(&src[line_start..at], b"//").is_some()
+}
+
+/// The `(` of the argument list holding `at`, within the statement.
+fn enclosing_open_paren(src: &[u8], at: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for i in (0..at).rev() {
+        match src[i] {
+            b')' | b']' | b'}' => depth += 1,
+            b'[' | b'{' if depth > 0 => depth -= 1,
+            b'(' if depth > 0 => depth -= 1,
+            b'(' => return Some(i),
+            b';' | b'{' | b'[' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// `graph->execute` right before the `(` at `open`: the callee when it is
+/// a member access.
+fn member_callee(src: &[u8], open: usize) -> Option<(String, TextRange)> {
+    let end = src[..open].iter().rposition(|b| !b.is_ascii_whitespace())? + 1;
+    let is_word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
+    let member_start = end - src[..end].iter().rev().take_while(|b| is_word(b)).count();
+    if member_start == end {
+        return None;
+    }
+    let before = &src[..member_start];
+    let access = if before.ends_with(b"->") {
+        2
+    } else if before.ends_with(b".") {
+        1
+    } else {
+        return None;
+    };
+    let object_end = member_start - access;
+    let object_start = object_end
+        - src[..object_end]
+            .iter()
+            .rev()
+            .take_while(|b| is_word(b))
+            .count();
+    if object_start == object_end {
+        return None;
+    }
+    let text = std::str::from_utf8(&src[object_start..end]).ok()?;
+    Some((text.to_owned(), TextRange::new(object_start, end)))
+}
