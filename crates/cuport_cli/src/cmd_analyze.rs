@@ -61,14 +61,17 @@ pub(crate) enum AnalyzeFormat {
   cuport analyze src --to ascend --torch-npu 2.7.1 --chip A3
   cuport analyze . --to mlu --torch-mlu 2.1          torch_mlu's list for PyTorch 2.1
   cuport analyze . --to ascend --format csv > api_support.csv
-  cuport analyze . --to ascend --report review/      also writes review/api_support.csv
+  cuport analyze . --to ascend --report review/      also writes the tables and api_support.html
 
 Every `torch.*` API the Python files reach (through imports and aliases,
 methods on values that are evidently tensors, nn.Module methods on self)
 gets a status from the vendor's published support list: supported, restricted
 (with what the restriction is about), unsupported, or unknown (not in the
 list). Method calls on receivers whose type the file does not show are
-counted as unresolved.
+counted as unresolved. The analysis also lists the CUDA-only packages the
+project uses with the target's documented alternative, the kernels of the
+CUDA extensions it builds (with their Ascend C skeletons), and precision and
+performance advice its API uses and keyword arguments trigger.
 
 Exit status: 0 when the tree was analysed; 2 on a usage error (an unknown
 --torch-npu version or --chip) or when the root cannot be read.")]
@@ -92,7 +95,8 @@ pub(crate) struct AnalyzeArgs {
     /// Output format on stdout.
     #[arg(long, value_enum, default_value_t = AnalyzeFormat::Text)]
     pub(crate) format: AnalyzeFormat,
-    /// Also write api_support.csv and api_support.json into this directory.
+    /// Also write api_support.csv/.json/.html, third_party.csv,
+    /// custom_ops.csv and advice.csv into this directory.
     #[arg(long, value_name = "DIR")]
     pub(crate) report: Option<PathBuf>,
     #[command(flatten)]

@@ -200,7 +200,7 @@ fn build_records(
                 records.push(row(
                     source,
                     None,
-                    "no `__global__` kernel defined in this source itself (templates instantiated here are defined in the headers it includes)".into(),
+                    "no `__global__` kernel defined in this source itself (the kernels it launches may be defined in the headers it includes)".into(),
                 ));
             }
             for kernel in &kernels {
@@ -209,32 +209,41 @@ fn build_records(
             }
         }
     }
-    let mut unlisted = Vec::new();
+    let unlisted = unlisted_notes(build, &missing);
+    if !unlisted.is_empty() || records.is_empty() {
+        let note = if unlisted.is_empty() {
+            "no CUDA source among the build's sources".to_owned()
+        } else {
+            unlisted.join("; ")
+        };
+        records.push(row("", None, note));
+    }
+    records
+}
+
+/// What keeps a build's kernels from being listed: sources not found,
+/// not evaluated, or inline.
+fn unlisted_notes(build: &ExtensionBuild, missing: &[&str]) -> Vec<String> {
+    let mut notes = Vec::new();
     if !missing.is_empty() {
-        unlisted.push(format!(
+        notes.push(format!(
             "not found under the analysed root: {}",
             missing.join(", ")
         ));
     }
     if build.unresolved_sources > 0 {
-        unlisted.push(format!(
+        notes.push(format!(
             "{} source argument(s) are expressions cuport does not evaluate; list their kernels by hand",
             build.unresolved_sources
         ));
     }
     if build.inline_cuda {
-        unlisted.push(
+        notes.push(
             "CUDA code inline in the Python file (load_inline cuda_sources): port it by hand"
                 .into(),
         );
     }
-    if !unlisted.is_empty() || records.is_empty() {
-        if unlisted.is_empty() {
-            unlisted.push("no CUDA source among the build's sources".into());
-        }
-        records.push(row("", None, unlisted.join("; ")));
-    }
-    records
+    notes
 }
 
 /// The tree's files a named source stands for: the path relative to the
