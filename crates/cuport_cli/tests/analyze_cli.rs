@@ -19,11 +19,12 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-fn json(args: &[&str]) -> serde_json::Value {
+/// `cuport analyze FIXTURE --format json ARGS...`, expected to succeed.
+fn analyze_json(fixture_name: &str, args: &[&str]) -> serde_json::Value {
     let output = cuport()
         .arg("analyze")
-        .arg(fixture("pytorch_train"))
-        .args(["--to", "ascend", "--format", "json"])
+        .arg(fixture(fixture_name))
+        .args(["--format", "json"])
         .args(args)
         .output()
         .unwrap();
@@ -33,6 +34,10 @@ fn json(args: &[&str]) -> serde_json::Value {
         String::from_utf8_lossy(&output.stderr)
     );
     serde_json::from_slice(&output.stdout).unwrap()
+}
+
+fn json(args: &[&str]) -> serde_json::Value {
+    analyze_json("pytorch_train", &[&["--to", "ascend"], args].concat())
 }
 
 /// `cuport analyze FIXTURE ARGS...` expected to stop with a usage error
@@ -180,18 +185,7 @@ fn migrate_report_for_ascend_includes_the_analysis() {
 
 /// `json(...)` for another fixture and target.
 fn json_of(fixture_name: &str, target: &str) -> serde_json::Value {
-    let output = cuport()
-        .arg("analyze")
-        .arg(fixture(fixture_name))
-        .args(["--to", target, "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    serde_json::from_slice(&output.stdout).unwrap()
+    analyze_json(fixture_name, &["--to", target])
 }
 
 /// `cuport analyze FIXTURE --to ascend --report DIR`: DIR and stdout.

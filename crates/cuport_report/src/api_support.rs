@@ -7,7 +7,7 @@ use cuport_analyze::TorchApiInventory;
 use cuport_rules::api_support::{SupportLists, SupportStatus, VersionList};
 use serde::Serialize;
 
-use crate::csv_out::csv_table;
+use crate::csv_out::csv_records;
 use crate::error::ReportError;
 use crate::python_guidance::{
     advice_records, custom_op_records, third_party_records, AdviceRecord, CudaSources,
@@ -212,20 +212,5 @@ pub fn api_support_csv(report: &ApiSupportReport) -> Result<String, ReportError>
     let header = [
         "file", "line", "column", "api", "status", "versions", "chips", "note", "source",
     ];
-    csv_table(
-        &header,
-        report.records.iter().map(|r| {
-            [
-                r.file.clone(),
-                r.line.to_string(),
-                r.column.to_string(),
-                r.api.clone(),
-                r.status.id().to_owned(),
-                r.versions.clone(),
-                r.chips.clone(),
-                r.note.clone(),
-                r.source.clone(),
-            ]
-        }),
-    )
+    csv_records(&header, &report.records)
 }

@@ -7,7 +7,7 @@ use cuport_analyze::{ExtensionBuild, TorchApiInventory};
 use cuport_rules::python_guidance::{AdviceKind, PackageStatus, PythonGuidance};
 use serde::Serialize;
 
-use crate::csv_out::csv_table;
+use crate::csv_out::csv_records;
 use crate::error::ReportError;
 
 /// One use of a CUDA-only package.
@@ -335,23 +335,7 @@ pub fn third_party_csv(records: &[ThirdPartyRecord]) -> Result<String, ReportErr
         "note",
         "source",
     ];
-    csv_table(
-        &header,
-        records.iter().map(|r| {
-            [
-                r.file.clone(),
-                r.line.to_string(),
-                r.column.to_string(),
-                r.package.clone(),
-                r.pip.clone(),
-                r.used.clone(),
-                r.status.id().to_owned(),
-                r.alternative.clone(),
-                r.note.clone(),
-                r.source.clone(),
-            ]
-        }),
-    )
+    csv_records(&header, records)
 }
 
 /// `custom_ops.csv`.
@@ -368,23 +352,7 @@ pub fn custom_ops_csv(records: &[CustomOpRecord]) -> Result<String, ReportError>
         "operator",
         "note",
     ];
-    csv_table(
-        &header,
-        records.iter().map(|r| {
-            [
-                r.file.clone(),
-                r.line.to_string(),
-                r.extension.clone(),
-                r.builder.clone(),
-                r.source.clone(),
-                r.kernel.clone(),
-                r.kernel_line.to_string(),
-                r.skeleton.clone(),
-                r.operator.clone(),
-                r.note.clone(),
-            ]
-        }),
-    )
+    csv_records(&header, records)
 }
 
 /// `advice.csv`.
@@ -392,19 +360,69 @@ pub fn advice_csv(records: &[AdviceRecord]) -> Result<String, ReportError> {
     let header = [
         "file", "line", "column", "id", "kind", "trigger", "advice", "source",
     ];
-    csv_table(
-        &header,
-        records.iter().map(|r| {
-            [
-                r.file.clone(),
-                r.line.to_string(),
-                r.column.to_string(),
-                r.id.clone(),
-                r.kind.id().to_owned(),
-                r.trigger.clone(),
-                r.advice.clone(),
-                r.source.clone(),
-            ]
-        }),
-    )
+    csv_records(&header, records)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    /// The header a table writes names the record's fields in order.
+    fn header_matches<T: Serialize>(csv: &str, record: &T) {
+        let mut writer = csv::Writer::from_writer(Vec::new());
+        writer.serialize(record).unwrap();
+        let with_header = String::from_utf8(writer.into_inner().unwrap()).unwrap();
+        assert_eq!(csv.lines().next(), with_header.lines().next());
+    }
+
+    #[test]
+    fn headers_name_the_fields_in_order() {
+        let op = CustomOpRecord {
+            file: "setup.py".into(),
+            line: 3,
+            extension: "e".into(),
+            builder: "b".into(),
+            source: "k.cu".into(),
+            kernel: "k".into(),
+            kernel_line: 1,
+            skeleton: String::new(),
+            operator: String::new(),
+            note: String::new(),
+        };
+        header_matches(&custom_ops_csv(std::slice::from_ref(&op)).unwrap(), &op);
+        let advice = AdviceRecord {
+            file: "a.py".into(),
+            line: 1,
+            column: 2,
+            id: "fp64".into(),
+            kind: AdviceKind::Precision,
+            trigger: "torch.float64".into(),
+            advice: "a".into(),
+            source: "s".into(),
+        };
+        let csv = advice_csv(std::slice::from_ref(&advice)).unwrap();
+        header_matches(&csv, &advice);
+        assert!(
+            csv.ends_with("a.py,1,2,fp64,precision,torch.float64,a,s\n"),
+            "{csv}"
+        );
+        let package = ThirdPartyRecord {
+            file: "a.py".into(),
+            line: 1,
+            column: 1,
+            package: "apex".into(),
+            pip: "apex".into(),
+            used: "apex.amp".into(),
+            status: PackageStatus::Partial,
+            alternative: "x".into(),
+            note: "n".into(),
+            source: "s".into(),
+        };
+        header_matches(
+            &third_party_csv(std::slice::from_ref(&package)).unwrap(),
+            &package,
+        );
+        assert!(advice_csv(&[]).unwrap().starts_with("file,line,column,id,"));
+    }
 }
