@@ -19,12 +19,11 @@ fn fixture(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// `cuport analyze FIXTURE --format json ARGS...`, expected to succeed.
-fn analyze_json(fixture_name: &str, args: &[&str]) -> serde_json::Value {
+/// `cuport analyze FIXTURE ARGS...`, expected to succeed: its stdout.
+fn analyze(fixture_name: &str, args: &[&std::ffi::OsStr]) -> Vec<u8> {
     let output = cuport()
         .arg("analyze")
         .arg(fixture(fixture_name))
-        .args(["--format", "json"])
         .args(args)
         .output()
         .unwrap();
@@ -33,7 +32,14 @@ fn analyze_json(fixture_name: &str, args: &[&str]) -> serde_json::Value {
         "{}",
         String::from_utf8_lossy(&output.stderr)
     );
-    serde_json::from_slice(&output.stdout).unwrap()
+    output.stdout
+}
+
+/// `cuport analyze FIXTURE --format json ARGS...`.
+fn analyze_json(fixture_name: &str, args: &[&str]) -> serde_json::Value {
+    let mut all: Vec<&std::ffi::OsStr> = vec!["--format".as_ref(), "json".as_ref()];
+    all.extend(args.iter().map(|a| std::ffi::OsStr::new(*a)));
+    serde_json::from_slice(&analyze(fixture_name, &all)).unwrap()
 }
 
 fn json(args: &[&str]) -> serde_json::Value {
@@ -191,19 +197,14 @@ fn json_of(fixture_name: &str, target: &str) -> serde_json::Value {
 /// `cuport analyze FIXTURE --to ascend --report DIR`: DIR and stdout.
 fn analyze_report(fixture_name: &str) -> (tempfile::TempDir, String) {
     let dir = tempfile::tempdir().unwrap();
-    let output = cuport()
-        .arg("analyze")
-        .arg(fixture(fixture_name))
-        .args(["--to", "ascend", "--report"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    (dir, String::from_utf8(output.stdout).unwrap())
+    let args = [
+        "--to".as_ref(),
+        "ascend".as_ref(),
+        "--report".as_ref(),
+        dir.path().as_os_str(),
+    ];
+    let stdout = analyze(fixture_name, &args);
+    (dir, String::from_utf8(stdout).unwrap())
 }
 
 fn rows<'v>(report: &'v serde_json::Value, table: &str) -> &'v Vec<serde_json::Value> {
