@@ -9,7 +9,7 @@ use rustc_hash::FxHashMap;
 use serde::Serialize;
 use tree_sitter::Node;
 
-use crate::python::simple_assignment;
+use crate::python::{node_text, simple_assignment, string_literal};
 
 /// The builders whose calls compile CUDA code.
 pub(crate) const EXTENSION_BUILDERS: &[&str] = &[
@@ -60,23 +60,14 @@ enum Value {
 }
 
 impl Bindings {
-    /// Reads every assignment under `root`; `resolve` gives the dotted path
-    /// a name or attribute chain stands for through the imports.
-    pub(crate) fn collect(
-        root: Node<'_>,
+    /// Reads the file's assignments (in any order); `resolve` gives the
+    /// dotted path a name or attribute chain stands for through the imports.
+    pub(crate) fn from_assignments(
+        mut assignments: Vec<Node<'_>>,
         src: &[u8],
         resolve: &dyn Fn(Node<'_>) -> Option<String>,
     ) -> Bindings {
         let mut bindings = Bindings::default();
-        let mut stack = vec![root];
-        let mut assignments = Vec::new();
-        while let Some(node) = stack.pop() {
-            if matches!(node.kind(), "assignment" | "augmented_assignment") {
-                assignments.push(node);
-            }
-            let mut cursor = node.walk();
-            stack.extend(node.named_children(&mut cursor));
-        }
         assignments.sort_by_key(Node::start_byte);
         for assignment in assignments {
             bindings.assign(assignment, src, resolve);
@@ -93,7 +84,7 @@ impl Bindings {
         let Some((left, right)) = simple_assignment(assignment) else {
             return;
         };
-        let name = text(left, src).to_owned();
+        let name = node_text(left, src).to_owned();
         if assignment.kind() == "augmented_assignment" {
             let added = self.paths(right, src);
             if let (Some(Value::Paths(list)), Some(added)) = (self.values.get_mut(&name), added) {
@@ -118,7 +109,7 @@ impl Bindings {
     fn value(&self, node: Node<'_>, src: &[u8]) -> Option<Value> {
         match node.kind() {
             "string" => string_value(node, src).map(Value::Path),
-            "identifier" => self.values.get(text(node, src)).cloned(),
+            "identifier" => self.values.get(node_text(node, src)).cloned(),
             "list" | "tuple" | "binary_operator" => self.paths(node, src).map(Value::Paths),
             "call" => self.call_value(node, src),
             _ => None,
@@ -126,7 +117,7 @@ impl Bindings {
     }
 
     fn call_value(&self, node: Node<'_>, src: &[u8]) -> Option<Value> {
-        let function = text(node.child_by_field_name("function")?, src);
+        let function = node_text(node.child_by_field_name("function")?, src);
         let arguments = call_arguments(node, src, "")?;
         let called = function.rsplit('.').next().unwrap_or(function);
         match called {
@@ -134,7 +125,7 @@ impl Bindings {
             "dirname" | "abspath" | "realpath"
                 if ["__file__", "curdir"]
                     .iter()
-                    .any(|w| text(node, src).contains(w)) =>
+                    .any(|w| node_text(node, src).contains(w)) =>
             {
                 Some(Value::Path(String::new()))
             }
@@ -243,7 +234,7 @@ pub(crate) fn extension_build(
     for argument in arguments.named_children(&mut cursor) {
         let (slot, value) = if argument.kind() == "keyword_argument" {
             let name = argument.child_by_field_name("name");
-            let name = name.map_or("", |n| text(n, src));
+            let name = name.map_or("", |n| node_text(n, src));
             (name, argument.child_by_field_name("value"))
         } else {
             positional += 1;
@@ -324,7 +315,7 @@ fn call_arguments<'t>(node: Node<'t>, src: &[u8], name: &str) -> Option<Vec<Node
         return None;
     }
     let function = node.child_by_field_name("function")?;
-    if !text(function, src).ends_with(name) {
+    if !node_text(function, src).ends_with(name) {
         return None;
     }
     let arguments = node.child_by_field_name("arguments")?;
@@ -333,23 +324,12 @@ fn call_arguments<'t>(node: Node<'t>, src: &[u8], name: &str) -> Option<Vec<Node
     Some(parts)
 }
 
-/// The text of a plain string literal (no interpolation, no concatenation).
+/// The text of a plain string literal (no interpolation, no escapes, no
+/// concatenation).
 fn string_value(node: Node<'_>, src: &[u8]) -> Option<String> {
     if node.kind() != "string" {
         return None;
     }
-    let mut content = String::new();
-    let mut cursor = node.walk();
-    for child in node.children(&mut cursor) {
-        match child.kind() {
-            "string_content" => content.push_str(text(child, src)),
-            "interpolation" | "escape_sequence" => return None,
-            _ => {}
-        }
-    }
-    Some(content)
-}
-
-fn text<'s>(node: Node<'_>, src: &'s [u8]) -> &'s str {
-    std::str::from_utf8(&src[node.start_byte()..node.end_byte()]).unwrap_or("")
+    let literal = string_literal(node, src);
+    (!literal.interpolated && !literal.escaped).then_some(literal.content)
 }

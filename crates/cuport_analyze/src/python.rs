@@ -2,7 +2,7 @@
 //! strings, the NCCL backend, CUDA extension builds, CUDA environment
 //! variables and imports of packages that only run on NVIDIA GPUs.
 //! Comments and prose strings never count; import aliases are resolved.
-use cuport_model::{Library, LineIndex, SiteKind, TextRange};
+use cuport_model::{dotted_within, Library, LineIndex, SiteKind, TextRange};
 use rustc_hash::FxHashMap;
 use tree_sitter::{Node, Parser};
 
@@ -151,7 +151,7 @@ struct Visitor<'a> {
 
 impl<'a> Visitor<'a> {
     fn text(&self, node: Node<'_>) -> &'a str {
-        std::str::from_utf8(&self.src[node.start_byte()..node.end_byte()]).unwrap_or("")
+        node_text(node, self.src)
     }
 
     fn site(&mut self, kind: SiteKind, library: Library, name: impl Into<String>, node: Node<'_>) {
@@ -235,12 +235,7 @@ impl<'a> Visitor<'a> {
     }
 
     fn import_site(&mut self, full: &str, node: Node<'_>) {
-        let cuda_only = CUDA_ONLY_PACKAGES.iter().any(|p| {
-            full == *p
-                || full
-                    .strip_prefix(p)
-                    .is_some_and(|rest| rest.starts_with('.'))
-        });
+        let cuda_only = CUDA_ONLY_PACKAGES.iter().any(|p| dotted_within(full, p));
         if cuda_only {
             self.site(
                 SiteKind::CudaOnlyImport,
@@ -364,16 +359,11 @@ impl<'a> Visitor<'a> {
     }
 
     fn string(&mut self, node: Node<'_>) {
-        let mut content = String::new();
-        let mut interpolated = false;
-        let mut cursor = node.walk();
-        for child in node.children(&mut cursor) {
-            match child.kind() {
-                "string_content" => content.push_str(self.text(child)),
-                "interpolation" => interpolated = true,
-                _ => {}
-            }
-        }
+        let StringLiteral {
+            content,
+            interpolated,
+            ..
+        } = string_literal(node, self.src);
         let in_message = self
             .messages
             .iter()
@@ -476,10 +466,42 @@ pub(crate) fn simple_assignment(assignment: Node<'_>) -> Option<(Node<'_>, Node<
     (left.kind() == "identifier").then_some((left, right))
 }
 
+/// A node's source text ("" where it is not UTF-8).
+pub(crate) fn node_text<'s>(node: Node<'_>, src: &'s [u8]) -> &'s str {
+    std::str::from_utf8(&src[node.start_byte()..node.end_byte()]).unwrap_or("")
+}
+
+/// What a string literal holds: its content parts joined (escape
+/// sequences left out), and whether it has `{...}` interpolations or
+/// escape sequences.
+pub(crate) struct StringLiteral {
+    pub(crate) content: String,
+    pub(crate) interpolated: bool,
+    pub(crate) escaped: bool,
+}
+
+pub(crate) fn string_literal(node: Node<'_>, src: &[u8]) -> StringLiteral {
+    let mut literal = StringLiteral {
+        content: String::new(),
+        interpolated: false,
+        escaped: false,
+    };
+    let mut cursor = node.walk();
+    for child in node.children(&mut cursor) {
+        match child.kind() {
+            "string_content" => literal.content.push_str(node_text(child, src)),
+            "interpolation" => literal.interpolated = true,
+            "escape_sequence" => literal.escaped = true,
+            _ => {}
+        }
+    }
+    literal
+}
+
 /// The identifiers of a pure `a.b.c` chain, outermost last; `None` when a
 /// call, subscript or literal sits inside it.
 pub(crate) fn chain_segments<'s>(node: Node<'_>, src: &'s [u8]) -> Option<Vec<&'s str>> {
-    let text = |n: Node<'_>| std::str::from_utf8(&src[n.start_byte()..n.end_byte()]).unwrap_or("");
+    let text = |n: Node<'_>| node_text(n, src);
     let mut segments = Vec::new();
     let mut current = node;
     loop {
@@ -513,7 +535,7 @@ pub(crate) struct ImportBinding<'t> {
 
 /// The names an `import` or `from ... import` statement binds.
 pub(crate) fn import_bindings<'t>(node: Node<'t>, src: &[u8]) -> Vec<ImportBinding<'t>> {
-    let text = |n: Node<'_>| std::str::from_utf8(&src[n.start_byte()..n.end_byte()]).unwrap_or("");
+    let text = |n: Node<'_>| node_text(n, src);
     let module = node
         .child_by_field_name("module_name")
         .map(|m| text(m).to_owned());
@@ -616,13 +638,7 @@ pub fn names_cuda(path: &str) -> bool {
 }
 
 fn torch_kind(path: &str) -> Option<(SiteKind, Library)> {
-    let matches_prefix = |prefix: &&str| {
-        path == *prefix
-            || path
-                .strip_prefix(prefix)
-                .is_some_and(|rest| rest.starts_with('.'))
-    };
-    if TORCH_CUDA_PREFIXES.iter().any(matches_prefix) {
+    if TORCH_CUDA_PREFIXES.iter().any(|p| dotted_within(path, p)) {
         return Some((SiteKind::FrameworkCall, Library::Torch));
     }
     let rest = path.strip_prefix(CPP_EXTENSION)?;

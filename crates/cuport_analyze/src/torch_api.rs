@@ -6,14 +6,14 @@
 //! The same walk finds what the caller asks for besides: uses of CUDA-only
 //! packages, keyword arguments advice is keyed to, and the CUDA extension
 //! builds of `torch.utils.cpp_extension`.
-use cuport_model::{LineIndex, TextRange};
+use cuport_model::{dotted_within, LineIndex, TextRange};
 use rustc_hash::{FxHashMap, FxHashSet};
 use serde::Serialize;
 use tree_sitter::{Node, Parser};
 
 use crate::cpp_extension::{extension_build, Bindings, ExtensionBuild, EXTENSION_BUILDERS};
 use crate::error::AnalyzeError;
-use crate::python::{chain_segments, import_bindings, simple_assignment};
+use crate::python::{chain_segments, import_bindings, node_text, simple_assignment};
 
 /// How a use was resolved to its API.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -98,10 +98,7 @@ pub struct ApiQuery<'a> {
 
 impl ApiQuery<'_> {
     fn tracks_package(&self, path: &str) -> bool {
-        self.packages.iter().any(|m| {
-            path.strip_prefix(m.as_str())
-                .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
-        })
+        self.packages.iter().any(|m| dotted_within(path, m))
     }
 }
 
@@ -136,20 +133,22 @@ pub fn torch_api_uses(src: &[u8], query: &ApiQuery<'_>) -> Result<TorchApiInvent
         torch_file: false,
         out: TorchApiInventory::default(),
     };
-    inventory.imports(tree.root_node());
+    let assignments = inventory.imports(tree.root_node());
     inventory.torch_file = inventory
         .aliases
         .values()
         .any(|p| p == "torch" || p.starts_with("torch."));
-    if inventory.torch_file {
+    // Every extension builder lives in `torch.utils.cpp_extension`, so a
+    // file that never spells that name builds none.
+    if inventory.torch_file && memchr::memmem::find(src, b"cpp_extension").is_some() {
         let resolve = |node: Node<'_>| inventory.resolve(node);
-        let bindings = Bindings::collect(tree.root_node(), src, &resolve);
+        let bindings = Bindings::from_assignments(assignments, src, &resolve);
         inventory.bindings = bindings;
     }
-    let tracked = |p: &String| p == "torch" || p.starts_with("torch.") || query.tracks_package(p);
+    let packages = inventory.aliases.values().any(|p| query.tracks_package(p));
     // Keyword arguments count in any file (`t.cuda(non_blocking=True)` in a
     // helper module that never imports torch).
-    if !inventory.aliases.values().any(tracked) && query.keywords.is_empty() {
+    if !inventory.torch_file && !packages && query.keywords.is_empty() {
         return Ok(inventory.out);
     }
     inventory.block(tree.root_node(), &Scope::default());
@@ -184,14 +183,20 @@ struct Inventory<'a> {
 
 impl<'a> Inventory<'a> {
     fn text(&self, node: Node<'_>) -> &'a str {
-        std::str::from_utf8(&self.src[node.start_byte()..node.end_byte()]).unwrap_or("")
+        node_text(node, self.src)
     }
 
     /// Every import in the file, wherever it is (an import inside a
     /// function is rare and binds for the whole file here).
-    fn imports(&mut self, root: Node<'_>) {
+    /// Returns the file's assignments, found on the same walk, for the
+    /// extension builds' [`Bindings`].
+    fn imports<'t>(&mut self, root: Node<'t>) -> Vec<Node<'t>> {
+        let mut assignments = Vec::new();
         let mut stack = vec![root];
         while let Some(node) = stack.pop() {
+            if matches!(node.kind(), "assignment" | "augmented_assignment") {
+                assignments.push(node);
+            }
             if matches!(node.kind(), "import_statement" | "import_from_statement") {
                 for binding in import_bindings(node, self.src) {
                     if self.query.tracks_package(&binding.full) {
@@ -209,6 +214,7 @@ impl<'a> Inventory<'a> {
             let mut cursor = node.walk();
             stack.extend(node.named_children(&mut cursor));
         }
+        assignments
     }
 
     /// The statements of a block, in order, so an assignment is seen

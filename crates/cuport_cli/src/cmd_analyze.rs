@@ -170,9 +170,7 @@ pub(crate) fn inventories(
 ) -> anyhow::Result<Vec<(String, TorchApiInventory)>> {
     let guidance = &lists.guidance;
     let advice_apis: std::collections::HashSet<&str> = guidance.advice_apis().collect();
-    let is_api = |api: &str| {
-        advice_apis.contains(api) || lists.versions().iter().any(|v| v.row(api).is_some())
-    };
+    let is_api = |api: &str| advice_apis.contains(api) || lists.lists(api);
     let packages: Vec<String> = guidance.packages.iter().map(|p| p.module.clone()).collect();
     let keywords = guidance.advice_keywords();
     let query = ApiQuery {

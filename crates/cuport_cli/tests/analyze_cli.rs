@@ -333,18 +333,7 @@ fn the_html_page_filters_by_status_and_file() {
 
 #[test]
 fn torch_mlu_lists_answer_for_mlu() {
-    let output = cuport()
-        .arg("analyze")
-        .arg(fixture("pytorch_train"))
-        .args(["--to", "mlu", "--torch-mlu", "2.1", "--format", "json"])
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let report = analyze_json("pytorch_train", &["--to", "mlu", "--torch-mlu", "2.1"]);
     assert_eq!(report["adapter"], "torch_mlu");
     assert_eq!(report["release"], "2.1");
     assert_eq!(report["chip"], "MLU");

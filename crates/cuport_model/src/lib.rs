@@ -29,5 +29,5 @@ pub use profile::{
 };
 pub use site_kind::{looks_like_cuda_name, SiteKind};
 pub use target::Target;
-pub use text::{LineCol, LineIndex, TextRange};
+pub use text::{dotted_within, LineCol, LineIndex, TextRange};
 pub use version::{MinimumVersion, SdkVersion, VersionError};

@@ -106,6 +106,13 @@ fn to_u32(value: usize) -> u32 {
     u32::try_from(value).unwrap_or(u32::MAX)
 }
 
+/// Whether a dotted path is `module` or lies below it (`flash_attn.ops`
+/// in `flash_attn`, not `flash_attnx`).
+pub fn dotted_within(path: &str, module: &str) -> bool {
+    path.strip_prefix(module)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

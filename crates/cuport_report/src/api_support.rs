@@ -119,9 +119,12 @@ pub fn api_support_report(
     let mut unresolved = Vec::new();
     // A name that is only named (`torch.float64`) and that no list knows
     // was found for the advice, not for the support table.
-    let listed = |api: &str| lists.versions().iter().any(|v| v.row(api).is_some());
     for (path, inventory) in files {
-        for api_use in inventory.uses.iter().filter(|u| u.called || listed(&u.api)) {
+        for api_use in inventory
+            .uses
+            .iter()
+            .filter(|u| u.called || lists.lists(&u.api))
+        {
             let mut record = record(path, api_use, lists, version, chip);
             if let Some(port) = port_of(&record.api) {
                 record.note = join_note(

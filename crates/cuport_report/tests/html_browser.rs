@@ -378,7 +378,7 @@ fn support_report() -> cuport_report::ApiSupportReport {
     let lists = SupportLists::builtin(Target::Ascend).unwrap();
     let path = common::fixtures_root().join("pytorch_train/train.py");
     let source = std::fs::read(&path).unwrap();
-    let is_api = |api: &str| lists.versions().iter().any(|v| v.row(api).is_some());
+    let is_api = |api: &str| lists.lists(api);
     let packages: Vec<String> = lists
         .guidance
         .packages

@@ -14,7 +14,7 @@ use cuport_analyze::FileAnalysis;
 use cuport_model::{LineIndex, SiteKind, TextRange};
 
 use crate::diagnostic::{codes, Diagnostic, Level};
-use crate::plan::Planned;
+use crate::plan::{unmatched, Planned};
 
 /// Adds one diagnostic per member call that receives a retyped variable.
 pub(crate) fn report_retyped_arguments(
@@ -28,7 +28,8 @@ pub(crate) fn report_retyped_arguments(
     };
     let mut found = Vec::new();
     for site in analysis.sites.iter().filter(|s| s.kind == SiteKind::Type) {
-        let Some(new_type) = retyped(site.range, &site.name, planned) else {
+        let renamed = planned.renamed_to(site.range);
+        let Some(new_type) = renamed.filter(|to| !to.is_empty() && *to != site.name) else {
             continue;
         };
         let Some(variable) = declared_variable(src, site.range.end) else {
@@ -78,16 +79,6 @@ fn unported_namespace(planned: &Planned) -> Option<String> {
         })
 }
 
-/// The spelling the port gives a type site, when it differs.
-fn retyped(range: TextRange, name: &str, planned: &Planned) -> Option<String> {
-    planned
-        .edits
-        .iter()
-        .find(|e| e.range == range)
-        .map(|e| e.replacement.trim().to_owned())
-        .filter(|to| !to.is_empty() && to != name)
-}
-
 /// `cudnnHandle_t cudnn_handle;`: the name a declaration right after the
 /// type declares (`*`, `&` and `const` between them are skipped).
 fn declared_variable(src: &[u8], after_type: usize) -> Option<&str> {
@@ -109,8 +100,11 @@ fn declared_variable(src: &[u8], after_type: usize) -> Option<&str> {
     }
 }
 
+fn is_word(b: &u8) -> bool {
+    b.is_ascii_alphanumeric() || *b == b'_'
+}
+
 fn word_at(src: &[u8], at: usize) -> Option<&str> {
-    let is_word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
     src.get(at)
         .filter(|b| b.is_ascii_alphabetic() || **b == b'_')?;
     let len = src[at..].iter().take_while(|b| is_word(b)).count();
@@ -129,14 +123,14 @@ fn member_calls_receiving(
     let mut calls = Vec::new();
     for at in memchr::memmem::find_iter(src, variable.as_bytes()) {
         let end = at + variable.len();
-        let is_word = |b: Option<&u8>| b.is_some_and(|b| b.is_ascii_alphanumeric() || *b == b'_');
-        if is_word(at.checked_sub(1).and_then(|i| src.get(i))) || is_word(src.get(end)) {
+        let before = at.checked_sub(1).and_then(|i| src.get(i));
+        if before.is_some_and(is_word) || src.get(end).is_some_and(is_word) {
             continue;
         }
         if !whole_argument(src, at, end) || in_line_comment(src, at) {
             continue;
         }
-        let Some(open) = enclosing_open_paren(src, at) else {
+        let Some(open) = unmatched((0..at).rev().map(|k| (k, src[k])), b')', b'(') else {
             continue;
         };
         let Some((callee, range)) = member_callee(src, open) else {
@@ -172,27 +166,10 @@ fn in_line_comment(src: &[u8], at: usize) -> bool {
     memchr::memmem::find(&src[line_start..at], b"//").is_some()
 }
 
-/// The `(` of the argument list holding `at`, within the statement.
-fn enclosing_open_paren(src: &[u8], at: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for i in (0..at).rev() {
-        match src[i] {
-            b')' | b']' | b'}' => depth += 1,
-            b'[' | b'{' if depth > 0 => depth -= 1,
-            b'(' if depth > 0 => depth -= 1,
-            b'(' => return Some(i),
-            b';' | b'{' | b'[' => return None,
-            _ => {}
-        }
-    }
-    None
-}
-
 /// `graph->execute` right before the `(` at `open`: the callee when it is
 /// a member access.
 fn member_callee(src: &[u8], open: usize) -> Option<(String, TextRange)> {
     let end = src[..open].iter().rposition(|b| !b.is_ascii_whitespace())? + 1;
-    let is_word = |b: &u8| b.is_ascii_alphanumeric() || *b == b'_';
     let member_start = end - src[..end].iter().rev().take_while(|b| is_word(b)).count();
     if member_start == end {
         return None;

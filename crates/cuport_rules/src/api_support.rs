@@ -232,6 +232,11 @@ impl SupportLists {
             })
     }
 
+    /// Whether some version's list has `api` (whatever it says of it).
+    pub fn lists(&self, api: &str) -> bool {
+        self.versions.iter().any(|v| v.row(api).is_some())
+    }
+
     /// The versions whose list supports `api` on `chip` (restricted or not).
     pub fn supporting_versions(&self, api: &str, chip: &str) -> Vec<&str> {
         self.versions

@@ -4,6 +4,7 @@
 //! APIs and keyword arguments that trigger it (`advice.toml`). Both files
 //! are hand-written, sit next to the generated support lists in
 //! `mappings/<target>/api-support/`, and name a source for every entry.
+use cuport_model::dotted_within;
 use serde::Deserialize;
 
 /// How far a target replaces a CUDA-only package.
@@ -59,22 +60,16 @@ impl ThirdPartyPackage {
     /// Whether a dotted path lies in this package (`flash_attn.x` in
     /// `flash_attn`, not `flash_attnx`).
     pub fn contains(&self, path: &str) -> bool {
-        is_within(path, &self.module)
+        dotted_within(path, &self.module)
     }
 
     /// The most specific per-API entry for `path`.
     pub fn api_of(&self, path: &str) -> Option<&PackageApi> {
         self.api
             .iter()
-            .filter(|a| is_within(path, &a.path))
+            .filter(|a| dotted_within(path, &a.path))
             .max_by_key(|a| a.path.len())
     }
-}
-
-/// `path` is `prefix` or lies below it.
-fn is_within(path: &str, prefix: &str) -> bool {
-    path.strip_prefix(prefix)
-        .is_some_and(|rest| rest.is_empty() || rest.starts_with('.'))
 }
 
 /// Whether advice is about results or about speed.

@@ -6,6 +6,8 @@
 pub(crate) mod one_way;
 mod overloads;
 
+pub(crate) use overloads::unmatched;
+
 use cuport_analyze::{FileAnalysis, Site};
 use cuport_model::{Language, Library, LineIndex, SiteKind, Target, TargetProfile, TextRange};
 use cuport_rules::{Resolved, RuleSet, Template};
@@ -24,6 +26,16 @@ pub(crate) struct Planned {
     /// Target headers (C family) or imports (Python) the edits need.
     pub(crate) headers: Vec<String>,
     pub(crate) imports: Vec<String>,
+}
+
+impl Planned {
+    /// What a planned edit replaces exactly `range` with (a renamed type).
+    pub(crate) fn renamed_to(&self, range: TextRange) -> Option<String> {
+        self.edits
+            .iter()
+            .find(|e| e.range == range)
+            .map(|e| e.replacement.trim().to_owned())
+    }
 }
 
 /// A call rewritten through a template. Applied after every site is

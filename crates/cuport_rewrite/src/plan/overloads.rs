@@ -27,7 +27,7 @@ impl Planner<'_> {
             let Some((name, open, close)) = self.definition_around(site) else {
                 continue;
             };
-            if lists.contains(&open) || self.renamed_to(site).is_none() {
+            if lists.contains(&open) || self.out.renamed_to(site.range).is_none() {
                 continue;
             }
             lists.push(open);
@@ -82,15 +82,6 @@ impl Planner<'_> {
         text
     }
 
-    /// The type a planned edit renamed `site` to.
-    fn renamed_to(&self, site: &Site) -> Option<String> {
-        self.out
-            .edits
-            .iter()
-            .find(|e| e.range == site.range)
-            .map(|e| e.replacement.trim().to_owned())
-    }
-
     /// For a type written in the parameter list of a function definition
     /// (`NAME(..., TYPE x, ...) {`): the function's name and the list's
     /// parentheses.
@@ -119,7 +110,11 @@ impl Planner<'_> {
 /// The position of the first `outer` in `bytes` not matched by an `inner`
 /// before it (`(` walking back, `)` walking forward); none past a `;`, `{`
 /// or `}`.
-fn unmatched(bytes: impl Iterator<Item = (usize, u8)>, inner: u8, outer: u8) -> Option<usize> {
+pub(crate) fn unmatched(
+    bytes: impl Iterator<Item = (usize, u8)>,
+    inner: u8,
+    outer: u8,
+) -> Option<usize> {
     let mut depth = 0usize;
     for (k, b) in bytes {
         match b {
