@@ -813,11 +813,37 @@ def log(a, msg: str) -> None:
         print(f"[corpus_check] {msg}", file=sys.stderr, flush=True)
 
 
+def installed_rocm_version() -> str:
+    """The ROCm release of the HIP headers hipcc uses: Debian's package
+    version (5.2.3), else MAJOR.MINOR.0 from hip_version.h (its PATCH is a
+    build number, not a release)."""
+    try:
+        out = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", "libamdhip64-dev"],
+                             capture_output=True, text=True, check=True).stdout
+        m = re.match(r"(\d+\.\d+\.\d+)", out)
+        if m:
+            return m.group(1)
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    for path in ["/usr/include/hip/hip_version.h"] + sorted(glob.glob("/opt/rocm*/include/hip/hip_version.h")):
+        try:
+            text = Path(path).read_text()
+        except OSError:
+            continue
+        major = re.search(r"HIP_VERSION_MAJOR (\d+)", text)
+        minor = re.search(r"HIP_VERSION_MINOR (\d+)", text)
+        if major and minor:
+            return f"{major.group(1)}.{minor.group(1)}.0"
+    return "newest"
+
+
 def run_cuport(a, src: Path, out: Path) -> tuple[Migration, dict]:
     if a.mode in ("hip", "hip-cpu"):
         cmd = [a.cuport, "migrate", "--to", "hip", str(src), "--out", str(out), "--format", "json"]
         if a.mode == "hip-cpu":  # HIP-CPU is plain C++: no <<<>>>
             cmd += ["--hip-kernel-launch", "ggl"]
+        elif a.rocm_version != "newest":
+            cmd += ["--rocm-version", a.rocm_version]
     else:
         cmd = [a.cuport, "migrate", "--dual", "--to", a.dual_targets, str(src), "--out", str(out), "--format", "json"]
     cmd += a.cuport_arg
@@ -1031,6 +1057,10 @@ CUPORT_HIPCC, CUPORT_HIP_INCLUDES, CUPORT_BIN (the cuport binary).""")
     p.add_argument("--work", type=Path, help="work dir (default: a temporary dir, removed unless --keep)")
     p.add_argument("--keep", action="store_true")
     p.add_argument("--cuport-arg", action="append", default=[], metavar="ARG", help="extra argument for cuport migrate")
+    p.add_argument("--rocm-version", default="installed", metavar="X.Y.Z|installed|newest",
+                   help="--mode hip: the ROCm release the port is made for (cuport --rocm-version); "
+                        "'installed' (default): the release of the HIP headers hipcc compiles with, as a "
+                        "user of that ROCm would choose; 'newest': no release, the tables' newest")
     p.add_argument("--no-leftovers", action="store_true", help="skip the silent-leftover check")
     p.add_argument("--stub-missing", action="store_true",
                    help="compile missing-header units again with empty stand-ins for the missing headers "
@@ -1041,6 +1071,8 @@ CUPORT_HIPCC, CUPORT_HIP_INCLUDES, CUPORT_BIN (the cuport binary).""")
     p.add_argument("-v", "--verbose", action="store_true", help="a line per compile")
     p.add_argument("-q", "--quiet", action="store_true")
     a = p.parse_args(argv)
+    if a.rocm_version == "installed":
+        a.rocm_version = installed_rocm_version()
 
     a.cuda_include = a.cuda_include if a.cuda_include is not None else [d for d in env.get("CUPORT_CUDA_INCLUDES", "").split(":") if d]
     a.hip_include = a.hip_include if a.hip_include is not None else [d for d in env.get("CUPORT_HIP_INCLUDES", "").split(":") if d]
@@ -1350,7 +1382,8 @@ def print_table(a, units, before, afters, classes, leftovers=None, mig=None, stu
     n = len(units)
     nb = sum(before[u].ok for u in units)
     w = sys.stdout.write
-    w(f"\ncorpus_check: {a.src} ({'baseline only' if not afters else a.mode + ' via ' + a.translator})\n")
+    made_for = f", --rocm-version {a.rocm_version}" if a.mode == "hip" and a.translator == "cuport" else ""
+    w(f"\ncorpus_check: {a.src} ({'baseline only' if not afters else a.mode + ' via ' + a.translator}{made_for})\n")
     if mig is not None:
         w(f"migration: {mig.seconds:.1f} s" + (f"; {mig.inexact_maps} files whose line map is approximate" if mig.inexact_maps else "") + "\n")
     hdr = f"{'variant':<30} {'units':>6} {'before':>7} {'after':>6} {'missing-header':>15} {'flagged':>8} {'unexplained':>12} {'fixed':>6}\n"

@@ -52,8 +52,43 @@ pub struct TargetProfile {
     pub shim: ShimFacts,
     #[serde(default, rename = "vector-types")]
     pub vector_types: VectorTypeFacts,
+    #[serde(default, rename = "builtin-coordinates")]
+    pub builtin_coordinates: CoordinateFacts,
+    #[serde(default, rename = "integer-handles")]
+    pub integer_handles: IntegerHandleFacts,
     #[serde(default)]
     pub versions: VersionFacts,
+}
+
+/// CUDA handle types that are integers in CUDA but pointers on the target
+/// (`cudaTextureObject_t`: `unsigned long long` there, `struct
+/// __hip_texture *` on HIP): bit operations on them do not port.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct IntegerHandleFacts {
+    /// The CUDA type names.
+    #[serde(default)]
+    pub types: Vec<String>,
+    /// Where the target's declarations are.
+    pub reference: Option<String>,
+}
+
+/// Where the target's built-in coordinates (`blockDim.x`) are not plain
+/// `unsigned int` values, so overloads that take them as CUDA's would be
+/// ambiguous (HIP: proxy objects with a conversion operator).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct CoordinateFacts {
+    /// The built-in variables whose `.x`/`.y`/`.z` are proxies.
+    #[serde(default)]
+    pub variables: Vec<String>,
+    /// Functions in whose arguments such a member is cast (`min`, `max`).
+    #[serde(default)]
+    pub calls: Vec<String>,
+    /// The cast written around it, CUDA's type (`static_cast<unsigned int>`).
+    pub cast: Option<String>,
+    /// Where that is documented (the target's headers).
+    pub reference: Option<String>,
 }
 
 /// The vendor SDK whose releases the rules' `target-version` minimums name
@@ -144,6 +179,11 @@ pub struct KernelFacts {
     /// Vendor operators that may replace simple kernels, by kernel family.
     #[serde(default)]
     pub operators: Option<OperatorHints>,
+    /// The target's compiler is clang-based (hipcc, mcc): GNU extensions
+    /// that g++ accepts as nvcc's host compiler, such as an initialised
+    /// variable-length array, are errors there.
+    #[serde(default)]
+    pub clang_frontend: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]

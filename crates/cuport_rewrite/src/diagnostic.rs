@@ -107,6 +107,12 @@ cuport_codes! {
     BUILD_MANUAL = "CP0020", true, "A build rule cuport does not rewrite";
     /// A package that only runs on NVIDIA GPUs.
     CUDA_ONLY_PACKAGE = "CP0021", true, "A package that only runs on NVIDIA GPUs";
+    /// A handle that is an integer in CUDA (`cudaTextureObject_t`) used in
+    /// bit operations, where the target's is a pointer.
+    INTEGER_HANDLE = "CP0022", true, "A handle that is an integer in CUDA used in bit operations, where the target's is a pointer";
+    /// A variable-length array with an initialiser: g++ (nvcc's host
+    /// compiler) accepts it, clang-based compilers (hipcc, mcc) do not.
+    INITIALISED_VLA = "CP0023", true, "A variable-length array with an initialiser, which clang-based compilers (hipcc, mcc) reject";
     /// An edit: a header the target needs, added at the top of the file.
     HEADER_ADDED = "CP0030", false, "A header the target needs, added to the file";
     /// An edit: an import the target needs (`import torch_npu`).
@@ -126,6 +132,9 @@ cuport_codes! {
     /// Dual-stack Python: a dtype a selected target does not support (fp64
     /// on Ascend). The code is kept; nothing converts it silently.
     DUAL_UNSUPPORTED_DTYPE = "CP0050", true, "Dual-stack Python: a dtype a selected target does not support";
+    /// An edit: a built-in coordinate (`blockDim.x`) passed to `min`/`max`,
+    /// cast to CUDA's `unsigned int` where the target's is a proxy object.
+    COORDINATE_CAST = "CP1097", false, "A built-in coordinate (blockDim.x) passed to min/max, cast to unsigned int as CUDA's is (HIP's is a proxy object)";
     /// An edit: a launch written `<< <` ... `>> >` respelled `<<<` ... `>>>`,
     /// which clang-based compilers (hipcc, mcc) need.
     LAUNCH_SPELLING = "CP1098", false, "A kernel launch written << < ... >> > respelled <<< ... >>> (clang-based compilers need it)";

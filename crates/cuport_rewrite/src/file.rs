@@ -5,9 +5,13 @@ use cuport_analyze::FileAnalysis;
 use cuport_model::{Language, Library, LineIndex, SiteKind, TextRange};
 use cuport_rules::RuleSet;
 
+use crate::coordinate_casts::cast_coordinate_arguments;
 use crate::diagnostic::{codes, effort_hours, Diagnostic, Level};
 use crate::edit::{apply_edits, Edit};
 use crate::headers::{annotation_edits, header_edits, included_paths, MainHeader};
+use crate::initialised_arrays::report_initialised_vlas;
+use crate::integer_handles::report_integer_handles;
+use crate::member_versions::report_members_too_new;
 use crate::options::MigrateOptions;
 use crate::plan::{FileInput, Planned, PlannedFile};
 use crate::result::{FileMigration, FileStats};
@@ -49,7 +53,17 @@ pub fn migrate_file(
     }
     guard_vector_operators(src, &lines, analysis, options.targets(), &mut planned);
     if matches!(language, Language::Cuda | Language::Cpp) {
+        cast_coordinate_arguments(src, analysis, options.targets(), &mut planned);
+    }
+    if matches!(language, Language::Cuda | Language::Cpp) {
         report_retyped_arguments(src, &lines, analysis, &mut planned);
+        if !options.is_dual() {
+            report_members_too_new(src, &lines, analysis, rules, options, &mut planned);
+        }
+        for target in options.targets() {
+            report_integer_handles(src, &lines, analysis, *target, &mut planned);
+        }
+        report_initialised_vlas(src, &lines, options.targets(), &mut planned);
     }
     // Where this source's kernels compile as they are (HIP, MUSA, and every
     // dual-stack backend that builds them), a kernel-only .cu file needs

@@ -3,13 +3,17 @@
 //! and never overlapping; every site that cannot be ported automatically is
 //! a coded diagnostic.
 
+mod coordinate_casts;
 mod diagnostic;
 mod dual;
 mod edit;
 mod file;
 mod headers;
 mod helper_files;
+mod initialised_arrays;
+mod integer_handles;
 mod kernels;
+mod member_versions;
 mod mode;
 mod options;
 mod plan;

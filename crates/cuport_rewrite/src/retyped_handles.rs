@@ -14,7 +14,7 @@ use cuport_analyze::FileAnalysis;
 use cuport_model::{LineIndex, SiteKind, TextRange};
 
 use crate::diagnostic::{codes, Diagnostic, Level};
-use crate::plan::{unmatched, Planned};
+use crate::plan::{unmatched, whole_argument, Planned};
 
 /// Adds one diagnostic per member call that receives a retyped variable.
 pub(crate) fn report_retyped_arguments(
@@ -81,7 +81,7 @@ fn unported_namespace(planned: &Planned) -> Option<String> {
 
 /// `cudnnHandle_t cudnn_handle;`: the name a declaration right after the
 /// type declares (`*`, `&` and `const` between them are skipped).
-fn declared_variable(src: &[u8], after_type: usize) -> Option<&str> {
+pub(crate) fn declared_variable(src: &[u8], after_type: usize) -> Option<&str> {
     let mut at = after_type;
     loop {
         while src
@@ -100,7 +100,39 @@ fn declared_variable(src: &[u8], after_type: usize) -> Option<&str> {
     }
 }
 
-fn is_word(b: &u8) -> bool {
+/// Every name one declaration declares: `cudaDeviceProp prop, props[2];`.
+pub(crate) fn declared_variables(src: &[u8], after_type: usize) -> Vec<&str> {
+    let mut names = Vec::new();
+    let mut at = after_type;
+    while let Some(name) = declared_variable(src, at) {
+        names.push(name);
+        let name_end = name.as_ptr() as usize - src.as_ptr() as usize + name.len();
+        match next_declarator(src, name_end) {
+            Some(comma) => at = comma + 1,
+            None => break,
+        }
+    }
+    names
+}
+
+/// The `,` that starts the next declarator of the declaration (brackets
+/// and initialisers skipped); `None` at its `;` or at a block.
+fn next_declarator(src: &[u8], from: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (k, b) in src.iter().enumerate().skip(from) {
+        match b {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' if depth == 0 => return None,
+            b')' | b']' => depth -= 1,
+            b',' if depth == 0 => return Some(k),
+            b';' | b'{' | b'}' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+pub(crate) fn is_word(b: &u8) -> bool {
     b.is_ascii_alphanumeric() || *b == b'_'
 }
 
@@ -151,14 +183,7 @@ fn member_calls_receiving(
     calls
 }
 
-/// Preceded by `(` or `,` and followed by `,` or `)` (spaces aside).
-fn whole_argument(src: &[u8], start: usize, end: usize) -> bool {
-    let before = src[..start].iter().rev().find(|b| !b.is_ascii_whitespace());
-    let after = src[end..].iter().find(|b| !b.is_ascii_whitespace());
-    matches!(before, Some(b'(' | b',')) && matches!(after, Some(b',' | b')'))
-}
-
-fn in_line_comment(src: &[u8], at: usize) -> bool {
+pub(crate) fn in_line_comment(src: &[u8], at: usize) -> bool {
     let line_start = src[..at]
         .iter()
         .rposition(|&b| b == b'\n')

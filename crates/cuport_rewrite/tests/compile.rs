@@ -277,3 +277,82 @@ fn warp_sync_intrinsics_compile_with_hip_5_2_when_that_release_is_selected() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// cuda-samples failures on Debian's HIP 5.2 that were no one's fault but
+/// cuport's: `min(rem, blockDim.x)` (HIP's coordinate is a proxy, so the
+/// call was ambiguous; now cast to CUDA's `unsigned int`), CUDA default
+/// arguments HIP declares required (`hipMalloc3DArray` flags,
+/// `hipStreamWaitEvent` flags before ROCm 6.1), and, for the selected
+/// release, names and members it lacks are reported, not left to fail.
+#[test]
+fn cuda_samples_shapes_compile_with_hip_5_2_or_are_reported() {
+    if !require("hipcc") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("shapes.cu"),
+        r#"#include <cstdio>
+__global__ void k(unsigned int rem, unsigned int* o) {
+  for (unsigned int i = 0; i < min(rem, blockDim.x); ++i) o[i] = max(threadIdx.x, i);
+}
+int main() {
+  cudaArray_t array;
+  cudaChannelFormatDesc desc = cudaCreateChannelDesc<float>();
+  cudaMalloc3DArray(&array, &desc, make_cudaExtent(4, 4, 4));
+  cudaStream_t s;
+  cudaEvent_t e;
+  cudaStreamWaitEvent(s, e);
+  cudaDeviceProp prop;
+  cudaGetDeviceProperties(&prop, 0);
+  printf("%d %d\n", prop.major, prop.asyncEngineCount);
+  cudaDeviceSetLimit(cudaLimitMallocHeapSize, 1 << 20);
+  return 0;
+}
+"#,
+    )
+    .unwrap();
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.sdk_versions.insert(
+        Target::Hip,
+        cuport_model::SdkVersion::parse("5.2.3").unwrap(),
+    );
+    let migration = migrate_dir(dir.path(), &options);
+    let out = write_output(&migration);
+    let path = out.path().join("tree/shapes.cu");
+    let text = std::fs::read_to_string(&path).unwrap();
+    for expected in [
+        "min(rem, static_cast<unsigned int>(blockDim.x))",
+        "max(static_cast<unsigned int>(threadIdx.x), i)",
+        "hipMalloc3DArray(&array, &desc, make_hipExtent(4, 4, 4), 0)",
+        "hipStreamWaitEvent(s, e, 0)",
+    ] {
+        assert!(text.contains(expected), "{expected} missing:\n{text}");
+    }
+    let file = &migration.files[0];
+    let too_new: Vec<&str> = file
+        .result
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "CP0016")
+        .map(|d| d.cuda_name.as_str())
+        .collect();
+    assert_eq!(
+        too_new,
+        ["cudaDeviceProp::asyncEngineCount", "cudaDeviceSetLimit"],
+        "{:?}",
+        file.result.diagnostics
+    );
+    let output = Command::new("hipcc")
+        .args(["-fsyntax-only", "--offload-arch=gfx90a", "-x", "hip"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    let errors = errors_in(&stderr, &path);
+    let unexplained = unexplained_errors(&stderr, &path, file);
+    assert!(
+        errors.len() == 3 && unexplained.is_empty(),
+        "errors {errors:?}, unexplained {unexplained:?}"
+    );
+}

@@ -544,3 +544,47 @@ fn a_retyped_handle_passed_to_a_member_call_is_reported() {
         assert!(!file.diagnostics.iter().any(|d| d.code == "CP0019"));
     }
 }
+
+/// cuda-samples bindlessTexture packs a texture object into a `uint2`:
+/// `obj & 0xFFFFFFFF`, `obj >> 32`, `(cudaTextureObject_t)lo | hi << 32`.
+/// CUDA's handle is an integer, HIP's a pointer: each bit operation is
+/// reported (CP0022), and uses that stay whole are not.
+#[test]
+fn bit_operations_on_a_texture_object_are_reported_on_hip() {
+    let src = "uint2 encode(cudaTextureObject_t obj) {\n  return make_uint2((uint)(obj & 0xFFFFFFFF), (uint)(obj >> 32));\n}\ncudaTextureObject_t decode(uint2 v) {\n  return (((cudaTextureObject_t)v.x) | ((cudaTextureObject_t)v.y) << 32);\n}\n__global__ void k(cudaTextureObject_t tex, float* out) {\n  out[0] = tex2D<float>(tex, 0.5f, 0.5f);\n  out[1] = (tex != 0) && (out[0] > 0.f) ? 1.f : 0.f;\n}\n";
+    let root = tree(&[("tex.cu", src)]);
+    let migration = migrate(root.path(), &MigrateOptions::new(Target::Hip));
+    let lines: Vec<u32> = output(&migration, "tex.cu")
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "CP0022")
+        .map(|d| d.line)
+        .collect();
+    assert_eq!(lines, [2, 2, 5, 5]);
+    let ascend = migrate(root.path(), &MigrateOptions::new(Target::Ascend));
+    assert!(codes_of(&ascend, "tex.cu")
+        .iter()
+        .all(|(c, _)| c != "CP0022"));
+}
+
+/// cuda-samples' Tegra imageKernels: `cudaSurfaceObject_t
+/// surfObject[numPlanes] = {0};` with `numPlanes` a parameter. g++ under
+/// nvcc accepts the initialised variable-length array, clang (hipcc) does
+/// not: CP0023 on HIP. Constant bounds and element assignments are left.
+#[test]
+fn an_initialised_variable_length_array_is_reported_for_clang_targets() {
+    let src = "#define N 4\nconst int M = 2;\nvoid f(int numPlanes, cudaSurfaceObject_t* s) {\n  cudaSurfaceObject_t surf[numPlanes] = {0};\n  int fixed[N] = {0};\n  int other[M] = {0};\n  for (int i = 0; i < 2; i++) { int infos[2]; infos[i] = {}; }\n}\n";
+    let root = tree(&[("vla.cu", src)]);
+    let migration = migrate(root.path(), &MigrateOptions::new(Target::Hip));
+    let flagged: Vec<(u32, String)> = output(&migration, "vla.cu")
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "CP0023")
+        .map(|d| (d.line, d.cuda_name.clone()))
+        .collect();
+    assert_eq!(flagged, [(4, "numPlanes".to_owned())]);
+    let ascend = migrate(root.path(), &MigrateOptions::new(Target::Ascend));
+    assert!(codes_of(&ascend, "vla.cu")
+        .iter()
+        .all(|(c, _)| c != "CP0023"));
+}

@@ -483,6 +483,7 @@ impl Builder {
         rule.kind = raw.kind.unwrap_or(rule.kind);
         rule.note.clone_from(&raw.note);
         rule.reference = raw.reference.clone().or(rule.reference);
+        rule.target_version = raw.target_version.clone().or(rule.target_version);
         override_list(&mut rule.headers, &raw.headers);
         override_list(&mut rule.imports, &raw.imports);
         override_list(&mut rule.libraries, &raw.libraries);

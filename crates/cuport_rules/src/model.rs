@@ -79,6 +79,10 @@ pub enum NameKind {
     Python,
     /// A PyTorch device string or distributed backend name (`cuda`, `nccl`).
     DeviceString,
+    /// A member of a CUDA struct or class, named `Owner::member`
+    /// (`cudaDeviceProp::uuid`): found through the owner's variables, never
+    /// as a name of its own, so only its version and status matter.
+    Member,
 }
 
 /// Which library family a target's names come from. Only HIP has a second

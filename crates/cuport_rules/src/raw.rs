@@ -186,6 +186,11 @@ pub(crate) struct RawPattern {
     /// `renamed` (default) or `exact` when `from` equals `to`.
     #[serde(default)]
     pub(crate) status: Option<Status>,
+    /// The release every listed name needs (`HIP >= 5.3.0`): a generated
+    /// table keeps one pattern block per first release, so that version
+    /// gating holds for pattern names as it does for entries.
+    #[serde(default)]
+    pub(crate) target_version: Option<String>,
     #[serde(default)]
     pub(crate) kind: Option<NameKind>,
     #[serde(default)]

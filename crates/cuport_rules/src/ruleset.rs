@@ -380,6 +380,14 @@ impl RuleSet {
         self.layer_names(target, Flavour::Default)
     }
 
+    /// The `Owner::member` rules of `target` (kind `member`), in name order.
+    pub fn members(&self, target: Target) -> impl Iterator<Item = (&str, Resolved<'_>)> + '_ {
+        self.known_cuda_names(target).filter_map(move |name| {
+            let resolved = self.lookup(target, name)?;
+            (resolved.kind() == NameKind::Member).then_some((name, resolved))
+        })
+    }
+
     /// Every CUDA name that resolves on `target` with `flavour`, sorted: the
     /// flavour's own names and the default ones it falls back to.
     pub fn known_cuda_names_flavour(&self, target: Target, flavour: Flavour) -> Vec<&str> {
@@ -573,7 +581,7 @@ fn rule_site(rule: &Rule) -> Option<(Library, SiteKind)> {
         // A dotted Python path the tables know (`torch.version.cuda`) is a
         // framework touchpoint wherever the project reaches it.
         NameKind::Python => SiteKind::FrameworkCall,
-        NameKind::Header | NameKind::DeviceString => return None,
+        NameKind::Header | NameKind::DeviceString | NameKind::Member => return None,
     };
     Some((library, kind))
 }

@@ -119,3 +119,21 @@ fn with_user_file_layers_without_reparsing_and_reports_user_errors() {
     assert!(first.contains("bad.toml:4:1"), "{first}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Pattern names carry HIPIFY's first HIP release, so `--rocm-version`
+/// gates them (Debian's HIP 5.2 lacks `hipDeviceSetLimit`).
+#[test]
+fn hip_pattern_names_carry_their_first_release() {
+    let set = builtin();
+    for (cuda, release) in [
+        ("cudaDeviceSetLimit", "HIP >= 5.3.0"),
+        ("cudaGraphAddMemFreeNode", "HIP >= 5.5.0"),
+        ("curandStateSobol64", "HIP >= 6.2.0"),
+        ("CURAND_ORDERING_QUASI_DEFAULT", "HIP >= 6.2.0"),
+        ("cudaMalloc", "HIP >= 1.5.0"),
+    ] {
+        let r = set.lookup(Target::Hip, cuda).expect("maps on HIP");
+        assert_eq!(r.target_version(), Some(release), "{cuda}");
+        assert!(r.minimum_version().is_some(), "{cuda}: release parsed");
+    }
+}

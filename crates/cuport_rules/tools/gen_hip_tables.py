@@ -25,6 +25,8 @@ FuncArgCasts, extracted to argcasts.tsv by extract_hipify_argcasts.py), whose
 ROC "changed" column is set, or that share one roc name with a different CUDA
 name, are `approximate` with a note.
 
+Then run date_hip_patterns.py: it splits each pattern by first HIP release.
+
 Usage: python3 crates/cuport_rules/tools/gen_hip_tables.py [TSV_DIR] [MAPPINGS_DIR]
 """
 import csv

@@ -2,8 +2,9 @@
 //!
 //! Syntax: `$n` (the n-th argument's source text, 1-based), `${n}`, `${n:map}`
 //! (the argument mapped through an enum map), `${n..}` (arguments n and later,
-//! comma-separated; a comma before it disappears when there are none), `$$`
-//! (a literal `$`). Everything else is literal text, so casts, reordering,
+//! comma-separated; a comma before it disappears when there are none),
+//! `${n=text}` (argument n, or `text` when the call leaves it out: CUDA's
+//! default argument where the target declares none), `$$` (a literal `$`). Everything else is literal text, so casts, reordering,
 //! dropped and repeated (derived) arguments and helper calls need no syntax.
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -44,7 +45,15 @@ enum Piece {
     Lit(String),
     Arg(usize),
     Mapped(usize, MapRef),
-    Rest { from: usize, leading_comma: bool },
+    Rest {
+        from: usize,
+        leading_comma: bool,
+    },
+    /// The last argument, with the value CUDA declares as its default.
+    Defaulted {
+        index: usize,
+        default: String,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -113,8 +122,10 @@ impl Template {
             .iter()
             .map(|p| match p {
                 Piece::Arg(i) | Piece::Mapped(i, _) => i + 1,
-                // `${n..}` may be empty, so it needs only the arguments before it.
+                // `${n..}` may be empty and `${n=text}` absent, so they need
+                // only the arguments before them.
                 Piece::Rest { from, .. } => *from,
+                Piece::Defaulted { index, .. } => *index,
                 Piece::Lit(_) => 0,
             })
             .max()
@@ -147,6 +158,9 @@ impl Template {
                 Piece::Lit(text) => out.push_str(text),
                 Piece::Arg(i) => out.push_str(arg(args, *i)?.trim()),
                 Piece::Mapped(i, map) => out.push_str(&map_value(arg(args, *i)?.trim(), map)?),
+                Piece::Defaulted { index, default } => {
+                    out.push_str(args.get(*index).map_or(default.as_str(), |a| a.trim()));
+                }
                 Piece::Rest {
                     from,
                     leading_comma,
@@ -193,15 +207,21 @@ impl Template {
                     ..
                 } => out.push_str(", ##__VA_ARGS__"),
                 Piece::Rest { .. } => out.push_str("__VA_ARGS__"),
+                // The shim's selector takes the argument when given.
+                Piece::Defaulted { default, .. } => {
+                    out.push_str(&format!("CUPORT_DEFAULT_ARG({default}, __VA_ARGS__)"));
+                }
             }
         }
         out
     }
 
-    /// `n` of `${n..}` (0-based: the number of named arguments before it).
+    /// `n` of `${n..}` or `${n=text}` (0-based: the number of named
+    /// arguments before the ones a call may leave out).
     pub fn rest_from(&self) -> Option<usize> {
         self.pieces.iter().find_map(|p| match p {
             Piece::Rest { from, .. } => Some(*from),
+            Piece::Defaulted { index, .. } => Some(*index),
             _ => None,
         })
     }
@@ -236,6 +256,7 @@ impl Template {
         self.pieces.iter().any(|p| match p {
             Piece::Arg(i) | Piece::Mapped(i, _) => *i == index,
             Piece::Rest { from, .. } => index >= *from,
+            Piece::Defaulted { index: i, .. } => *i == index,
             Piece::Lit(_) => false,
         })
     }
@@ -330,6 +351,10 @@ impl Parser<'_> {
         if !lit.is_empty() {
             pieces.push(Piece::Lit(lit));
         }
+        if !optional_tail_is_last(&pieces) {
+            self.pos = 0;
+            return Err(self.error("`${n=text}` must be the last argument, with no `${n..}`"));
+        }
         Ok(pieces)
     }
 
@@ -357,6 +382,15 @@ impl Parser<'_> {
             return Ok(Piece::Rest {
                 from: self.index(from)?,
                 leading_comma: false,
+            });
+        }
+        if let Some((n, default)) = body.split_once('=') {
+            if default.trim().is_empty() {
+                return Err(self.error("empty default after `=`"));
+            }
+            return Ok(Piece::Defaulted {
+                index: self.index(n)?,
+                default: default.trim().to_owned(),
             });
         }
         match body.split_once(':') {
@@ -388,6 +422,30 @@ impl Parser<'_> {
 }
 
 /// Removes a trailing `,` (and spaces) so `${n..}` can own it.
+/// A call may leave out only trailing arguments: one `${n=text}`, after
+/// every other placeholder, and not together with `${n..}`.
+fn optional_tail_is_last(pieces: &[Piece]) -> bool {
+    let placeholders: Vec<&Piece> = pieces
+        .iter()
+        .filter(|p| !matches!(p, Piece::Lit(_)))
+        .collect();
+    let defaulted = placeholders
+        .iter()
+        .position(|p| matches!(p, Piece::Defaulted { .. }));
+    let Some(at) = defaulted else { return true };
+    let index = match placeholders[at] {
+        Piece::Defaulted { index, .. } => *index,
+        _ => return false,
+    };
+    at + 1 == placeholders.len()
+        && placeholders.iter().all(|p| match p {
+            Piece::Arg(i) | Piece::Mapped(i, _) => *i < index,
+            Piece::Defaulted { .. } => true,
+            Piece::Rest { .. } => false,
+            Piece::Lit(_) => true,
+        })
+}
+
 fn strip_comma(lit: &mut String) -> bool {
     let trimmed = lit.trim_end();
     if let Some(before) = trimmed.strip_suffix(',') {

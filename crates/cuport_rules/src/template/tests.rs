@@ -83,6 +83,36 @@ fn rest_arguments_own_their_comma() {
 }
 
 #[test]
+fn a_defaulted_argument_is_filled_in_only_when_left_out() {
+    let t = Template::parse("hipMalloc3DArray($1, $2, $3, ${4=0})").unwrap();
+    assert_eq!(
+        t.apply(&["a", "d", "e"]).unwrap(),
+        "hipMalloc3DArray(a, d, e, 0)"
+    );
+    assert_eq!(
+        t.apply(&["a", "d", "e", " hipArraySurfaceLoadStore"])
+            .unwrap(),
+        "hipMalloc3DArray(a, d, e, hipArraySurfaceLoadStore)"
+    );
+    assert_eq!(t.max_arg(), 3);
+    assert_eq!(t.arity(), Some(4));
+    assert_eq!(t.rest_from(), Some(3));
+    assert_eq!(
+        t.macro_body(&["a1", "a2", "a3"]),
+        "hipMalloc3DArray((a1), (a2), (a3), CUPORT_DEFAULT_ARG(0, __VA_ARGS__))"
+    );
+    assert!(t.apply(&["a", "d"]).is_err());
+}
+
+#[test]
+fn a_defaulted_argument_must_come_last() {
+    assert!(Template::parse("f(${1=0}, $2)").is_err());
+    assert!(Template::parse("f($1, ${2=0}, ${3..})").is_err());
+    assert!(Template::parse("f($1, ${2=})").is_err());
+    assert!(Template::parse("f($1, ${2=nullptr})").is_ok());
+}
+
+#[test]
 fn missing_argument_is_an_error_not_a_panic() {
     let t = Template::parse("g($3)").unwrap();
     assert_eq!(

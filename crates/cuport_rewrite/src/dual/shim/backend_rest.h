@@ -44,6 +44,11 @@
   typedef struct cuport_unavailable_##name name CUPORT_UNAVAILABLE_ATTR(message)
 #define CUPORT_UNAVAILABLE_VALUE(name, message) \
   extern const int name CUPORT_UNAVAILABLE_ATTR(message)
+/* CUPORT_DEFAULT_ARG(d, x) is x and CUPORT_DEFAULT_ARG(d, ) is d: the value
+ * CUDA declares for a trailing argument the target's declaration makes
+ * required. __VA_OPT__ is C++20; GCC and Clang accept it in older modes. */
+#define CUPORT_DEFAULT_ARG(d, ...) CUPORT_DEFAULT_ARG_I(__VA_ARGS__ __VA_OPT__(,) d, ~)
+#define CUPORT_DEFAULT_ARG_I(x, ...) x
 
 /* Kernel launches are written CUPORT_KERNEL_LAUNCH((kernel), (grid, block,
  * shared, stream), args...) when a selected backend needs a kernel port: the

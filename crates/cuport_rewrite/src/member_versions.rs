@@ -1,0 +1,147 @@
+//! Members the target gained later than their struct or class
+//! (`hipDeviceProp_t::asyncEngineCount` from HIP 6.0, `thread_block_tile::
+//! meta_group_rank()` from HIP 5.7; rules of kind `member`): in a port made
+//! for an older release (`--rocm-version 5.2.3`) each use is reported with
+//! the release it needs, as a name of its own would be (CP0016). Uses are
+//! found through the owner: a variable declared with the struct's type
+//! (`cudaDeviceProp prop;` then `prop.uuid`, `props[i].uuid`, `p->uuid`),
+//! or, for a class in a namespace, any member call in a file that uses
+//! that namespace's library (`tile.meta_group_rank()`).
+use cuport_analyze::FileAnalysis;
+use cuport_model::{LineIndex, SiteKind, TextRange};
+use cuport_rules::{Resolved, RuleSet};
+
+use crate::diagnostic::{codes, Diagnostic, Level};
+use crate::options::MigrateOptions;
+use crate::plan::Planned;
+use crate::retyped_handles::{declared_variables, in_line_comment, is_word};
+use crate::sdk::newer_release_needed;
+
+/// Adds a CP0016 diagnostic for each use of a member the selected release lacks.
+pub(crate) fn report_members_too_new(
+    src: &[u8],
+    lines: &LineIndex,
+    analysis: &FileAnalysis,
+    rules: &RuleSet,
+    options: &MigrateOptions,
+    planned: &mut Planned,
+) {
+    let target = options.target;
+    let Some(selected) = options.sdk_version(target) else {
+        return;
+    };
+    let versions = &target.profile().versions;
+    for (name, resolved) in rules.members(target) {
+        let Some(minimum) = newer_release_needed(&resolved, target, Some(selected)) else {
+            continue;
+        };
+        let Some((owner, member)) = name.rsplit_once("::") else {
+            continue;
+        };
+        for (range, object) in member_uses(src, analysis, owner, member, &resolved) {
+            if planned.diagnostics.iter().any(|d| d.range == range) {
+                continue;
+            }
+            let at = lines.line_col(range.start);
+            planned.diagnostics.push(Diagnostic {
+                code: codes::SDK_TOO_OLD.into(),
+                level: Level::Manual,
+                effort: Some("low".into()),
+                message: format!(
+                    "`{object}.{member}` ({name}) needs {minimum}; this port is for {}",
+                    versions.describe(selected)
+                ),
+                line: at.line,
+                column: at.column,
+                range,
+                cuda_name: name.to_owned(),
+                library: resolved.library().unwrap_or(cuport_model::Library::Runtime),
+                kind: SiteKind::Type,
+                suggestion: Some(format!(
+                    "port it by hand for {selected}, or make the port for {} {} or newer",
+                    minimum.product, minimum.version
+                )),
+                reference: resolved.reference().map(str::to_owned),
+            });
+        }
+    }
+}
+
+/// Each use of `member` on an object of `owner`: the member's range and
+/// the object's text.
+fn member_uses(
+    src: &[u8],
+    analysis: &FileAnalysis,
+    owner: &str,
+    member: &str,
+    resolved: &Resolved<'_>,
+) -> Vec<(TextRange, String)> {
+    if owner.contains("::") {
+        let library = resolved.library();
+        let uses_library = analysis.sites.iter().any(|s| Some(s.library) == library);
+        return if uses_library {
+            accesses(src, member, None)
+        } else {
+            Vec::new()
+        };
+    }
+    let mut uses = Vec::new();
+    for site in analysis.sites.iter().filter(|s| s.name == owner) {
+        for variable in declared_variables(src, site.range.end) {
+            for found in accesses(src, member, Some(variable)) {
+                if !uses.contains(&found) {
+                    uses.push(found);
+                }
+            }
+        }
+    }
+    uses
+}
+
+/// `object.member`, `object->member` and `object[i].member` outside line
+/// comments, where the object is `variable` (any object when `None`).
+fn accesses(src: &[u8], member: &str, variable: Option<&str>) -> Vec<(TextRange, String)> {
+    let mut found = Vec::new();
+    for at in memchr::memmem::find_iter(src, member.as_bytes()) {
+        let end = at + member.len();
+        let bounded = !src.get(end).is_some_and(is_word) && at > 0 && !is_word(&src[at - 1]);
+        if !bounded || in_line_comment(src, at) {
+            continue;
+        }
+        let Some(object) = object_before(src, at) else {
+            continue;
+        };
+        if variable.is_none_or(|v| v == object) {
+            found.push((TextRange::new(at, end), object.to_owned()));
+        }
+    }
+    found
+}
+
+/// The identifier before `.`, `->` or `[...].` that ends right before `at`.
+fn object_before(src: &[u8], at: usize) -> Option<&str> {
+    let before = trim_end(src, at);
+    let mut end = if before >= 2 && &src[before - 2..before] == b"->" {
+        before - 2
+    } else if before >= 1 && src[before - 1] == b'.' {
+        before - 1
+    } else {
+        return None;
+    };
+    end = trim_end(src, end);
+    if end >= 1 && src[end - 1] == b']' {
+        let open = src[..end].iter().rposition(|b| *b == b'[')?;
+        end = trim_end(src, open);
+    }
+    let start = end - src[..end].iter().rev().take_while(|b| is_word(b)).count();
+    (start < end)
+        .then(|| std::str::from_utf8(&src[start..end]).ok())
+        .flatten()
+}
+
+fn trim_end(src: &[u8], end: usize) -> usize {
+    src[..end]
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(0, |i| i + 1)
+}
