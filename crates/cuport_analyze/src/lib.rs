@@ -31,7 +31,8 @@ pub use inventory::{EntryKind, TreeEntry, VCS_DIRS};
 pub use known::SiteOf;
 pub use python::names_cuda;
 pub use site::{
-    Condition, FileAnalysis, OperatorDefinition, ParseIssue, ScannedFile, Site, SkippedFile,
+    Condition, FileAnalysis, FunctionDefinition, OperatorDefinition, ParseIssue, ScannedFile, Site,
+    SkippedFile,
 };
 pub use torch_api::{
     torch_api_uses, ApiQuery, ApiUse, IsApi, KeywordUse, PackageUse, Resolution, TorchApiInventory,

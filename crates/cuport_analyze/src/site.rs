@@ -117,6 +117,24 @@ pub struct FileAnalysis {
     /// family), which a target's vector types may already define.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub vector_operators: Vec<OperatorDefinition>,
+    /// The project's own definitions of functions that carry a CUDA name
+    /// (`__device__ double atomicMax(double*, double)`), which a target
+    /// may already define.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub function_definitions: Vec<FunctionDefinition>,
+}
+
+/// A definition (with a body) of a function named like a CUDA one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FunctionDefinition {
+    /// `atomicMax`.
+    pub name: String,
+    /// The parameter types as written, names, `const` and `__restrict__`
+    /// left out and spaces removed (`double*`, `double`).
+    pub parameters: Vec<String>,
+    /// From the start of the definition's first line to its closing brace.
+    pub range: TextRange,
 }
 
 /// A definition of `operator@=(V&, V)` for a CUDA vector type `V`.

@@ -56,8 +56,26 @@ pub struct TargetProfile {
     pub builtin_coordinates: CoordinateFacts,
     #[serde(default, rename = "integer-handles")]
     pub integer_handles: IntegerHandleFacts,
+    #[serde(default, rename = "provided-functions")]
+    pub provided_functions: ProvidedFunctionFacts,
     #[serde(default)]
     pub versions: VersionFacts,
+}
+
+/// Functions the target defines that CUDA does not (HIP's
+/// `atomicMax(double*, double)`): a project's own definition with the same
+/// parameters is a redefinition there, so it is compiled out where `guard`
+/// is defined.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ProvidedFunctionFacts {
+    /// A macro defined wherever the target's definitions are.
+    pub guard: Option<String>,
+    /// `atomicMax(double*, double)`: the name and parameter types.
+    #[serde(default)]
+    pub signatures: Vec<String>,
+    /// Where the target defines them.
+    pub reference: Option<String>,
 }
 
 /// CUDA handle types that are integers in CUDA but pointers on the target
@@ -148,6 +166,11 @@ pub struct VectorTypeFacts {
     /// (`operator+=(const V&)`): a project's own `operator+=(V&, V)` is
     /// ambiguous there and is compiled out where the macro is defined.
     pub compound_operators_guard: Option<String>,
+    /// Where the target's `dim3` has no constructor from its `uint3`
+    /// (CUDA's has `dim3(uint3)`): the constructor that takes the three
+    /// values instead, written for a `make_uint3(...)` that initialises
+    /// or is assigned to a `dim3`.
+    pub dim3_from_values: Option<String>,
     /// Where that is documented (the target's header).
     pub reference: Option<String>,
 }

@@ -132,6 +132,9 @@ cuport_codes! {
     /// Dual-stack Python: a dtype a selected target does not support (fp64
     /// on Ascend). The code is kept; nothing converts it silently.
     DUAL_UNSUPPORTED_DTYPE = "CP0050", true, "Dual-stack Python: a dtype a selected target does not support";
+    /// An edit: `make_uint3(...)` that initialises a `dim3`, written with the
+    /// target's `dim3(x, y, z)` (HIP's dim3 does not convert from uint3).
+    DIM3_CONSTRUCTOR = "CP1096", false, "A make_uint3(...) that initialises a dim3, written dim3(...) (HIP's dim3 does not convert from uint3)";
     /// An edit: a built-in coordinate (`blockDim.x`) passed to `min`/`max`,
     /// cast to CUDA's `unsigned int` where the target's is a proxy object.
     COORDINATE_CAST = "CP1097", false, "A built-in coordinate (blockDim.x) passed to min/max, cast to unsigned int as CUDA's is (HIP's is a proxy object)";

@@ -7,6 +7,7 @@ use cuport_rules::RuleSet;
 
 use crate::coordinate_casts::cast_coordinate_arguments;
 use crate::diagnostic::{codes, effort_hours, Diagnostic, Level};
+use crate::dim3_initialisers::construct_dim3_from_values;
 use crate::edit::{apply_edits, Edit};
 use crate::headers::{annotation_edits, header_edits, included_paths, MainHeader};
 use crate::initialised_arrays::report_initialised_vlas;
@@ -17,7 +18,7 @@ use crate::plan::{FileInput, Planned, PlannedFile};
 use crate::result::{FileMigration, FileStats};
 use crate::retyped_handles::report_retyped_arguments;
 use crate::suppress::Suppressions;
-use crate::vector_operators::guard_vector_operators;
+use crate::target_provided::guard_target_provided;
 
 /// Migrates `src` (analysed as `analysis`), the file at `path` (relative to
 /// the root, `/`-separated; `""` for a file at the root). Dual-stack output
@@ -51,9 +52,10 @@ pub fn migrate_file(
     if !options.is_dual() && !options.target.profile().kernels_native() {
         fold_effort_into_device_functions(&mut planned.diagnostics, analysis);
     }
-    guard_vector_operators(src, &lines, analysis, options.targets(), &mut planned);
+    guard_target_provided(src, &lines, analysis, options.targets(), &mut planned);
     if matches!(language, Language::Cuda | Language::Cpp) {
         cast_coordinate_arguments(src, analysis, options.targets(), &mut planned);
+        construct_dim3_from_values(src, analysis, options.targets(), &mut planned);
     }
     if matches!(language, Language::Cuda | Language::Cpp) {
         report_retyped_arguments(src, &lines, analysis, &mut planned);

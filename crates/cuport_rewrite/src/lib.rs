@@ -5,6 +5,7 @@
 
 mod coordinate_casts;
 mod diagnostic;
+mod dim3_initialisers;
 mod dual;
 mod edit;
 mod file;
@@ -25,7 +26,7 @@ mod run;
 mod sdk;
 mod skeleton;
 mod suppress;
-mod vector_operators;
+mod target_provided;
 mod write;
 
 pub use diagnostic::{code_info, codes, effort_hours, CodeInfo, Diagnostic, Level, CODES};

@@ -49,11 +49,14 @@ pub(crate) fn analyze(
         directive: None,
     };
     scanner.run();
+    let function_definitions =
+        operators::function_definitions(src, &lexed.tokens, &matches, &scanner.defined_names);
     let mut analysis = FileAnalysis {
         sites: scanner.sites,
         conditions: scanner.conditions.conditions,
         defined_names: scanner.defined_names,
         vector_operators: operators::vector_operator_definitions(src, &lexed.tokens, &matches),
+        function_definitions,
         ..FileAnalysis::default()
     };
     analysis.parse_issues = lexed

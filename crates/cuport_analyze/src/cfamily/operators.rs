@@ -7,7 +7,7 @@ use cuport_model::TextRange;
 
 use super::brackets::UNMATCHED;
 use super::lexer::{TokKind, Token};
-use crate::site::OperatorDefinition;
+use crate::site::{FunctionDefinition, OperatorDefinition};
 
 /// Every definition in `tokens` of `operator@=(V&, V)` (or `const V&` as
 /// the second parameter) for a CUDA vector type `V`, from the start of its
@@ -58,6 +58,79 @@ pub(crate) fn vector_operator_definitions(
         });
     }
     found
+}
+
+/// Every definition with a body of a function named in `names` (the CUDA
+/// names this file defines itself), with its parameter types.
+pub(crate) fn function_definitions(
+    src: &[u8],
+    tokens: &[Token],
+    matches: &[u32],
+    names: &[String],
+) -> Vec<FunctionDefinition> {
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let text = |i: usize| std::str::from_utf8(tokens[i].text(src)).unwrap_or("");
+    let matching = |i: usize| {
+        matches
+            .get(i)
+            .filter(|&&m| m != UNMATCHED)
+            .map(|&m| m as usize)
+    };
+    let mut found = Vec::new();
+    for i in 0..tokens.len().saturating_sub(1) {
+        let named = tokens[i].kind == TokKind::Ident && names.iter().any(|n| n == text(i));
+        if !named || !tokens[i + 1].is_punct(b'(') {
+            continue;
+        }
+        let Some(close) = matching(i + 1) else {
+            continue;
+        };
+        if !tokens.get(close + 1).is_some_and(|t| t.is_punct(b'{')) {
+            continue;
+        }
+        let Some(end) = matching(close + 1) else {
+            continue;
+        };
+        let start = declaration_start(tokens, i);
+        let line_start = src[..tokens[start].start as usize]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |k| k + 1);
+        found.push(FunctionDefinition {
+            name: text(i).to_owned(),
+            parameters: parameter_types(&(i + 2..close).map(text).collect::<Vec<_>>()),
+            range: TextRange::new(line_start, tokens[end].end as usize),
+        });
+    }
+    found
+}
+
+/// `double* address, const double val` → `["double*", "double"]`: each
+/// parameter's tokens without its name, `const` and `__restrict__`.
+fn parameter_types(words: &[&str]) -> Vec<String> {
+    words
+        .split(|w| *w == ",")
+        .filter(|p| !p.is_empty())
+        .map(|parameter| {
+            let kept: Vec<&str> = parameter
+                .iter()
+                .copied()
+                .filter(|w| !matches!(*w, "const" | "__restrict__" | "__restrict" | "restrict"))
+                .collect();
+            let named = kept.len() >= 2
+                && kept
+                    .last()
+                    .is_some_and(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'));
+            let ty = if named {
+                &kept[..kept.len() - 1]
+            } else {
+                &kept[..]
+            };
+            ty.concat()
+        })
+        .collect()
 }
 
 /// `+=`, `-=`, ..., `<<=` starting at token `at`, and the index of the `(`

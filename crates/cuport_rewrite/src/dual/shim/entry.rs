@@ -51,17 +51,17 @@ pub(crate) fn macro_provision(
     resolved: &Resolved<'_>,
     template: &cuport_rules::Template,
 ) -> Provision {
-    let named = match template.rest_from() {
-        Some(from) => from,
-        None => resolved
-            .cuda_params()
-            .map_or(template.max_arg(), <[String]>::len)
-            .max(template.max_arg()),
-    };
+    // Arguments the template never reads (CUDA's trailing defaults, such
+    // as cudaStreamWaitEvent's flags on Ascend) are taken by `...`, so a
+    // call may pass them or leave them out, as on CUDA.
+    let declared = resolved
+        .cuda_params()
+        .map_or(template.max_arg(), <[String]>::len);
+    let named = template.rest_from().unwrap_or(template.max_arg());
     let mut params: Vec<String> = (1..=named).map(|i| format!("cuport_a{i}")).collect();
     let refs: Vec<&str> = params.iter().map(String::as_str).collect();
     let body = template.macro_body(&refs);
-    if template.rest_from().is_some() {
+    if template.rest_from().is_some() || declared > named {
         params.push("...".to_owned());
     }
     Provision::Macro { params, body }
