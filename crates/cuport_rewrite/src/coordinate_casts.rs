@@ -9,7 +9,8 @@ use cuport_model::{CoordinateFacts, Target, TextRange};
 
 use crate::diagnostic::codes;
 use crate::edit::Edit;
-use crate::plan::{unmatched, whole_argument, Planned};
+use crate::plan::{unmatched, Planned};
+use crate::source_text::{trim_end, whole_argument, word_start};
 
 /// One cast edit per coordinate member that is a whole argument of one of
 /// the profile's calls, for the first of `targets` whose profile asks.
@@ -77,16 +78,8 @@ fn casts_here(src: &[u8], range: TextRange, facts: &CoordinateFacts) -> bool {
     let Some(open) = unmatched((0..range.start).rev().map(|k| (k, src[k])), b')', b'(') else {
         return false;
     };
-    let name_end = src[..open]
-        .iter()
-        .rposition(|b| !b.is_ascii_whitespace())
-        .map_or(0, |i| i + 1);
-    let name_start = name_end
-        - src[..name_end]
-            .iter()
-            .rev()
-            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
-            .count();
+    let name_end = trim_end(src, open);
+    let name_start = word_start(src, name_end);
     let callee = &src[name_start..name_end];
     let before = &src[..name_start];
     let member_call = before.ends_with(b".") || before.ends_with(b"->");

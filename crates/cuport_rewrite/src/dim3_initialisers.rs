@@ -10,7 +10,7 @@ use cuport_model::Target;
 use crate::diagnostic::codes;
 use crate::edit::Edit;
 use crate::plan::Planned;
-use crate::retyped_handles::{declared_variables, is_word};
+use crate::source_text::{declared_variables, trim_end, word_start};
 
 /// One edit per `make_uint3` whose value goes straight into a `dim3`.
 pub(crate) fn construct_dim3_from_values(
@@ -74,15 +74,4 @@ fn initialised_variable(src: &[u8], at: usize) -> Option<&str> {
         return Some("dim3");
     }
     std::str::from_utf8(&src[name_start..name_end]).ok()
-}
-
-fn word_start(src: &[u8], end: usize) -> usize {
-    end - src[..end].iter().rev().take_while(|b| is_word(b)).count()
-}
-
-fn trim_end(src: &[u8], end: usize) -> usize {
-    src[..end]
-        .iter()
-        .rposition(|b| !b.is_ascii_whitespace())
-        .map_or(0, |i| i + 1)
 }

@@ -8,7 +8,7 @@ use cuport_model::{Library, LineIndex, SiteKind, Target, TextRange};
 
 use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::plan::Planned;
-use crate::retyped_handles::{in_line_comment, is_word};
+use crate::source_text::{in_line_comment, is_word, trim_end, word_start};
 
 /// Integer types a run-time bound is declared with.
 const INTEGER_TYPES: &[&str] = &[
@@ -80,16 +80,8 @@ fn initialised_array(src: &[u8], open: usize) -> Option<(&str, TextRange)> {
 /// `T name[`, `T *name[` or `, name[` before `open`: a declaration, not an
 /// assignment to an element (`infos[i] = {};`).
 fn declares_array(src: &[u8], open: usize) -> bool {
-    let name_end = src[..open]
-        .iter()
-        .rposition(|b| !b.is_ascii_whitespace())
-        .map_or(0, |i| i + 1);
-    let name_start = name_end
-        - src[..name_end]
-            .iter()
-            .rev()
-            .take_while(|b| is_word(b))
-            .count();
+    let name_end = trim_end(src, open);
+    let name_start = word_start(src, name_end);
     let before = src[..name_start]
         .iter()
         .rposition(|b| !b.is_ascii_whitespace());
@@ -122,12 +114,7 @@ fn words_before(src: &[u8], at: usize, count: usize) -> Vec<&str> {
             .iter()
             .rposition(|b| *b != b' ' && *b != b'\t')
             .map_or(0, |i| i + 1);
-        let start = trimmed
-            - src[..trimmed]
-                .iter()
-                .rev()
-                .take_while(|b| is_word(b))
-                .count();
+        let start = word_start(src, trimmed);
         if start == trimmed {
             break;
         }

@@ -10,7 +10,7 @@ use cuport_model::{LineIndex, SiteKind, Target, TextRange};
 
 use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::plan::Planned;
-use crate::retyped_handles::{declared_variables, in_line_comment, is_word};
+use crate::source_text::{declared_variables, in_line_comment, is_word, trim_end};
 
 /// One diagnostic per bit operation on a variable or cast of such a type.
 pub(crate) fn report_integer_handles(
@@ -115,10 +115,7 @@ fn next_to_bit_operator(src: &[u8], operand: TextRange) -> bool {
         [b'>', b'>'] | [b'<', b'<'] => true,
         _ => false,
     };
-    let end = src[..operand.start]
-        .iter()
-        .rposition(|b| !b.is_ascii_whitespace())
-        .map_or(0, |i| i + 1);
+    let end = trim_end(src, operand.start);
     let before = &src[end.saturating_sub(2)..end];
     let precedes = match before {
         [first, b'|'] => *first != b'|',

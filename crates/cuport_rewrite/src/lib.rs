@@ -25,6 +25,7 @@ mod retyped_handles;
 mod run;
 mod sdk;
 mod skeleton;
+mod source_text;
 mod suppress;
 mod target_provided;
 mod write;

@@ -14,8 +14,8 @@ use cuport_rules::{Resolved, RuleSet};
 use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::options::MigrateOptions;
 use crate::plan::Planned;
-use crate::retyped_handles::{declared_variables, in_line_comment, is_word};
 use crate::sdk::newer_release_needed;
+use crate::source_text::{declared_variables, in_line_comment, is_word, trim_end, word_start};
 
 /// Adds a CP0016 diagnostic for each use of a member the selected release lacks.
 pub(crate) fn report_members_too_new(
@@ -133,15 +133,8 @@ fn object_before(src: &[u8], at: usize) -> Option<&str> {
         let open = src[..end].iter().rposition(|b| *b == b'[')?;
         end = trim_end(src, open);
     }
-    let start = end - src[..end].iter().rev().take_while(|b| is_word(b)).count();
+    let start = word_start(src, end);
     (start < end)
         .then(|| std::str::from_utf8(&src[start..end]).ok())
         .flatten()
-}
-
-fn trim_end(src: &[u8], end: usize) -> usize {
-    src[..end]
-        .iter()
-        .rposition(|b| !b.is_ascii_whitespace())
-        .map_or(0, |i| i + 1)
 }

@@ -14,7 +14,10 @@ use cuport_analyze::FileAnalysis;
 use cuport_model::{LineIndex, SiteKind, TextRange};
 
 use crate::diagnostic::{codes, Diagnostic, Level};
-use crate::plan::{unmatched, whole_argument, Planned};
+use crate::plan::{unmatched, Planned};
+use crate::source_text::{
+    declared_variable, in_line_comment, is_word, trim_end, whole_argument, word_start,
+};
 
 /// Adds one diagnostic per member call that receives a retyped variable.
 pub(crate) fn report_retyped_arguments(
@@ -79,70 +82,6 @@ fn unported_namespace(planned: &Planned) -> Option<String> {
         })
 }
 
-/// `cudnnHandle_t cudnn_handle;`: the name a declaration right after the
-/// type declares (`*`, `&` and `const` between them are skipped).
-pub(crate) fn declared_variable(src: &[u8], after_type: usize) -> Option<&str> {
-    let mut at = after_type;
-    loop {
-        while src
-            .get(at)
-            .is_some_and(|b| b.is_ascii_whitespace() || *b == b'*' || *b == b'&')
-        {
-            at += 1;
-        }
-        let word = word_at(src, at)?;
-        if word != "const" {
-            let end = at + word.len();
-            let rest = src[end..].iter().find(|b| !b.is_ascii_whitespace());
-            return rest.is_some_and(|b| b";=,)[{".contains(b)).then_some(word);
-        }
-        at += word.len();
-    }
-}
-
-/// Every name one declaration declares: `cudaDeviceProp prop, props[2];`.
-pub(crate) fn declared_variables(src: &[u8], after_type: usize) -> Vec<&str> {
-    let mut names = Vec::new();
-    let mut at = after_type;
-    while let Some(name) = declared_variable(src, at) {
-        names.push(name);
-        let name_end = name.as_ptr() as usize - src.as_ptr() as usize + name.len();
-        match next_declarator(src, name_end) {
-            Some(comma) => at = comma + 1,
-            None => break,
-        }
-    }
-    names
-}
-
-/// The `,` that starts the next declarator of the declaration (brackets
-/// and initialisers skipped); `None` at its `;` or at a block.
-fn next_declarator(src: &[u8], from: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for (k, b) in src.iter().enumerate().skip(from) {
-        match b {
-            b'(' | b'[' => depth += 1,
-            b')' | b']' if depth == 0 => return None,
-            b')' | b']' => depth -= 1,
-            b',' if depth == 0 => return Some(k),
-            b';' | b'{' | b'}' => return None,
-            _ => {}
-        }
-    }
-    None
-}
-
-pub(crate) fn is_word(b: &u8) -> bool {
-    b.is_ascii_alphanumeric() || *b == b'_'
-}
-
-fn word_at(src: &[u8], at: usize) -> Option<&str> {
-    src.get(at)
-        .filter(|b| b.is_ascii_alphabetic() || **b == b'_')?;
-    let len = src[at..].iter().take_while(|b| is_word(b)).count();
-    std::str::from_utf8(&src[at..at + len]).ok()
-}
-
 /// Every `obj->member(... variable ...)` / `obj.member(...)` call that has
 /// `variable` as a whole argument and that no site or edit touches: the
 /// callee's text and its range.
@@ -183,19 +122,11 @@ fn member_calls_receiving(
     calls
 }
 
-pub(crate) fn in_line_comment(src: &[u8], at: usize) -> bool {
-    let line_start = src[..at]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1);
-    memchr::memmem::find(&src[line_start..at], b"//").is_some()
-}
-
 /// `graph->execute` right before the `(` at `open`: the callee when it is
 /// a member access.
 fn member_callee(src: &[u8], open: usize) -> Option<(String, TextRange)> {
-    let end = src[..open].iter().rposition(|b| !b.is_ascii_whitespace())? + 1;
-    let member_start = end - src[..end].iter().rev().take_while(|b| is_word(b)).count();
+    let end = trim_end(src, open);
+    let member_start = word_start(src, end);
     if member_start == end {
         return None;
     }
@@ -208,12 +139,7 @@ fn member_callee(src: &[u8], open: usize) -> Option<(String, TextRange)> {
         return None;
     };
     let object_end = member_start - access;
-    let object_start = object_end
-        - src[..object_end]
-            .iter()
-            .rev()
-            .take_while(|b| is_word(b))
-            .count();
+    let object_start = word_start(src, object_end);
     if object_start == object_end {
         return None;
     }

@@ -239,6 +239,25 @@ fn flagged_names(file: &cuport_rewrite::MigratedFile) -> Vec<&str> {
         .collect()
 }
 
+/// A HIP port made for Debian's hipcc (`--rocm-version 5.2.3`).
+fn for_hip_5_2() -> MigrateOptions {
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.sdk_versions.insert(
+        Target::Hip,
+        cuport_model::SdkVersion::parse("5.2.3").unwrap(),
+    );
+    options
+}
+
+/// `hipcc -fsyntax-only` of one HIP source.
+fn hipcc_syntax_check(path: &Path) -> std::process::Output {
+    Command::new("hipcc")
+        .args(["-fsyntax-only", "--offload-arch=gfx90a", "-x", "hip"])
+        .arg(path)
+        .output()
+        .unwrap()
+}
+
 /// Debian's hipcc is HIP 5.2.3, which has no `*_sync` warp intrinsics:
 /// with `--rocm-version 5.2.3` they become the mask-less forms, and the
 /// port compiles there (without it they stay, for ROCm 6.2 and later).
@@ -253,12 +272,7 @@ fn warp_sync_intrinsics_compile_with_hip_5_2_when_that_release_is_selected() {
         "__global__ void k(float* x, unsigned m) {\n  float v = x[threadIdx.x];\n  v += __shfl_down_sync(0xffffffffu, v, 16);\n  v += __shfl_xor_sync(0xffffffffu, v, 8, 16);\n  if (__any_sync(m, v > 0.f)) x[0] = v;\n  x[1] = (float)__ballot_sync(0xffffffffu, v > 1.f);\n}\n",
     )
     .unwrap();
-    let mut options = MigrateOptions::new(Target::Hip);
-    options.sdk_versions.insert(
-        Target::Hip,
-        cuport_model::SdkVersion::parse("5.2.3").unwrap(),
-    );
-    let migration = migrate_dir(dir.path(), &options);
+    let migration = migrate_dir(dir.path(), &for_hip_5_2());
     let out = write_output(&migration);
     let path = out.path().join("tree/warp.cu");
     let text = std::fs::read_to_string(&path).unwrap();
@@ -266,11 +280,7 @@ fn warp_sync_intrinsics_compile_with_hip_5_2_when_that_release_is_selected() {
         text.contains("__shfl_down(v, 16)") && text.contains("__ballot(v > 1.f)"),
         "{text}"
     );
-    let output = Command::new("hipcc")
-        .args(["-fsyntax-only", "--offload-arch=gfx90a", "-x", "hip"])
-        .arg(&path)
-        .output()
-        .unwrap();
+    let output = hipcc_syntax_check(&path);
     assert!(
         output.status.success(),
         "{}",
@@ -312,12 +322,7 @@ int main() {
 "#,
     )
     .unwrap();
-    let mut options = MigrateOptions::new(Target::Hip);
-    options.sdk_versions.insert(
-        Target::Hip,
-        cuport_model::SdkVersion::parse("5.2.3").unwrap(),
-    );
-    let migration = migrate_dir(dir.path(), &options);
+    let migration = migrate_dir(dir.path(), &for_hip_5_2());
     let out = write_output(&migration);
     let path = out.path().join("tree/shapes.cu");
     let text = std::fs::read_to_string(&path).unwrap();
@@ -343,11 +348,7 @@ int main() {
         "{:?}",
         file.result.diagnostics
     );
-    let output = Command::new("hipcc")
-        .args(["-fsyntax-only", "--offload-arch=gfx90a", "-x", "hip"])
-        .arg(&path)
-        .output()
-        .unwrap();
+    let output = hipcc_syntax_check(&path);
     let stderr = String::from_utf8_lossy(&output.stderr);
     let errors = errors_in(&stderr, &path);
     let unexplained = unexplained_errors(&stderr, &path, file);
@@ -410,11 +411,7 @@ int main() {
     if !require("hipcc") {
         return;
     }
-    let output = Command::new("hipcc")
-        .args(["-fsyntax-only", "--offload-arch=gfx90a", "-x", "hip"])
-        .arg(&path)
-        .output()
-        .unwrap();
+    let output = hipcc_syntax_check(&path);
     assert!(
         output.status.success(),
         "{}\n{text}",

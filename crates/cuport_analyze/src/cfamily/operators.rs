@@ -17,13 +17,8 @@ pub(crate) fn vector_operator_definitions(
     tokens: &[Token],
     matches: &[u32],
 ) -> Vec<OperatorDefinition> {
-    let text = |i: usize| std::str::from_utf8(tokens[i].text(src)).unwrap_or("");
-    let matching = |i: usize| {
-        matches
-            .get(i)
-            .filter(|&&m| m != UNMATCHED)
-            .map(|&m| m as usize)
-    };
+    let text = |i: usize| token_text(src, tokens, i);
+    let matching = |i: usize| matching_bracket(matches, i);
     let mut found = Vec::new();
     for i in 0..tokens.len() {
         if tokens[i].kind != TokKind::Ident || text(i) != "operator" {
@@ -71,13 +66,8 @@ pub(crate) fn function_definitions(
     if names.is_empty() {
         return Vec::new();
     }
-    let text = |i: usize| std::str::from_utf8(tokens[i].text(src)).unwrap_or("");
-    let matching = |i: usize| {
-        matches
-            .get(i)
-            .filter(|&&m| m != UNMATCHED)
-            .map(|&m| m as usize)
-    };
+    let text = |i: usize| token_text(src, tokens, i);
+    let matching = |i: usize| matching_bracket(matches, i);
     let mut found = Vec::new();
     for i in 0..tokens.len().saturating_sub(1) {
         let named = tokens[i].kind == TokKind::Ident && names.iter().any(|n| n == text(i));
@@ -131,6 +121,18 @@ fn parameter_types(words: &[&str]) -> Vec<String> {
             ty.concat()
         })
         .collect()
+}
+
+fn token_text<'s>(src: &'s [u8], tokens: &[Token], i: usize) -> &'s str {
+    std::str::from_utf8(tokens[i].text(src)).unwrap_or("")
+}
+
+/// The index of the bracket that closes (or opens) the one at `i`.
+fn matching_bracket(matches: &[u32], i: usize) -> Option<usize> {
+    matches
+        .get(i)
+        .filter(|&&m| m != UNMATCHED)
+        .map(|&m| m as usize)
 }
 
 /// `+=`, `-=`, ..., `<<=` starting at token `at`, and the index of the `(`

@@ -6,7 +6,7 @@
 pub(crate) mod one_way;
 mod overloads;
 
-pub(crate) use overloads::{unmatched, whole_argument};
+pub(crate) use overloads::unmatched;
 
 use cuport_analyze::{FileAnalysis, Site};
 use cuport_model::{Language, Library, LineIndex, SiteKind, Target, TargetProfile, TextRange};

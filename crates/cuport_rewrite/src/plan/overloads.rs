@@ -128,14 +128,6 @@ pub(crate) fn unmatched(
     None
 }
 
-/// Preceded by `(` or `,` and followed by `,` or `)` (spaces aside): the
-/// text between `start` and `end` is one whole argument of a call.
-pub(crate) fn whole_argument(src: &[u8], start: usize, end: usize) -> bool {
-    let before = src[..start].iter().rev().find(|b| !b.is_ascii_whitespace());
-    let after = src[end..].iter().find(|b| !b.is_ascii_whitespace());
-    matches!(before, Some(b'(' | b',')) && matches!(after, Some(b',' | b')'))
-}
-
 /// The parameter types of a parameter list (each parameter's last word,
 /// its name, left out; spaces normalised).
 fn parameter_types(list: &str) -> Vec<String> {

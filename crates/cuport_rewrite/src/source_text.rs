@@ -1,0 +1,96 @@
+//! Reading a few bytes of C/C++ source around a site, for the passes
+//! after planning that look at the tokens next to one (declarations,
+//! arguments, member accesses) where no parse tree is at hand.
+
+/// `cudnnHandle_t cudnn_handle;`: the name a declaration right after the
+/// type declares (`*`, `&` and `const` between them are skipped).
+pub(crate) fn declared_variable(src: &[u8], after_type: usize) -> Option<&str> {
+    let mut at = after_type;
+    loop {
+        while src
+            .get(at)
+            .is_some_and(|b| b.is_ascii_whitespace() || *b == b'*' || *b == b'&')
+        {
+            at += 1;
+        }
+        let word = word_at(src, at)?;
+        if word != "const" {
+            let end = at + word.len();
+            let rest = src[end..].iter().find(|b| !b.is_ascii_whitespace());
+            return rest.is_some_and(|b| b";=,)[{".contains(b)).then_some(word);
+        }
+        at += word.len();
+    }
+}
+
+/// Every name one declaration declares: `cudaDeviceProp prop, props[2];`.
+pub(crate) fn declared_variables(src: &[u8], after_type: usize) -> Vec<&str> {
+    let mut names = Vec::new();
+    let mut at = after_type;
+    while let Some(name) = declared_variable(src, at) {
+        names.push(name);
+        let name_end = name.as_ptr() as usize - src.as_ptr() as usize + name.len();
+        match next_declarator(src, name_end) {
+            Some(comma) => at = comma + 1,
+            None => break,
+        }
+    }
+    names
+}
+
+/// The `,` that starts the next declarator of the declaration (brackets
+/// and initialisers skipped); `None` at its `;` or at a block.
+fn next_declarator(src: &[u8], from: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (k, b) in src.iter().enumerate().skip(from) {
+        match b {
+            b'(' | b'[' => depth += 1,
+            b')' | b']' if depth == 0 => return None,
+            b')' | b']' => depth -= 1,
+            b',' if depth == 0 => return Some(k),
+            b';' | b'{' | b'}' => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
+pub(crate) fn is_word(b: &u8) -> bool {
+    b.is_ascii_alphanumeric() || *b == b'_'
+}
+
+pub(crate) fn word_at(src: &[u8], at: usize) -> Option<&str> {
+    src.get(at)
+        .filter(|b| b.is_ascii_alphabetic() || **b == b'_')?;
+    let len = src[at..].iter().take_while(|b| is_word(b)).count();
+    std::str::from_utf8(&src[at..at + len]).ok()
+}
+
+pub(crate) fn in_line_comment(src: &[u8], at: usize) -> bool {
+    let line_start = src[..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    memchr::memmem::find(&src[line_start..at], b"//").is_some()
+}
+
+/// Preceded by `(` or `,` and followed by `,` or `)` (spaces aside): the
+/// text between `start` and `end` is one whole argument of a call.
+pub(crate) fn whole_argument(src: &[u8], start: usize, end: usize) -> bool {
+    let before = src[..start].iter().rev().find(|b| !b.is_ascii_whitespace());
+    let after = src[end..].iter().find(|b| !b.is_ascii_whitespace());
+    matches!(before, Some(b'(' | b',')) && matches!(after, Some(b',' | b')'))
+}
+
+/// `end` without the whitespace before it.
+pub(crate) fn trim_end(src: &[u8], end: usize) -> usize {
+    src[..end]
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(0, |i| i + 1)
+}
+
+/// Where the identifier that ends at `end` starts (`end` when none does).
+pub(crate) fn word_start(src: &[u8], end: usize) -> usize {
+    end - src[..end].iter().rev().take_while(|b| is_word(b)).count()
+}
