@@ -68,10 +68,11 @@ pub(crate) fn function_definitions(
     }
     let text = |i: usize| token_text(src, tokens, i);
     let matching = |i: usize| matching_bracket(matches, i);
+    let names: rustc_hash::FxHashSet<&str> = names.iter().map(String::as_str).collect();
     let mut found = Vec::new();
     for i in 0..tokens.len().saturating_sub(1) {
-        let named = tokens[i].kind == TokKind::Ident && names.iter().any(|n| n == text(i));
-        if !named || !tokens[i + 1].is_punct(b'(') {
+        let call_shaped = tokens[i].kind == TokKind::Ident && tokens[i + 1].is_punct(b'(');
+        if !call_shaped || !names.contains(text(i)) {
             continue;
         }
         let Some(close) = matching(i + 1) else {
