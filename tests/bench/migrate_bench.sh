@@ -31,6 +31,8 @@ printf '__global__ void k(float *x) { x[threadIdx.x] = 0; }\nint main() { float 
 if [ -n "$hipify" ]; then
   find "$corpus" -type f \( -name '*.cu' -o -name '*.cuh' -o -name '*.cpp' -o -name '*.h' \) > "$out/files"
   # -quiet-warnings: with its warnings on, hipify-perl is about 100x slower still.
-  /usr/bin/time -f "hipify-perl -quiet-warnings (one invocation): %e s, peak %M KiB" \
+  # time writes to a file: hipify-perl's own stderr is discarded.
+  /usr/bin/time -o "$out/hipify.time" -f "hipify-perl -quiet-warnings (one invocation): %e s, peak %M KiB" \
     perl "$hipify" -quiet-warnings $(cat "$out/files") </dev/null >"$out/hipify.out" 2>/dev/null
+  cat "$out/hipify.time"
 fi
