@@ -34,7 +34,13 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
     write_mode(args, &migration, &extras, out)?;
     // One document of the run: the text summary, --format json and every
     // --report format render from it.
-    let document = ReportDocument::new(&migration, crate::cmd_report::run_meta(&settings, &rules));
+    let meta = crate::cmd_report::run_meta(&settings, &rules);
+    let shows_diffs = args.format == MigrateFormat::Json || args.report.is_some();
+    let document = if shows_diffs {
+        ReportDocument::new(&migration, meta)
+    } else {
+        ReportDocument::without_diffs(&migration, meta)
+    };
     report(args, &migration, &document, &settings, &extras, out)?;
     if let Some(dir) = &args.report {
         let support = crate::cmd_analyze::write_migration_support(

@@ -8,6 +8,7 @@ use cuport_model::{Language, LineIndex};
 use cuport_rewrite::{
     effort_hours, unified_diff, Diagnostic, Edit, FileStats, Level, MigratedFile, Migration,
 };
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{io, ReportError};
@@ -74,7 +75,21 @@ pub struct FileReport {
 
 impl ReportDocument {
     pub fn new(migration: &Migration, run: RunMeta) -> Self {
-        let files: Vec<FileReport> = migration.files.iter().map(FileReport::of).collect();
+        Self::build(migration, run, true)
+    }
+
+    /// The document without the per-file diffs, for outputs that show none
+    /// (the text summary): computing them is most of the document's cost.
+    pub fn without_diffs(migration: &Migration, run: RunMeta) -> Self {
+        Self::build(migration, run, false)
+    }
+
+    fn build(migration: &Migration, run: RunMeta, diffs: bool) -> Self {
+        let files: Vec<FileReport> = migration
+            .files
+            .par_iter()
+            .map(|file| FileReport::of(file, diffs))
+            .collect();
         Self {
             format: REPORT_FORMAT_NAME.to_owned(),
             version: REPORT_FORMAT_VERSION,
@@ -139,7 +154,7 @@ struct Header {
 }
 
 impl FileReport {
-    fn of(file: &MigratedFile) -> Self {
+    fn of(file: &MigratedFile, diff: bool) -> Self {
         let lines = LineIndex::new(&file.original);
         let result = &file.result;
         Self {
@@ -157,7 +172,7 @@ impl FileReport {
                 .iter()
                 .map(|d| diagnostic_record(d, &file.original, &lines))
                 .collect(),
-            diff: result.changed().then(|| unified_diff(file)),
+            diff: (diff && result.changed()).then(|| unified_diff(file)),
         }
     }
 }

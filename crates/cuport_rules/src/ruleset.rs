@@ -382,7 +382,11 @@ impl RuleSet {
 
     /// The `Owner::member` rules of `target` (kind `member`), in name order.
     pub fn members(&self, target: Target) -> impl Iterator<Item = (&str, Resolved<'_>)> + '_ {
-        self.known_cuda_names(target).filter_map(move |name| {
+        // Members are named `Owner::member`; most names have no `::`.
+        let qualified = self
+            .known_cuda_names(target)
+            .filter(|name| name.contains("::"));
+        qualified.filter_map(move |name| {
             let resolved = self.lookup(target, name)?;
             (resolved.kind() == NameKind::Member).then_some((name, resolved))
         })
