@@ -41,15 +41,10 @@ pub(crate) fn vector_operator_definitions(
         let Some(end) = matching(body) else {
             continue;
         };
-        let start = declaration_start(tokens, i);
-        let line_start = src[..tokens[start].start as usize]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |k| k + 1);
         found.push(OperatorDefinition {
             operator: format!("operator{operator}"),
             vector_type,
-            range: TextRange::new(line_start, tokens[end].end as usize),
+            range: definition_range(src, tokens, i, end),
         });
     }
     found
@@ -84,15 +79,10 @@ pub(crate) fn function_definitions(
         let Some(end) = matching(close + 1) else {
             continue;
         };
-        let start = declaration_start(tokens, i);
-        let line_start = src[..tokens[start].start as usize]
-            .iter()
-            .rposition(|&b| b == b'\n')
-            .map_or(0, |k| k + 1);
         found.push(FunctionDefinition {
             name: text(i).to_owned(),
             parameters: parameter_types(&(i + 2..close).map(text).collect::<Vec<_>>()),
-            range: TextRange::new(line_start, tokens[end].end as usize),
+            range: definition_range(src, tokens, i, end),
         });
     }
     found
@@ -122,6 +112,17 @@ fn parameter_types(words: &[&str]) -> Vec<String> {
             ty.concat()
         })
         .collect()
+}
+
+/// From the start of the line where the declaration of the name at token
+/// `name` begins to the end of its body's closing brace at token `end`.
+fn definition_range(src: &[u8], tokens: &[Token], name: usize, end: usize) -> TextRange {
+    let start = declaration_start(tokens, name);
+    let line_start = src[..tokens[start].start as usize]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |k| k + 1);
+    TextRange::new(line_start, tokens[end].end as usize)
 }
 
 fn token_text<'s>(src: &'s [u8], tokens: &[Token], i: usize) -> &'s str {
