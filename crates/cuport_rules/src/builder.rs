@@ -60,6 +60,37 @@ pub(crate) struct Builder {
     pub(crate) diags: Vec<Diagnostic>,
 }
 
+/// Parses one rule file; independent of every other file, so the built-in
+/// files are parsed in parallel.
+pub(crate) fn parse(source: &Source) -> Result<Parsed, Diagnostic> {
+    let index = LineIndex::new(source.text.as_bytes());
+    match toml::from_str::<RuleFile>(&source.text) {
+        Ok(file) => Ok(Parsed {
+            source: file.meta.source.as_str().into(),
+            name: source.name.clone(),
+            index,
+            file,
+            priority: source.priority,
+            builtin: source.builtin,
+        }),
+        Err(err) => {
+            let offset = err.span().map_or(0, |s| s.start);
+            let lc = index.line_col(offset);
+            let location = Location {
+                file: source.name.clone(),
+                line: lc.line,
+                column: lc.column,
+            };
+            let (kind, message) = describe_parse_error(err.message().trim());
+            Err(Diagnostic {
+                location,
+                kind,
+                message,
+            })
+        }
+    }
+}
+
 impl Builder {
     pub(crate) fn error(&mut self, location: Location, kind: DiagKind, message: String) {
         self.diags.push(Diagnostic {
@@ -69,27 +100,12 @@ impl Builder {
         });
     }
 
-    pub(crate) fn parse(&mut self, source: &Source) -> Option<Parsed> {
-        let index = LineIndex::new(source.text.as_bytes());
-        match toml::from_str::<RuleFile>(&source.text) {
-            Ok(file) => Some(Parsed {
-                source: file.meta.source.as_str().into(),
-                name: source.name.clone(),
-                index,
-                file,
-                priority: source.priority,
-                builtin: source.builtin,
-            }),
-            Err(err) => {
-                let offset = err.span().map_or(0, |s| s.start);
-                let lc = index.line_col(offset);
-                let location = Location {
-                    file: source.name.clone(),
-                    line: lc.line,
-                    column: lc.column,
-                };
-                let (kind, message) = describe_parse_error(err.message().trim());
-                self.error(location, kind, message);
+    /// Records the outcome of [`parse`]: the parsed file, or its error.
+    pub(crate) fn keep_parsed(&mut self, outcome: Result<Parsed, Diagnostic>) -> Option<Parsed> {
+        match outcome {
+            Ok(parsed) => Some(parsed),
+            Err(diagnostic) => {
+                self.diags.push(diagnostic);
                 None
             }
         }

@@ -25,6 +25,8 @@ use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 
+use rayon::prelude::*;
+
 pub use diag::{DiagKind, Diagnostic, Location, RulesError};
 pub use model::{library_digit, Effort, Flavour, NameKind, RuleCode, Status};
 pub use raw::CudaVersion;
@@ -41,9 +43,11 @@ mod embedded {
 /// uses this; [`RuleSet::from_sources`] fails on any problem instead.
 pub fn build(sources: Vec<Source>) -> (RuleSet, Vec<Diagnostic>) {
     let mut builder = builder::Builder::default();
-    let parsed: Vec<Arc<builder::Parsed>> = sources
-        .iter()
-        .filter_map(|s| builder.parse(s))
+    // Parsing is most of the start-up cost; files are independent.
+    let outcomes: Vec<_> = sources.par_iter().map(builder::parse).collect();
+    let parsed: Vec<Arc<builder::Parsed>> = outcomes
+        .into_iter()
+        .filter_map(|outcome| builder.keep_parsed(outcome))
         .map(Arc::new)
         .collect();
     assemble(sources, parsed, builder.diags)
@@ -136,7 +140,7 @@ impl RuleSet {
     pub fn with_user_file(self, path: &Path, priority: i32) -> Result<RuleSet, RulesError> {
         let source = RuleSet::user_source(path, priority)?;
         let mut builder = builder::Builder::default();
-        let Some(new) = builder.parse(&source) else {
+        let Some(new) = builder.keep_parsed(builder::parse(&source)) else {
             return Err(RulesError::Invalid(builder.diags));
         };
         let mut sources = self.sources;
