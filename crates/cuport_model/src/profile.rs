@@ -324,6 +324,10 @@ pub struct LibraryProfile {
     pub device_only: bool,
     pub shim_header: Option<String>,
     pub cmake_target: Option<String>,
+    /// Libraries whose names its CUDA header makes visible (`cublasLt.h`
+    /// includes `cublas_api.h`): its shim header includes theirs.
+    #[serde(default)]
+    pub includes_libraries: Vec<Library>,
 }
 
 #[derive(Debug, Deserialize)]

@@ -25,8 +25,6 @@ use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 
-use rayon::prelude::*;
-
 pub use diag::{DiagKind, Diagnostic, Location, RulesError};
 pub use model::{library_digit, Effort, Flavour, NameKind, RuleCode, Status};
 pub use raw::CudaVersion;
@@ -43,14 +41,37 @@ mod embedded {
 /// uses this; [`RuleSet::from_sources`] fails on any problem instead.
 pub fn build(sources: Vec<Source>) -> (RuleSet, Vec<Diagnostic>) {
     let mut builder = builder::Builder::default();
-    // Parsing is most of the start-up cost; files are independent.
-    let outcomes: Vec<_> = sources.par_iter().map(builder::parse).collect();
+    let outcomes = parse_all(&sources);
     let parsed: Vec<Arc<builder::Parsed>> = outcomes
         .into_iter()
         .filter_map(|outcome| builder.keep_parsed(outcome))
         .map(Arc::new)
         .collect();
     assemble(sources, parsed, builder.diags)
+}
+
+/// Parses every source; parsing is most of the start-up cost and files are
+/// independent, so they are split over scoped threads. Not rayon's global
+/// pool: a rule set is often built inside a `OnceLock` initialiser, and rayon
+/// workers blocked on that lock (from another caller's parallel loop) would
+/// never run the parse jobs the initialiser waits for.
+fn parse_all(sources: &[Source]) -> Vec<Result<builder::Parsed, Diagnostic>> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let chunk = sources.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = sources
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(builder::parse).collect::<Vec<_>>()))
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|worker| {
+                worker
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
 }
 
 /// Compiles parsed files into a rule set. The parsed files are kept in the

@@ -1,6 +1,6 @@
 // cuport/ascend_helpers.cpp: the cuport_* helpers that ported CUDA calls are
-// rewritten into (cuBLAS -> cuport_blas_*, cuDNN -> cuport_dnn_*, runtime ->
-// cuport_acl_*, NCCL -> cuport_hccl_*), implemented over AscendCL, aclnn and
+// rewritten into (cuBLAS -> cuport_blas_*, cuBLASLt -> cuport_blaslt_*, cuDNN ->
+// cuport_dnn_*, runtime -> cuport_acl_*, NCCL -> cuport_hccl_*), implemented over AscendCL, aclnn and
 // HCCL. cuport writes it into dual-stack output; build it into the ported program
 // and link ascendcl, opapi (aclnn operators) and hccl.
 //
@@ -22,10 +22,15 @@
 #include <aclnnop/aclnn_addmm.h>
 #include <aclnnop/aclnn_batch_matmul.h>
 #include <aclnnop/aclnn_convolution.h>
+#include <aclnnop/aclnn_copy.h>
+#include <aclnnop/aclnn_gelu_backward_v2.h>
+#include <aclnnop/aclnn_gelu_v2.h>
 #include <aclnnop/aclnn_log_softmax.h>
 #include <aclnnop/aclnn_mm.h>
 #include <aclnnop/aclnn_mul.h>
 #include <aclnnop/aclnn_mv.h>
+#include <aclnnop/aclnn_reduce_sum.h>
+#include <aclnnop/aclnn_relu.h>
 #include <aclnnop/aclnn_softmax.h>
 #include <hccl/hccl.h>
 
@@ -912,6 +917,513 @@ extern "C" aclError cuport_blas_sgemv(cuport_blas_handle_t handle, cuport_blas_o
         result = copy_blocks(call, false, packed_y, y, sizeof(float), rows, 1, incy, 1, 0);
     }
     return call.finish(result);
+}
+
+// ---- cuBLASLt -------------------------------------------------------------------
+//
+// The descriptors record what cublasLt*SetAttribute set; cuport_blaslt_matmul
+// checks the combination (lt_plan), runs the GEMM as the cuBLAS helpers do and
+// then the epilogue's operators on D. The shim's enums keep cuBLASLt's values.
+
+#ifndef CUPORT_BLASLT_GELU_APPROXIMATE
+#define CUPORT_BLASLT_GELU_APPROXIMATE 1  // aclnnGeluV2: 0 the erf form, 1 the tanh form
+#endif
+
+struct cuport_blaslt_state {
+    int unused;
+};
+
+struct cuport_blaslt_matmul_desc {
+    int32_t compute;        // cuport_blas_compute_t
+    int32_t scale_type;     // aclDataType of alpha and beta
+    int32_t pointer_mode;   // cuport_blaslt_pointer_mode_t
+    int32_t transa, transb, transc;  // cuport_blas_op_t
+    int32_t fill_mode;
+    int32_t epilogue;       // cuport_blaslt_epilogue_t
+    const void *bias;
+    int64_t bias_batch_stride;
+    int32_t bias_type;      // -1: D's type
+    const void *aux;
+    int64_t aux_ld;
+    int64_t aux_batch_stride;
+};
+
+struct cuport_blaslt_layout {
+    uint32_t type;          // aclDataType
+    int32_t order;          // cuport_blaslt_order_t
+    uint64_t rows, cols;
+    int64_t ld;
+    int32_t batch_count;
+    int64_t batch_stride;
+};
+
+struct cuport_blaslt_preference {
+    uint32_t search_mode;
+    uint64_t max_workspace;
+    uint32_t reduction_mask;
+    uint32_t min_alignment[4];
+    float max_waves;
+    uint64_t impl_mask;
+};
+
+namespace {
+
+// Copies the attribute value at `buf` into `field` when the sizes agree
+// (cuBLASLt's rule: sizeInBytes is the attribute's storage size).
+template <typename T>
+aclError store(T *field, const void *buf, size_t size) {
+    if (buf == nullptr || size != sizeof(T)) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    std::memcpy(field, buf, sizeof(T));
+    return ACL_SUCCESS;
+}
+
+template <typename T>
+aclError create_object(T **out, const T &initial) {
+    if (out == nullptr) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    *out = new (std::nothrow) T(initial);
+    return *out == nullptr ? static_cast<aclError>(ACL_ERROR_BAD_ALLOC) : static_cast<aclError>(ACL_SUCCESS);
+}
+
+template <typename T>
+aclError destroy_object(T *object) {
+    if (object == nullptr) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    delete object;
+    return ACL_SUCCESS;
+}
+
+bool fits_int(uint64_t value) { return value <= 0x7fffffffu; }
+
+// How alpha and beta are stored, from the descriptor's scale type.
+bool scalar_kind_of(int32_t scale_type, ScalarKind *kind) {
+    switch (scale_type) {
+        case ACL_FLOAT: *kind = ScalarKind::F32; return true;
+        case ACL_FLOAT16: *kind = ScalarKind::F16; return true;
+        case ACL_DOUBLE: *kind = ScalarKind::F64; return true;
+        case ACL_INT32: *kind = ScalarKind::I32; return true;
+        default: return false;
+    }
+}
+
+int8_t cube_math_of(int32_t compute) {
+    switch (compute) {
+        case CUPORT_BLAS_COMPUTE_32F_FAST_TF32: return kUseHf32;  // not bit-identical to TF32
+        case CUPORT_BLAS_COMPUTE_32F_FAST_16F: return kUseFp16;
+        default: return kKeepDtype;
+    }
+}
+
+bool epilogue_supported(int32_t e) {
+    switch (e) {
+        case CUPORT_BLASLT_EPILOGUE_DEFAULT: case CUPORT_BLASLT_EPILOGUE_RELU: case CUPORT_BLASLT_EPILOGUE_BIAS:
+        case CUPORT_BLASLT_EPILOGUE_RELU_BIAS: case CUPORT_BLASLT_EPILOGUE_GELU: case CUPORT_BLASLT_EPILOGUE_GELU_AUX:
+        case CUPORT_BLASLT_EPILOGUE_GELU_BIAS: case CUPORT_BLASLT_EPILOGUE_GELU_AUX_BIAS:
+        case CUPORT_BLASLT_EPILOGUE_DGELU: case CUPORT_BLASLT_EPILOGUE_BGRADA: case CUPORT_BLASLT_EPILOGUE_BGRADB:
+            return true;
+        default: return false;
+    }
+}
+
+bool adds_bias(int32_t e) {
+    return e == CUPORT_BLASLT_EPILOGUE_BIAS || e == CUPORT_BLASLT_EPILOGUE_RELU_BIAS ||
+           e == CUPORT_BLASLT_EPILOGUE_GELU_BIAS || e == CUPORT_BLASLT_EPILOGUE_GELU_AUX_BIAS;
+}
+
+bool uses_aux(int32_t e) {
+    return e == CUPORT_BLASLT_EPILOGUE_GELU_AUX || e == CUPORT_BLASLT_EPILOGUE_GELU_AUX_BIAS ||
+           e == CUPORT_BLASLT_EPILOGUE_DGELU;
+}
+
+bool writes_bias(int32_t e) { return e == CUPORT_BLASLT_EPILOGUE_BGRADA || e == CUPORT_BLASLT_EPILOGUE_BGRADB; }
+
+int64_t batches_of(const cuport_blaslt_layout &l) { return l.batch_count > 1 ? l.batch_count : 1; }
+
+// A layout as a column-major operand: a ROW-ordered matrix is the
+// column-major view of its transpose, so its op flips.
+bool column_major_operand(const cuport_blaslt_layout &l, int32_t op, uint64_t *rows, uint64_t *cols,
+                          cuport_blas_op_t *effective) {
+    bool transposed = op != CUPORT_OP_N;
+    if (l.order == CUPORT_BLASLT_ORDER_ROW) {
+        transposed = !transposed;
+        *rows = l.cols;
+        *cols = l.rows;
+    } else {
+        *rows = l.rows;
+        *cols = l.cols;
+    }
+    *effective = transposed ? CUPORT_OP_T : CUPORT_OP_N;
+    return l.order == CUPORT_BLASLT_ORDER_COL || l.order == CUPORT_BLASLT_ORDER_ROW;
+}
+
+// What cuport_blaslt_matmul runs, or why it cannot.
+struct LtPlan {
+    Gemm gemm;
+    int64_t batches;
+};
+
+aclError lt_plan(const cuport_blaslt_matmul_desc *d, const cuport_blaslt_layout *a, const cuport_blaslt_layout *b,
+                 const cuport_blaslt_layout *c, const cuport_blaslt_layout *dl, LtPlan *plan) {
+    if (d == nullptr || a == nullptr || b == nullptr || c == nullptr || dl == nullptr) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    Gemm &g = plan->gemm;
+    g = Gemm{};
+    uint64_t a_rows = 0, a_cols = 0, b_rows = 0, b_cols = 0, unused = 0;
+    bool orders = column_major_operand(*a, d->transa, &a_rows, &a_cols, &g.transa) &&
+                  column_major_operand(*b, d->transb, &b_rows, &b_cols, &g.transb) &&
+                  c->order == CUPORT_BLASLT_ORDER_COL && dl->order == CUPORT_BLASLT_ORDER_COL;
+    (void)unused;
+    if (!orders || d->transc != CUPORT_OP_N || d->pointer_mode != CUPORT_BLASLT_POINTER_MODE_HOST ||
+        !epilogue_supported(d->epilogue) || !scalar_kind_of(d->scale_type, &g.scalars)) {
+        return ACL_ERROR_FEATURE_UNSUPPORTED;
+    }
+    // op(A) is m x k, op(B) k x n, C and D m x n (column-major sizes).
+    uint64_t m = dl->rows, n = dl->cols;
+    uint64_t k = g.transa == CUPORT_OP_N ? a_cols : a_rows;
+    bool a_fits = (g.transa == CUPORT_OP_N ? a_rows : a_cols) == m;
+    bool b_fits = (g.transb == CUPORT_OP_N ? b_rows : b_cols) == k && (g.transb == CUPORT_OP_N ? b_cols : b_rows) == n;
+    bool c_fits = c->rows == m && c->cols == n && c->type == dl->type;
+    int64_t batches = batches_of(*dl);
+    bool batch_fits = batches_of(*a) == batches && batches_of(*b) == batches && batches_of(*c) == batches;
+    if (!a_fits || !b_fits || !c_fits || !batch_fits || !fits_int(m) || !fits_int(n) || !fits_int(k) ||
+        a->ld <= 0 || b->ld <= 0 || dl->ld <= 0 || !fits_int(a->ld) || !fits_int(b->ld) || !fits_int(dl->ld) ||
+        a->type != b->type) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    // The helper runs epilogues on single matrices only.
+    int32_t e = d->epilogue;
+    if (e != CUPORT_BLASLT_EPILOGUE_DEFAULT && batches > 1) {
+        return ACL_ERROR_FEATURE_UNSUPPORTED;
+    }
+    if (((adds_bias(e) || writes_bias(e)) && d->bias == nullptr) ||
+        (uses_aux(e) && (d->aux == nullptr || d->aux_ld < static_cast<int64_t>(m)))) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    g.m = static_cast<int>(m);
+    g.n = static_cast<int>(n);
+    g.k = static_cast<int>(k);
+    g.atype = static_cast<aclDataType>(a->type);
+    g.lda = static_cast<int>(a->ld);
+    g.stride_a = a->batch_stride;
+    g.btype = static_cast<aclDataType>(b->type);
+    g.ldb = static_cast<int>(b->ld);
+    g.stride_b = b->batch_stride;
+    g.ctype = static_cast<aclDataType>(dl->type);
+    g.ldc = static_cast<int>(dl->ld);
+    g.stride_c = dl->batch_stride;
+    g.batch = batches > 1 ? static_cast<int>(batches) : 0;
+    g.cube_math = cube_math_of(d->compute);
+    plan->batches = batches;
+    return gemm_arguments_valid(g) ? static_cast<aclError>(ACL_SUCCESS) : static_cast<aclError>(ACL_ERROR_INVALID_PARAM);
+}
+
+// D = C before the GEMM accumulates into D (C and D are different buffers).
+aclError copy_c_into_d(aclrtStream stream, const void *c, const cuport_blaslt_layout &cl, void *d,
+                       const cuport_blaslt_layout &dl, int64_t batches) {
+    Call call(stream);
+    size_t size = element_size(static_cast<aclDataType>(dl.type));
+    size_t width = dl.rows * size;
+    for (int64_t b = 0; b < batches; ++b) {
+        const char *src = static_cast<const char *>(c) + b * cl.batch_stride * size;
+        char *dst = static_cast<char *>(d) + b * dl.batch_stride * size;
+        aclError st = aclrtMemcpy2dAsync(dst, dl.ld * size, src, cl.ld * size, width, dl.cols,
+                                         ACL_MEMCPY_DEVICE_TO_DEVICE, stream);
+        if (st != ACL_SUCCESS) {
+            return call.finish(st);
+        }
+    }
+    return call.finish(ACL_SUCCESS);
+}
+
+aclnnStatus inplace_copy(Call &call, aclTensor *dst, const aclTensor *src) {
+    return call.run(
+        [&](uint64_t *bytes, aclOpExecutor **executor) {
+            return aclnnInplaceCopyGetWorkspaceSize(dst, src, bytes, executor);
+        },
+        aclnnInplaceCopy);
+}
+
+// A packed copy of `view` (n x m), for operators whose input and output
+// must not alias.
+aclTensor *packed_copy(Call &call, aclTensor *view, aclDataType type, int64_t n, int64_t m, aclnnStatus *st) {
+    aclError alloc = ACL_SUCCESS;
+    void *data = call.scratch(static_cast<uint64_t>(n) * m * element_size(type), &alloc);
+    aclTensor *copy = alloc == ACL_SUCCESS ? call.packed(data, type, {n, m}) : nullptr;
+    *st = copy == nullptr ? (alloc != ACL_SUCCESS ? alloc : kAclnnParamInvalid) : inplace_copy(call, copy, view);
+    return copy;
+}
+
+aclnnStatus gelu(Call &call, const aclTensor *x, aclTensor *y) {
+    return call.run(
+        [&](uint64_t *bytes, aclOpExecutor **executor) {
+            return aclnnGeluV2GetWorkspaceSize(x, CUPORT_BLASLT_GELU_APPROXIMATE, y, bytes, executor);
+        },
+        aclnnGeluV2);
+}
+
+// y = grad * GELU'(x); grad and y must not alias.
+aclnnStatus gelu_backward(Call &call, const aclTensor *grad, const aclTensor *x, aclTensor *y) {
+    static char tanh_form[] = "tanh";
+    static char erf_form[] = "none";
+    char *form = CUPORT_BLASLT_GELU_APPROXIMATE ? tanh_form : erf_form;
+    return call.run(
+        [&](uint64_t *bytes, aclOpExecutor **executor) {
+            return aclnnGeluBackwardV2GetWorkspaceSize(grad, x, form, y, bytes, executor);
+        },
+        aclnnGeluBackwardV2);
+}
+
+aclnnStatus reduce_sum(Call &call, const aclTensor *self, int64_t dim, aclDataType type, aclTensor *out) {
+    const aclIntArray *dims = call.ints(&dim, 1);
+    if (dims == nullptr) {
+        return kAclnnParamInvalid;
+    }
+    return call.run(
+        [&](uint64_t *bytes, aclOpExecutor **executor) {
+            return aclnnReduceSumGetWorkspaceSize(self, dims, false, type, out, bytes, executor);
+        },
+        aclnnReduceSum);
+}
+
+aclnnStatus inplace_relu(Call &call, aclTensor *self) {
+    return call.run(
+        [&](uint64_t *bytes, aclOpExecutor **executor) { return aclnnInplaceReluGetWorkspaceSize(self, bytes, executor); },
+        aclnnInplaceRelu);
+}
+
+// The epilogue's operators on D (m x n column-major = the row-major n x m
+// view with strides (ld, 1)), after the GEMM.
+aclError run_epilogue(aclrtStream stream, const cuport_blaslt_matmul_desc &desc, const Gemm &g, void *D) {
+    int32_t e = desc.epilogue;
+    if (e == CUPORT_BLASLT_EPILOGUE_DEFAULT) {
+        return ACL_SUCCESS;
+    }
+    Call call(stream);
+    aclDataType type = g.ctype;
+    aclDataType bias_type = desc.bias_type < 0 ? type : static_cast<aclDataType>(desc.bias_type);
+    aclTensor *d = call.tensor(D, type, {g.n, g.m}, {g.ldc, 1});
+    if (d == nullptr) {
+        return call.finish(kAclnnParamInvalid);
+    }
+    aclnnStatus st = 0;
+    if (adds_bias(e)) {
+        static const float one = 1.0f;
+        aclTensor *bias = call.tensor(desc.bias, bias_type, {g.m}, {1});
+        const aclScalar *alpha = call.scalar(&one, ScalarKind::F32);
+        st = bias == nullptr || alpha == nullptr ? kAclnnParamInvalid : inplace_add(call, d, bias, alpha);
+    }
+    if (st == 0 && (e == CUPORT_BLASLT_EPILOGUE_RELU || e == CUPORT_BLASLT_EPILOGUE_RELU_BIAS)) {
+        st = inplace_relu(call, d);
+    }
+    aclTensor *aux = uses_aux(e) ? call.tensor(desc.aux, type, {g.n, g.m}, {desc.aux_ld, 1}) : nullptr;
+    if (uses_aux(e) && aux == nullptr) {
+        st = kAclnnParamInvalid;
+    }
+    bool forward_gelu = e == CUPORT_BLASLT_EPILOGUE_GELU || e == CUPORT_BLASLT_EPILOGUE_GELU_BIAS ||
+                        e == CUPORT_BLASLT_EPILOGUE_GELU_AUX || e == CUPORT_BLASLT_EPILOGUE_GELU_AUX_BIAS;
+    if (st == 0 && forward_gelu) {
+        // GELU reads the pre-activation from the aux matrix when there is
+        // one (it must be kept anyway), else from a packed copy.
+        const aclTensor *input = aux;
+        if (aux != nullptr) {
+            st = inplace_copy(call, aux, d);
+        } else {
+            input = packed_copy(call, d, type, g.n, g.m, &st);
+        }
+        if (st == 0) {
+            st = gelu(call, input, d);
+        }
+    }
+    if (st == 0 && e == CUPORT_BLASLT_EPILOGUE_DGELU) {
+        aclTensor *grad = packed_copy(call, d, type, g.n, g.m, &st);
+        if (st == 0) {
+            st = gelu_backward(call, grad, aux, d);
+        }
+    }
+    if (st == 0 && e == CUPORT_BLASLT_EPILOGUE_BGRADA) {
+        // op(A) is m x k: its row-major view is k x m; sum over k (dim 0).
+        std::vector<int64_t> strides = transposed_view_strides(g.transa, g.lda);
+        aclTensor *a = call.tensor(g.A, g.atype, {g.k, g.m}, strides);
+        aclTensor *out = call.tensor(desc.bias, bias_type, {g.m}, {1});
+        st = a == nullptr || out == nullptr ? kAclnnParamInvalid : reduce_sum(call, a, 0, bias_type, out);
+    }
+    if (st == 0 && e == CUPORT_BLASLT_EPILOGUE_BGRADB) {
+        // op(B) is k x n: its row-major view is n x k; sum over k (dim 1).
+        std::vector<int64_t> strides = transposed_view_strides(g.transb, g.ldb);
+        aclTensor *b = call.tensor(g.B, g.btype, {g.n, g.k}, strides);
+        aclTensor *out = call.tensor(desc.bias, bias_type, {g.n}, {1});
+        st = b == nullptr || out == nullptr ? kAclnnParamInvalid : reduce_sum(call, b, 1, bias_type, out);
+    }
+    return call.finish(st);
+}
+
+}  // namespace
+
+extern "C" aclError cuport_blaslt_create(cuport_blaslt_handle_t *handle) {
+    if (handle == nullptr) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    aclError st = ensure_device();
+    return st != ACL_SUCCESS ? st : create_object(handle, cuport_blaslt_state{0});
+}
+
+extern "C" aclError cuport_blaslt_destroy(cuport_blaslt_handle_t handle) { return destroy_object(handle); }
+
+extern "C" aclError cuport_blaslt_matmul_desc_create(cuport_blaslt_matmul_desc_t *desc, cuport_blas_compute_t computeType,
+                                                     aclDataType scaleType) {
+    cuport_blaslt_matmul_desc initial{};
+    initial.compute = computeType;
+    initial.scale_type = scaleType;
+    initial.pointer_mode = CUPORT_BLASLT_POINTER_MODE_HOST;
+    initial.transa = initial.transb = initial.transc = CUPORT_OP_N;
+    initial.epilogue = CUPORT_BLASLT_EPILOGUE_DEFAULT;
+    initial.bias_type = -1;
+    return create_object(desc, initial);
+}
+
+extern "C" aclError cuport_blaslt_matmul_desc_destroy(cuport_blaslt_matmul_desc_t desc) { return destroy_object(desc); }
+
+extern "C" aclError cuport_blaslt_matmul_desc_set_attribute(cuport_blaslt_matmul_desc_t desc,
+                                                            cuport_blaslt_matmul_desc_attr_t attr, const void *buf,
+                                                            size_t sizeInBytes) {
+    if (desc == nullptr) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    switch (attr) {
+        case CUPORT_BLASLT_MATMUL_DESC_COMPUTE_TYPE: return store(&desc->compute, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_DESC_SCALE_TYPE: return store(&desc->scale_type, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_DESC_POINTER_MODE: return store(&desc->pointer_mode, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_DESC_TRANSA: return store(&desc->transa, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_DESC_TRANSB: return store(&desc->transb, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_DESC_TRANSC: return store(&desc->transc, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_DESC_FILL_MODE: return store(&desc->fill_mode, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_DESC_EPILOGUE: return store(&desc->epilogue, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_DESC_BIAS_POINTER: return store(&desc->bias, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE: return store(&desc->bias_batch_stride, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER: return store(&desc->aux, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_DESC_EPILOGUE_AUX_LD: return store(&desc->aux_ld, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_DESC_EPILOGUE_AUX_BATCH_STRIDE: return store(&desc->aux_batch_stride, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_DESC_BIAS_DATA_TYPE: return store(&desc->bias_type, buf, sizeInBytes);
+    }
+    return ACL_ERROR_FEATURE_UNSUPPORTED;
+}
+
+extern "C" aclError cuport_blaslt_layout_create(cuport_blaslt_layout_t *layout, aclDataType type, uint64_t rows,
+                                                uint64_t cols, int64_t ld) {
+    cuport_blaslt_layout initial{};
+    initial.type = static_cast<uint32_t>(type);
+    initial.order = CUPORT_BLASLT_ORDER_COL;
+    initial.rows = rows;
+    initial.cols = cols;
+    initial.ld = ld;
+    initial.batch_count = 1;
+    return create_object(layout, initial);
+}
+
+extern "C" aclError cuport_blaslt_layout_destroy(cuport_blaslt_layout_t layout) { return destroy_object(layout); }
+
+extern "C" aclError cuport_blaslt_layout_set_attribute(cuport_blaslt_layout_t layout, cuport_blaslt_layout_attr_t attr,
+                                                       const void *buf, size_t sizeInBytes) {
+    if (layout == nullptr) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    switch (attr) {
+        case CUPORT_BLASLT_MATRIX_LAYOUT_TYPE: return store(&layout->type, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATRIX_LAYOUT_ORDER: return store(&layout->order, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATRIX_LAYOUT_ROWS: return store(&layout->rows, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATRIX_LAYOUT_COLS: return store(&layout->cols, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATRIX_LAYOUT_LD: return store(&layout->ld, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATRIX_LAYOUT_BATCH_COUNT: return store(&layout->batch_count, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET: return store(&layout->batch_stride, buf, sizeInBytes);
+    }
+    return ACL_ERROR_FEATURE_UNSUPPORTED;
+}
+
+extern "C" aclError cuport_blaslt_preference_create(cuport_blaslt_preference_t *pref) {
+    return create_object(pref, cuport_blaslt_preference{});
+}
+
+extern "C" aclError cuport_blaslt_preference_destroy(cuport_blaslt_preference_t pref) { return destroy_object(pref); }
+
+extern "C" aclError cuport_blaslt_preference_set_attribute(cuport_blaslt_preference_t pref,
+                                                           cuport_blaslt_pref_attr_t attr, const void *buf,
+                                                           size_t sizeInBytes) {
+    if (pref == nullptr) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    switch (attr) {
+        case CUPORT_BLASLT_MATMUL_PREF_SEARCH_MODE: return store(&pref->search_mode, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES: return store(&pref->max_workspace, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK: return store(&pref->reduction_mask, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES: return store(&pref->min_alignment[0], buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES: return store(&pref->min_alignment[1], buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES: return store(&pref->min_alignment[2], buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES: return store(&pref->min_alignment[3], buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_PREF_MAX_WAVES_COUNT: return store(&pref->max_waves, buf, sizeInBytes);
+        case CUPORT_BLASLT_MATMUL_PREF_IMPL_MASK: return store(&pref->impl_mask, buf, sizeInBytes);
+    }
+    return ACL_ERROR_FEATURE_UNSUPPORTED;
+}
+
+extern "C" aclError cuport_blaslt_algo_get_heuristic(cuport_blaslt_handle_t handle, cuport_blaslt_matmul_desc_t desc,
+                                                     cuport_blaslt_layout_t Adesc, cuport_blaslt_layout_t Bdesc,
+                                                     cuport_blaslt_layout_t Cdesc, cuport_blaslt_layout_t Ddesc,
+                                                     cuport_blaslt_preference_t preference, int requestedAlgoCount,
+                                                     cuport_blaslt_heuristic_t heuristicResultsArray[],
+                                                     int *returnAlgoCount) {
+    if (handle == nullptr || preference == nullptr || requestedAlgoCount < 1 || heuristicResultsArray == nullptr ||
+        returnAlgoCount == nullptr) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    LtPlan plan{};
+    aclError st = lt_plan(desc, Adesc, Bdesc, Cdesc, Ddesc, &plan);
+    *returnAlgoCount = st == ACL_SUCCESS ? 1 : 0;
+    if (st != ACL_SUCCESS) {
+        return st;
+    }
+    heuristicResultsArray[0] = cuport_blaslt_heuristic_t{};
+    heuristicResultsArray[0].state = ACL_SUCCESS;
+    heuristicResultsArray[0].wavesCount = 1.0f;
+    return ACL_SUCCESS;
+}
+
+extern "C" aclError cuport_blaslt_matmul(cuport_blaslt_handle_t handle, cuport_blaslt_matmul_desc_t desc,
+                                         const void *alpha, const void *A, cuport_blaslt_layout_t Adesc, const void *B,
+                                         cuport_blaslt_layout_t Bdesc, const void *beta, const void *C,
+                                         cuport_blaslt_layout_t Cdesc, void *D, cuport_blaslt_layout_t Ddesc,
+                                         const cuport_blaslt_algo_t *algo, void *workspace,
+                                         size_t workspaceSizeInBytes, aclrtStream stream) {
+    (void)algo;  // aclnn picks its own kernel and sizes its own workspace
+    (void)workspace;
+    (void)workspaceSizeInBytes;
+    if (handle == nullptr || alpha == nullptr || beta == nullptr || A == nullptr || B == nullptr || D == nullptr) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    LtPlan plan{};
+    aclError st = lt_plan(desc, Adesc, Bdesc, Cdesc, Ddesc, &plan);
+    if (st != ACL_SUCCESS) {
+        return st;
+    }
+    Gemm &g = plan.gemm;
+    g.A = A;
+    g.B = B;
+    g.C = D;
+    g.alpha = alpha;
+    g.beta = beta;
+    if (C != D && C != nullptr && !scalar_is(beta, g.scalars, 0)) {
+        st = copy_c_into_d(stream, C, *Cdesc, D, *Ddesc, plan.batches);
+    } else if (C == D && (Cdesc->ld != Ddesc->ld || Cdesc->batch_stride != Ddesc->batch_stride)) {
+        return ACL_ERROR_INVALID_PARAM;  // in place needs one layout, as in cuBLASLt
+    }
+    if (st == ACL_SUCCESS) {
+        st = gemm(stream, g);
+    }
+    return st != ACL_SUCCESS ? st : run_epilogue(stream, *desc, g, D);
 }
 
 // ---- cuDNN ---------------------------------------------------------------------

@@ -59,6 +59,7 @@ pub fn shim_headers(
         };
         let header = LibraryHeader {
             library: *library,
+            shimmed: project.includes.keys().copied().collect(),
             includes: headers,
             names: project.names.get(library),
             sections: &sections,
@@ -86,6 +87,8 @@ pub fn shim_headers(
 
 struct LibraryHeader<'a> {
     library: Library,
+    /// The libraries the run writes shim headers for.
+    shimmed: BTreeSet<Library>,
     includes: &'a BTreeSet<String>,
     names: Option<&'a BTreeMap<String, NameKind>>,
     sections: &'a [(Target, Section)],
@@ -110,7 +113,13 @@ impl LibraryHeader<'_> {
         out.push_str(" * argument twice where the target API needs it twice. */\n");
         self.write_uses(&mut out);
         let _ = writeln!(out, "#ifndef {guard}\n#define {guard}");
-        out.push_str("#include \"backend.h\"\n\n");
+        out.push_str("#include \"backend.h\"\n");
+        for other in &self.library.profile().includes_libraries {
+            if let Some(file) = shim_header(*other).filter(|_| self.shimmed.contains(other)) {
+                let _ = writeln!(out, "#include \"{file}\"");
+            }
+        }
+        out.push('\n');
         for (i, (target, section)) in self.sections.iter().enumerate() {
             let keyword = if i == 0 { "#if" } else { "#elif" };
             let macro_name = backend_macro(*target);
