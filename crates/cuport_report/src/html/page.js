@@ -139,8 +139,16 @@ function renderHunk(file, h) {
   label.appendChild(el("span", "range", h.outside ? "outside the diff" : h.header));
   Object.keys(h.statuses).forEach(function (s) { label.appendChild(badge(s)); });
   Object.keys(h.codes).forEach(function (c) { label.appendChild(el("span", "code", c)); });
+  // One entry per distinct rewrite, with a count: a hunk of a hundred edits
+  // keeps a label a reviewer can read (and that fits on the screen).
+  var seen = Object.create(null), order = [];
   h.edits.forEach(function (e) {
-    label.appendChild(el("span", "note", e.cuda_name + (e.replacement && e.status !== "annotation" ? " → " + e.replacement.trim() : "")));
+    var text = e.cuda_name + (e.replacement && e.status !== "annotation" ? " → " + e.replacement.trim() : "");
+    if (!(text in seen)) { seen[text] = 0; order.push(text); }
+    seen[text] += 1;
+  });
+  order.forEach(function (text) {
+    label.appendChild(el("span", "note", seen[text] > 1 ? text + " ×" + seen[text] : text));
   });
   node.appendChild(label);
   var pre = el("pre", "diff");
