@@ -1,7 +1,7 @@
 // cuport/ascend_helpers.cpp: the cuport_* helpers that ported CUDA calls are
-// rewritten into (cuBLAS -> cuport_blas_*, cuBLASLt -> cuport_blaslt_*, cuDNN ->
-// cuport_dnn_*, runtime -> cuport_acl_*, NCCL -> cuport_hccl_*), implemented over AscendCL, aclnn and
-// HCCL. cuport writes it into dual-stack output; build it into the ported program
+// rewritten into (cuBLAS -> cuport_blas_*, cuBLASLt -> cuport_blaslt_*,
+// cuDNN -> cuport_dnn_*, runtime -> cuport_acl_*, NCCL -> cuport_hccl_*),
+// implemented over AscendCL, aclnn and HCCL. cuport writes it into dual-stack output; build it into the ported program
 // and link ascendcl, opapi (aclnn operators) and hccl.
 //
 // How the helpers behave, where it differs from CUDA:
