@@ -1,5 +1,6 @@
 //! `--cann-version` / `--rocm-version` (and their cuport.toml keys) end to
-//! end: names a release lacks are CP0016 and stay as written, the helpers
+//! end: names a release lacks take their older form where the tables give
+//! one and are otherwise CP0016 and stay as written, the helpers
 //! are generated for the release, and bad selections are usage errors.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -7,8 +8,10 @@ mod common;
 
 use common::{migrate, scratch};
 
+/// HCCL's group calls exist from CANN 9.0.0; for 8.2.RC1 their older form
+/// (no group: HCCL_SUCCESS) is used, with a diagnostic naming the release.
 #[test]
-fn an_older_cann_keeps_names_it_lacks_and_says_which_release_they_need() {
+fn an_older_cann_uses_the_older_form_of_names_it_lacks_and_says_which_release_they_need() {
     let (dir, root) = scratch("ascend_host");
     let out = dir.path().join("out");
     let run = migrate(
@@ -24,12 +27,15 @@ fn an_older_cann_keeps_names_it_lacks_and_says_which_release_they_need() {
     )
     .expect_code(0);
     assert!(
-        run.stdout.contains("manual CP0016: `ncclGroupStart` would become `HcclGroupStart`, which needs CANN >= 9.0.0; this port is for CANN 8.2.RC1"),
+        run.stdout.contains("approximate CP2605: `ncclGroupStart` needs CANN >= 9.0.0; for CANN 8.2.RC1 it becomes `HCCL_SUCCESS`"),
         "{}",
         run.stdout
     );
     let ported = std::fs::read_to_string(out.join("collectives.cpp")).unwrap();
-    assert!(ported.contains("ncclGroupStart()") && !ported.contains("HcclGroupStart"));
+    assert!(
+        ported.contains("NCCL_CHECK(HCCL_SUCCESS);") && !ported.contains("GroupStart()"),
+        "{ported}"
+    );
     let shim = std::fs::read_to_string(out.join("cuport_shim.h")).unwrap();
     assert!(
         shim.contains("#define CUPORT_CANN_HAS_RT_DEVICE_INFO 0"),

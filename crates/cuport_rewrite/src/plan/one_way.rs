@@ -185,7 +185,9 @@ impl<'a> Planner<'a> {
         if let Some((template, note)) = resolved.older_sdk() {
             let code = resolved.code().map_or_else(String::new, |c| c.to_string());
             if self.rewrite_with(site, template, &code) {
-                let callee = template.callee().unwrap_or("its older form");
+                // A call (`__shfl_down(...)`) is named by its callee; a value
+                // (`HCCL_SUCCESS` for a call the release lacks) as written.
+                let callee = template.callee().unwrap_or(template.source());
                 let message = format!(
                     "`{}` needs {minimum}; for {} {selected} it becomes `{callee}`, which is not exactly equivalent",
                     site.name, minimum.product
