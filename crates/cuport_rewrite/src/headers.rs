@@ -49,12 +49,12 @@ pub(crate) fn header_edits(
     // (a helper header's cuBLAS code under `#ifdef CUBLAS_API_H_`) get their
     // declarations from whoever includes the library, as before the port.
     let mut wanted: Vec<String> = planned.headers.clone();
-    let runtime = runtime_header_wanted(src, language, analysis, planned, main_header);
+    let at = include_insertion_point(src);
+    let runtime = runtime_header_wanted(src, at, language, analysis, planned, main_header);
     if runtime != RuntimeHeader::NotWanted {
         wanted.insert(0, main_header.spelled.to_owned());
     }
     wanted.dedup();
-    let at = include_insertion_point(src);
     let newline = line_ending(src);
     // After a guard's `#define` on the last line, which has no line break.
     let lead = if at > 0 && at == src.len() && src[at - 1] != b'\n' {
@@ -97,8 +97,10 @@ enum RuntimeHeader {
     BeforeOthers,
 }
 
+/// `first_line` is where added includes go (`include_insertion_point`).
 fn runtime_header_wanted(
     src: &[u8],
+    first_line: usize,
     language: Language,
     analysis: &FileAnalysis,
     planned: &Planned,
@@ -124,7 +126,6 @@ fn runtime_header_wanted(
     // runtime_header_is_added_in_the_first_run_next_to_any_cuda_include`).
     // HIP's cooperative-groups header needs the runtime before it; nvcc
     // included the runtime first, so the port must too.
-    let first_line = include_insertion_point(src);
     let cuda_include_first = first_include.is_some_and(|site| {
         site.range.start >= first_line && !src[first_line..site.range.start].contains(&b'\n')
     });
@@ -159,10 +160,9 @@ fn header_base(path: &str) -> String {
 /// the line (`/**/#include <x.h>`), as the analyser also reads it (a fuzzing
 /// finding: `fuzz_regressions::include_after_a_block_comment_counts_as_present`).
 fn present_headers<'a>(src: &'a [u8], planned: &'a Planned) -> impl Fn(&str) -> bool + 'a {
-    let text = String::from_utf8_lossy(src);
-    let include_lines: Vec<String> = without_bom(&text)
-        .lines()
-        .map(after_leading_block_comments)
+    let include_lines: Vec<String> = directive_candidates(src)
+        .iter()
+        .map(|line| after_leading_block_comments(line))
         .filter(|l| l.starts_with('#') && l[1..].trim_start().starts_with("include"))
         .map(str::to_owned)
         .collect();
@@ -200,6 +200,25 @@ fn after_leading_block_comments(line: &str) -> &str {
         }
     }
     rest
+}
+
+/// The lines (as `str::lines` splits them, without a byte-order mark) that
+/// can hold a directive: their first byte after ASCII blanks is `#`, `/` (a
+/// block comment may come first) or not ASCII (other white space). Only
+/// those are decoded: the callers run over every line of every file.
+fn directive_candidates(src: &[u8]) -> Vec<std::borrow::Cow<'_, str>> {
+    let body = &src[bom_len(src)..];
+    let body = body.strip_suffix(b"\n").unwrap_or(body);
+    if body.is_empty() {
+        return Vec::new();
+    }
+    body.split(|&b| b == b'\n')
+        .filter(|line| {
+            let first = line.iter().find(|b| !b.is_ascii_whitespace());
+            first.is_some_and(|&b| b == b'#' || b == b'/' || !b.is_ascii())
+        })
+        .map(|line| String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(line)))
+        .collect()
 }
 
 /// `\r\n` for files whose first line ends that way, so inserted lines match.
@@ -267,14 +286,21 @@ fn directive_lines(src: &[u8], from: usize) -> Vec<(usize, usize, String)> {
     let mut offset = from;
     let mut continued = false;
     for line in src[from..].split_inclusive(|&b| b == b'\n') {
-        let text = String::from_utf8_lossy(line);
         // A line a backslash splices onto the one before starts no
         // directive (a fuzzing finding:
         // `fuzz_regressions::no_header_after_a_line_continued_by_a_backslash`).
-        if let Some(rest) = text.trim_start().strip_prefix('#').filter(|_| !continued) {
-            out.push((offset, offset + line.len(), rest.trim().to_owned()));
+        // Only directive lines are decoded: this runs over every line of
+        // every file.
+        let indent = line.iter().take_while(|b| b.is_ascii_whitespace()).count();
+        if !continued && line.get(indent) == Some(&b'#') {
+            let text = String::from_utf8_lossy(&line[indent + 1..]);
+            out.push((offset, offset + line.len(), text.trim().to_owned()));
         }
-        continued = text.trim_end_matches(['\n', '\r']).ends_with('\\');
+        let mut body = line;
+        while let [rest @ .., b'\n' | b'\r'] = body {
+            body = rest;
+        }
+        continued = body.ends_with(b"\\");
         offset += line.len();
     }
     out
@@ -306,13 +332,6 @@ fn bom_len(src: &[u8]) -> usize {
     } else {
         0
     }
-}
-
-/// The text after a byte-order mark: the first line of a file saved with
-/// one is still a directive (a fuzzing finding:
-/// `fuzz_regressions::a_byte_order_mark_hides_no_include`).
-fn without_bom(text: &str) -> &str {
-    text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
 /// `import torch_npu` right after the first `import torch` line.
@@ -427,8 +446,8 @@ pub(crate) fn annotation_edits(
 
 /// The paths the file's `#include` lines name (`<a/b.h>` → `a/b.h`).
 pub(crate) fn included_paths(src: &[u8]) -> Vec<String> {
-    without_bom(&String::from_utf8_lossy(src))
-        .lines()
+    directive_candidates(src)
+        .iter()
         .filter_map(|line| {
             let rest = line.trim_start().strip_prefix('#')?.trim_start();
             let rest = rest.strip_prefix("include")?.trim_start();
