@@ -40,6 +40,20 @@ mod embedded {
 /// every problem found (sorted by file, line, column). `cuport rules check`
 /// uses this; [`RuleSet::from_sources`] fails on any problem instead.
 pub fn build(sources: Vec<Source>) -> (RuleSet, Vec<Diagnostic>) {
+    build_checked(sources, CrossChecks::Run)
+}
+
+/// Whether the checks across files (patterns shadowing entries, enum maps
+/// against the enums they map) run. They only report; the built-in tables
+/// pass them (`cuport rules check` and `tests/tables.rs`), so loading the
+/// built-ins at start-up skips them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CrossChecks {
+    Run,
+    Skip,
+}
+
+fn build_checked(sources: Vec<Source>, checks: CrossChecks) -> (RuleSet, Vec<Diagnostic>) {
     let mut builder = builder::Builder::default();
     let outcomes = parse_all(&sources);
     let parsed: Vec<Arc<builder::Parsed>> = outcomes
@@ -47,7 +61,7 @@ pub fn build(sources: Vec<Source>) -> (RuleSet, Vec<Diagnostic>) {
         .filter_map(|outcome| builder.keep_parsed(outcome))
         .map(Arc::new)
         .collect();
-    assemble(sources, parsed, builder.diags)
+    assemble(sources, parsed, builder.diags, checks)
 }
 
 /// Parses every source; parsing is most of the start-up cost and files are
@@ -80,6 +94,7 @@ fn assemble(
     sources: Vec<Source>,
     parsed: Vec<Arc<builder::Parsed>>,
     diags: Vec<Diagnostic>,
+    checks: CrossChecks,
 ) -> (RuleSet, Vec<Diagnostic>) {
     let mut builder = builder::Builder {
         diags,
@@ -95,7 +110,9 @@ fn assemble(
         builder.add_enum_entries(p);
     }
     builder.finish();
-    builder.cross_check(&parsed);
+    if checks == CrossChecks::Run {
+        builder.cross_check(&parsed);
+    }
     builder.set.sources = sources;
     builder.set.parsed = parsed;
     let mut diags = builder.diags;
@@ -127,7 +144,12 @@ impl RuleSet {
 
     /// The built-in tables; fails if any file has a problem.
     pub fn builtin() -> Result<RuleSet, RulesError> {
-        RuleSet::from_sources(RuleSet::builtin_sources())
+        let (set, diags) = build_checked(RuleSet::builtin_sources(), CrossChecks::Skip);
+        if diags.is_empty() {
+            Ok(set)
+        } else {
+            Err(RulesError::Invalid(diags))
+        }
     }
 
     /// Builds from `sources`; fails listing every problem if there is one.
@@ -168,7 +190,7 @@ impl RuleSet {
         let mut parsed = self.parsed;
         sources.push(source);
         parsed.push(Arc::new(new));
-        let (set, diags) = assemble(sources, parsed, Vec::new());
+        let (set, diags) = assemble(sources, parsed, Vec::new(), CrossChecks::Run);
         if diags.is_empty() {
             Ok(set)
         } else {

@@ -18,6 +18,9 @@ fn builtin() -> RuleSet {
 fn builtin_tables_load_and_pass_check() {
     let set = builtin();
     assert!(RuleSet::builtin().is_ok());
+    // Start-up skips the checks across files; they must hold here.
+    let (_, problems) = cuport_rules::build(RuleSet::builtin_sources());
+    assert!(problems.is_empty(), "{problems:#?}");
     for target in Target::ALL {
         assert!(
             set.known_cuda_names(target).next().is_some(),

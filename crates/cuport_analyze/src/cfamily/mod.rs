@@ -37,6 +37,7 @@ pub(crate) fn analyze(
     let matches = match_brackets(&lexed.tokens);
     let mut scanner = Scanner {
         src,
+        text: std::str::from_utf8(src).ok(),
         line_index,
         tokens: &lexed.tokens,
         matches: &matches,
@@ -106,6 +107,9 @@ enum Directive {
 
 pub(crate) struct Scanner<'a> {
     src: &'a [u8],
+    /// `src` as text when it is valid UTF-8 (nearly always): token texts are
+    /// then slices, not a UTF-8 check per token.
+    text: Option<&'a str>,
     line_index: &'a LineIndex,
     tokens: &'a [Token],
     matches: &'a [u32],
@@ -151,8 +155,12 @@ impl<'a> Scanner<'a> {
     }
 
     fn text(&self, index: usize) -> &'a str {
-        let bytes = self.tokens[index].text(self.src);
-        std::str::from_utf8(bytes).unwrap_or("")
+        let token = self.tokens[index];
+        let range = token.start as usize..token.end as usize;
+        match self.text {
+            Some(text) => text.get(range).unwrap_or(""),
+            None => std::str::from_utf8(token.text(self.src)).unwrap_or(""),
+        }
     }
 
     fn kind_at(&self, index: usize) -> Option<TokKind> {
