@@ -1087,7 +1087,7 @@ aclError lt_plan(const cuport_blaslt_matmul_desc *d, const cuport_blaslt_layout 
     uint64_t k = g.transa == CUPORT_OP_N ? a_cols : a_rows;
     bool a_fits = (g.transa == CUPORT_OP_N ? a_rows : a_cols) == m;
     bool b_fits = (g.transb == CUPORT_OP_N ? b_rows : b_cols) == k && (g.transb == CUPORT_OP_N ? b_cols : b_rows) == n;
-    bool c_fits = c->rows == m && c->cols == n && c->type == dl->type;
+    bool c_fits = c->rows == m && c->cols == n && c->type == dl->type && c->ld >= static_cast<int64_t>(m);
     int64_t batches = batches_of(*dl);
     bool batch_fits = batches_of(*a) == batches && batches_of(*b) == batches && batches_of(*c) == batches;
     if (!a_fits || !b_fits || !c_fits || !batch_fits || !fits_int(m) || !fits_int(n) || !fits_int(k) ||
@@ -1200,12 +1200,18 @@ aclnnStatus inplace_relu(Call &call, aclTensor *self) {
 // view with strides (ld, 1)), after the GEMM.
 aclError run_epilogue(aclrtStream stream, const cuport_blaslt_matmul_desc &desc, const Gemm &g, void *D) {
     int32_t e = desc.epilogue;
-    if (e == CUPORT_BLASLT_EPILOGUE_DEFAULT) {
-        return ACL_SUCCESS;
+    if (e == CUPORT_BLASLT_EPILOGUE_DEFAULT || g.m == 0 || g.n == 0) {
+        return ACL_SUCCESS;  // an empty D: nothing to apply, as in cuBLASLt
     }
     Call call(stream);
     aclDataType type = g.ctype;
     aclDataType bias_type = desc.bias_type < 0 ? type : static_cast<aclDataType>(desc.bias_type);
+    if (writes_bias(e) && g.k == 0) {
+        // A sum over an empty k: the bias gradient is zero.
+        size_t count = e == CUPORT_BLASLT_EPILOGUE_BGRADA ? g.m : g.n;
+        size_t bytes = count * element_size(bias_type);
+        return call.finish(aclrtMemsetAsync(const_cast<void *>(desc.bias), bytes, 0, bytes, stream));
+    }
     aclTensor *d = call.tensor(D, type, {g.n, g.m}, {g.ldc, 1});
     if (d == nullptr) {
         return call.finish(kAclnnParamInvalid);
@@ -1415,7 +1421,11 @@ extern "C" aclError cuport_blaslt_matmul(cuport_blaslt_handle_t handle, cuport_b
     g.C = D;
     g.alpha = alpha;
     g.beta = beta;
-    if (C != D && C != nullptr && !scalar_is(beta, g.scalars, 0)) {
+    bool reads_c = !scalar_is(beta, g.scalars, 0);
+    if (reads_c && C == nullptr) {
+        return ACL_ERROR_INVALID_PARAM;
+    }
+    if (reads_c && C != D) {
         st = copy_c_into_d(stream, C, *Cdesc, D, *Ddesc, plan.batches);
     } else if (C == D && (Cdesc->ld != Ddesc->ld || Cdesc->batch_stride != Ddesc->batch_stride)) {
         return ACL_ERROR_INVALID_PARAM;  // in place needs one layout, as in cuBLASLt
