@@ -17,7 +17,10 @@ trap 'rm -rf "$out"' EXIT
 echo "corpus: $(find "$corpus" -type f | wc -l) files, $(du -sb "$corpus" | cut -f1) bytes, $(nproc) cores"
 for run in 1 2 3; do
   rm -rf "$out/ported"
-  /usr/bin/time -f "cuport migrate --to hip --out: run $run: %e s, peak %M KiB" "$bin" migrate --quiet --to hip "$corpus" --out "$out/ported" >/dev/null
+  # Each time is also kept (seconds only) for the ratios at the end.
+  /usr/bin/time -o "$out/run$run.time" -f "%e %M" "$bin" migrate --quiet --to hip "$corpus" --out "$out/ported" >/dev/null
+  read -r seconds kib < "$out/run$run.time"
+  echo "cuport migrate --to hip --out: run $run: $seconds s, peak $kib KiB"
 done
 /usr/bin/time -f "cuport migrate --to hip (dry run, diagnostics only): %e s, peak %M KiB" "$bin" migrate --quiet --to hip "$corpus" >/dev/null
 # A re-run over the unchanged tree into the same output (what a porting
@@ -35,4 +38,10 @@ if [ -n "$hipify" ]; then
   /usr/bin/time -o "$out/hipify.time" -f "hipify-perl -quiet-warnings (one invocation): %e s, peak %M KiB" \
     perl "$hipify" -quiet-warnings $(cat "$out/files") </dev/null >"$out/hipify.out" 2>/dev/null
   cat "$out/hipify.time"
+  # hipify-perl's time over each --out run's (the issue's target: >= 50x).
+  hipify_s=$(sed -n 's/.*invocation): \([0-9.]*\) s.*/\1/p' "$out/hipify.time")
+  for run in 1 2 3; do
+    awk -v h="$hipify_s" -v c="$(cut -d' ' -f1 "$out/run$run.time")" -v r="$run" \
+      'BEGIN { if (c > 0) printf "--out run %s: %.0fx hipify-perl\n", r, h / c }'
+  done
 fi
