@@ -1,0 +1,216 @@
+// Runs the cuport_blaslt_* helpers on the CPU stand-in (fake_acl.cpp) and
+// compares each result with a direct column-major computation. Prints one
+// line per case and "blaslt_check: all passed" at the end; exits 1 on the
+// first mismatch.
+#include "cuport_ascend_decls.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+namespace {
+
+using Matrix = std::vector<float>;  // column-major
+
+float value(int seed, int i) { return static_cast<float>(((seed * 131 + i * 17) % 23) - 11) / 8.0f; }
+
+Matrix filled(int seed, size_t count) {
+    Matrix m(count);
+    for (size_t i = 0; i < count; ++i) m[i] = value(seed, static_cast<int>(i));
+    return m;
+}
+
+double gelu(double x) { return 0.5 * x * (1 + std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
+double gelu_grad(double x) {
+    double t = std::tanh(0.7978845608028654 * (x + 0.044715 * x * x * x));
+    return 0.5 * (1 + t) + 0.5 * x * (1 - t * t) * 0.7978845608028654 * (1 + 3 * 0.044715 * x * x);
+}
+
+// op(X)(i, j) of a column-major X with leading dimension ld.
+float op_at(const Matrix &x, bool transposed, int ld, int i, int j) {
+    return transposed ? x[j + static_cast<size_t>(i) * ld] : x[i + static_cast<size_t>(j) * ld];
+}
+
+int failures = 0;
+
+void expect_close(const char *name, const Matrix &got, const Matrix &want) {
+    double worst = 0;
+    for (size_t i = 0; i < want.size(); ++i) worst = std::fmax(worst, std::fabs(got[i] - want[i]));
+    std::printf("%-44s max |error| %.2e %s\n", name, worst, worst < 1e-4 ? "ok" : "MISMATCH");
+    if (!(worst < 1e-4)) ++failures;
+}
+
+void check(const char *what, aclError status) {
+    if (status != ACL_SUCCESS) {
+        std::printf("%s failed: %d\n", what, status);
+        std::exit(1);
+    }
+}
+
+struct Case {
+    const char *name;
+    int m, n, k;
+    bool ta, tb;
+    int epilogue;
+    float beta;
+    int batches;  // 0: unbatched
+    bool a_row_major;
+};
+
+void set_desc(cuport_blaslt_matmul_desc_t desc, cuport_blaslt_matmul_desc_attr_t attr, const void *v, size_t size) {
+    check("cuport_blaslt_matmul_desc_set_attribute", cuport_blaslt_matmul_desc_set_attribute(desc, attr, v, size));
+}
+
+void run(cuport_blaslt_handle_t lt, const Case &c) {
+    int batches = c.batches > 0 ? c.batches : 1;
+    int a_rows = c.ta ? c.k : c.m, a_cols = c.ta ? c.m : c.k;
+    int b_rows = c.tb ? c.n : c.k, b_cols = c.tb ? c.k : c.n;
+    size_t a_size = static_cast<size_t>(a_rows) * a_cols, b_size = static_cast<size_t>(b_rows) * b_cols;
+    size_t d_size = static_cast<size_t>(c.m) * c.n;
+    Matrix a = filled(1, a_size * batches), b = filled(2, b_size * batches), d = filled(3, d_size * batches);
+    Matrix bias = filled(4, static_cast<size_t>(c.m > c.n ? c.m : c.n));
+    Matrix aux = filled(5, d_size);
+    Matrix a_stored = a;
+    if (c.a_row_major) {  // the same logical A, stored row by row
+        for (int i = 0; i < a_rows; ++i)
+            for (int j = 0; j < a_cols; ++j) a_stored[static_cast<size_t>(i) * a_cols + j] = a[i + static_cast<size_t>(j) * a_rows];
+    }
+
+    // Reference, column-major.
+    Matrix want_d = d, want_aux = aux, want_bias = bias;
+    for (int bt = 0; bt < batches; ++bt) {
+        for (int j = 0; j < c.n; ++j) {
+            for (int i = 0; i < c.m; ++i) {
+                double sum = 0;
+                for (int p = 0; p < c.k; ++p) {
+                    Matrix ab(a.begin() + static_cast<long>(bt * a_size), a.begin() + static_cast<long>((bt + 1) * a_size));
+                    Matrix bb(b.begin() + static_cast<long>(bt * b_size), b.begin() + static_cast<long>((bt + 1) * b_size));
+                    sum += static_cast<double>(op_at(ab, c.ta, a_rows, i, p)) * op_at(bb, c.tb, b_rows, p, j);
+                }
+                size_t at = bt * d_size + i + static_cast<size_t>(j) * c.m;
+                double x = sum + c.beta * d[at];
+                bool bias_added = c.epilogue == CUPORT_BLASLT_EPILOGUE_BIAS || c.epilogue == CUPORT_BLASLT_EPILOGUE_GELU_AUX_BIAS ||
+                                  c.epilogue == CUPORT_BLASLT_EPILOGUE_RELU_BIAS;
+                if (bias_added) x += bias[i];
+                if (c.epilogue == CUPORT_BLASLT_EPILOGUE_GELU_AUX_BIAS) {
+                    want_aux[at] = static_cast<float>(x);
+                    x = gelu(x);
+                }
+                if (c.epilogue == CUPORT_BLASLT_EPILOGUE_RELU_BIAS) x = std::fmax(x, 0.0);
+                if (c.epilogue == CUPORT_BLASLT_EPILOGUE_DGELU) x *= gelu_grad(aux[at]);
+                want_d[at] = static_cast<float>(x);
+            }
+        }
+    }
+    if (c.epilogue == CUPORT_BLASLT_EPILOGUE_BGRADB) {
+        for (int j = 0; j < c.n; ++j) {
+            double sum = 0;
+            for (int p = 0; p < c.k; ++p) sum += op_at(b, c.tb, b_rows, p, j);
+            want_bias[j] = static_cast<float>(sum);
+        }
+    }
+
+    cuport_blaslt_matmul_desc_t desc;
+    check("desc_create", cuport_blaslt_matmul_desc_create(&desc, CUPORT_BLAS_COMPUTE_32F, ACL_FLOAT));
+    cuport_blas_op_t op_a = c.ta ? CUPORT_OP_T : CUPORT_OP_N, op_b = c.tb ? CUPORT_OP_T : CUPORT_OP_N;
+    set_desc(desc, CUPORT_BLASLT_MATMUL_DESC_TRANSA, &op_a, sizeof(op_a));
+    set_desc(desc, CUPORT_BLASLT_MATMUL_DESC_TRANSB, &op_b, sizeof(op_b));
+    cuport_blaslt_epilogue_t epilogue = static_cast<cuport_blaslt_epilogue_t>(c.epilogue);
+    set_desc(desc, CUPORT_BLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof(epilogue));
+    const float *bias_ptr = bias.data();
+    set_desc(desc, CUPORT_BLASLT_MATMUL_DESC_BIAS_POINTER, &bias_ptr, sizeof(bias_ptr));
+    float *aux_ptr = aux.data();
+    int64_t aux_ld = c.m;
+    set_desc(desc, CUPORT_BLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux_ptr, sizeof(aux_ptr));
+    set_desc(desc, CUPORT_BLASLT_MATMUL_DESC_EPILOGUE_AUX_LD, &aux_ld, sizeof(aux_ld));
+
+    cuport_blaslt_layout_t la, lb, ld;
+    check("layout_create", cuport_blaslt_layout_create(&la, ACL_FLOAT, a_rows, a_cols, c.a_row_major ? a_cols : a_rows));
+    check("layout_create", cuport_blaslt_layout_create(&lb, ACL_FLOAT, b_rows, b_cols, b_rows));
+    check("layout_create", cuport_blaslt_layout_create(&ld, ACL_FLOAT, c.m, c.n, c.m));
+    if (c.a_row_major) {
+        cuport_blaslt_order_t row = CUPORT_BLASLT_ORDER_ROW;
+        check("order", cuport_blaslt_layout_set_attribute(la, CUPORT_BLASLT_MATRIX_LAYOUT_ORDER, &row, sizeof(row)));
+    }
+    if (c.batches > 0) {
+        int32_t count = c.batches;
+        int64_t strides[3] = {static_cast<int64_t>(a_size), static_cast<int64_t>(b_size), static_cast<int64_t>(d_size)};
+        cuport_blaslt_layout_t layouts[3] = {la, lb, ld};
+        for (int l = 0; l < 3; ++l) {
+            check("batch", cuport_blaslt_layout_set_attribute(layouts[l], CUPORT_BLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+            check("stride", cuport_blaslt_layout_set_attribute(layouts[l], CUPORT_BLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &strides[l], sizeof(strides[l])));
+        }
+    }
+    cuport_blaslt_preference_t pref;
+    check("pref", cuport_blaslt_preference_create(&pref));
+    cuport_blaslt_heuristic_t heuristic;
+    int found = 0;
+    check("heuristic", cuport_blaslt_algo_get_heuristic(lt, desc, la, lb, ld, ld, pref, 1, &heuristic, &found));
+    if (found != 1) {
+        std::printf("%s: no algorithm\n", c.name);
+        std::exit(1);
+    }
+    float alpha = 1.0f, beta = c.beta;
+    check(c.name, cuport_blaslt_matmul(lt, desc, &alpha, a_stored.data(), la, b.data(), lb, &beta, d.data(), ld, d.data(), ld,
+                                       &heuristic.algo, nullptr, 0, nullptr));
+    expect_close(c.name, d, want_d);
+    if (c.epilogue == CUPORT_BLASLT_EPILOGUE_GELU_AUX_BIAS) expect_close("  aux (pre-activation)", aux, want_aux);
+    if (c.epilogue == CUPORT_BLASLT_EPILOGUE_BGRADB) expect_close("  bias gradient", bias, want_bias);
+    cuport_blaslt_preference_destroy(pref);
+    cuport_blaslt_layout_destroy(la);
+    cuport_blaslt_layout_destroy(lb);
+    cuport_blaslt_layout_destroy(ld);
+    cuport_blaslt_matmul_desc_destroy(desc);
+}
+
+// An epilogue the helper cannot run: the heuristic query finds no algorithm.
+void unsupported_epilogue_finds_no_algorithm(cuport_blaslt_handle_t lt) {
+    cuport_blaslt_matmul_desc_t desc;
+    check("desc_create", cuport_blaslt_matmul_desc_create(&desc, CUPORT_BLAS_COMPUTE_32F, ACL_FLOAT));
+    int32_t relu_aux = 130;  // CUBLASLT_EPILOGUE_RELU_AUX: a bit-mask output
+    set_desc(desc, CUPORT_BLASLT_MATMUL_DESC_EPILOGUE, &relu_aux, sizeof(relu_aux));
+    cuport_blaslt_layout_t l;
+    check("layout_create", cuport_blaslt_layout_create(&l, ACL_FLOAT, 4, 4, 4));
+    cuport_blaslt_preference_t pref;
+    check("pref", cuport_blaslt_preference_create(&pref));
+    cuport_blaslt_heuristic_t heuristic;
+    int found = 7;
+    aclError st = cuport_blaslt_algo_get_heuristic(lt, desc, l, l, l, l, pref, 1, &heuristic, &found);
+    bool ok = st == ACL_ERROR_FEATURE_UNSUPPORTED && found == 0;
+    std::printf("%-44s %s\n", "RELU_AUX: no algorithm, FEATURE_UNSUPPORTED", ok ? "ok" : "MISMATCH");
+    failures += ok ? 0 : 1;
+    int32_t wrong_size = 0;
+    ok = cuport_blaslt_matmul_desc_set_attribute(desc, CUPORT_BLASLT_MATMUL_DESC_TRANSA, &wrong_size, 2) == ACL_ERROR_INVALID_PARAM;
+    std::printf("%-44s %s\n", "attribute of the wrong size: INVALID_PARAM", ok ? "ok" : "MISMATCH");
+    failures += ok ? 0 : 1;
+    cuport_blaslt_preference_destroy(pref);
+    cuport_blaslt_layout_destroy(l);
+    cuport_blaslt_matmul_desc_destroy(desc);
+}
+
+}  // namespace
+
+int main() {
+    cuport_blaslt_handle_t lt;
+    check("create", cuport_blaslt_create(&lt));
+    const Case cases[] = {
+        {"plain, A^T B", 5, 4, 3, true, false, CUPORT_BLASLT_EPILOGUE_DEFAULT, 0.0f, 0, false},
+        {"A B^T, accumulate (beta 1)", 3, 6, 4, false, true, CUPORT_BLASLT_EPILOGUE_DEFAULT, 1.0f, 0, false},
+        {"bias + GELU, keeping the pre-activation", 6, 5, 4, true, false, CUPORT_BLASLT_EPILOGUE_GELU_AUX_BIAS, 0.0f, 0, false},
+        {"bias + ReLU", 4, 3, 5, false, false, CUPORT_BLASLT_EPILOGUE_RELU_BIAS, 0.0f, 0, false},
+        {"DGELU with the saved pre-activation", 4, 5, 3, false, false, CUPORT_BLASLT_EPILOGUE_DGELU, 0.0f, 0, false},
+        {"BGRADB, accumulate", 3, 4, 6, false, true, CUPORT_BLASLT_EPILOGUE_BGRADB, 1.0f, 0, false},
+        {"strided batch of 3, A^T B", 4, 4, 2, true, false, CUPORT_BLASLT_EPILOGUE_DEFAULT, 0.0f, 3, false},
+        {"row-major A", 3, 5, 4, false, false, CUPORT_BLASLT_EPILOGUE_DEFAULT, 0.0f, 0, true},
+    };
+    for (const Case &c : cases) run(lt, c);
+    unsupported_epilogue_finds_no_algorithm(lt);
+    cuport_blaslt_destroy(lt);
+    if (failures != 0) {
+        std::printf("blaslt_check: %d failed\n", failures);
+        return 1;
+    }
+    std::printf("blaslt_check: all passed\n");
+    return 0;
+}
