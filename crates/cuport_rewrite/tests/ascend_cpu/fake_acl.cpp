@@ -1,4 +1,4 @@
-// A CPU stand-in for the AscendCL and aclnn calls the cuBLASLt helpers make,
+// A CPU stand-in for the AscendCL and aclnn calls the GEMM helpers make,
 // written for cuport's tests from the documented semantics (FP32 only):
 // device memory is host memory, streams do nothing, an aclTensor is a strided
 // view, and each aclnn operator runs when its second phase is called. It
@@ -134,6 +134,12 @@ aclError aclFinalize(void) { return 0; }
 aclError aclrtGetDevice(int32_t *deviceId) { *deviceId = 0; return 0; }
 aclError aclrtSetDevice(int32_t) { return 0; }
 aclError aclrtSynchronizeStream(aclrtStream) { return 0; }
+aclError aclrtCreateStream(aclrtStream *stream) {
+    static int token;
+    *stream = &token;  // any non-null handle: work runs when it is launched
+    return 0;
+}
+aclError aclrtDestroyStream(aclrtStream) { return 0; }
 aclError aclrtSynchronizeDevice(void) { return 0; }
 aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy) {
     *devPtr = std::aligned_alloc(64, (size + 63) / 64 * 64);
@@ -162,6 +168,20 @@ aclnnStatus aclnnMmGetWorkspaceSize(const aclTensor *self, const aclTensor *mat2
     });
 }
 aclnnStatus aclnnMm(void *, uint64_t, aclOpExecutor *executor, aclrtStream) { return launch(executor); }
+
+// out[i] = sum_j self[i, j] * vec[j]
+aclnnStatus aclnnMvGetWorkspaceSize(const aclTensor *self, const aclTensor *vec, aclTensor *out, int8_t,
+                                    uint64_t *bytes, aclOpExecutor **executor) {
+    return plan(executor, bytes, [=] {
+        for (int64_t i = 0; i < self->dims[0]; ++i) {
+            double sum = 0;
+            for (int64_t j = 0; j < self->dims[1]; ++j) sum += static_cast<double>(at(self, {i, j})) * at(vec, {j});
+            at(out, {i}) = static_cast<float>(sum);
+        }
+        return 0;
+    });
+}
+aclnnStatus aclnnMv(void *, uint64_t, aclOpExecutor *executor, aclrtStream) { return launch(executor); }
 
 aclnnStatus aclnnBatchMatMulGetWorkspaceSize(const aclTensor *self, const aclTensor *mat2, aclTensor *out, int8_t,
                                              uint64_t *bytes, aclOpExecutor **executor) {

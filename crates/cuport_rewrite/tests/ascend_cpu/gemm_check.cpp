@@ -1,6 +1,6 @@
-// Runs the cuport_blaslt_* helpers on the CPU stand-in (fake_acl.cpp) and
+// Runs the cuport_blaslt_* and cuport_blas_* GEMM helpers on the CPU stand-in (fake_acl.cpp) and
 // compares each result with a direct column-major computation. Prints one
-// line per case and "blaslt_check: all passed" at the end; exits 1 on the
+// line per case and "gemm_check: all passed" at the end; exits 1 on the
 // first mismatch.
 #include "cuport_ascend_decls.h"
 
@@ -189,6 +189,58 @@ void unsupported_epilogue_finds_no_algorithm(cuport_blaslt_handle_t lt) {
     cuport_blaslt_matmul_desc_destroy(desc);
 }
 
+// cuBLAS's column-major C = alpha op(A) op(B) + beta C through
+// cuport_blas_sgemm (ldc > m: the packed-copy path) and the strided batch.
+void blas_gemm(cuport_blas_handle_t blas, bool ta, bool tb, int batches) {
+    const int m = 4, n = 3, k = 5, ldc = 6;
+    int a_rows = ta ? k : m, b_rows = tb ? n : k;
+    size_t a_size = static_cast<size_t>(m) * k, b_size = static_cast<size_t>(k) * n, c_size = static_cast<size_t>(ldc) * n;
+    int count = batches > 0 ? batches : 1;
+    Matrix a = filled(6, a_size * count), b = filled(7, b_size * count), c = filled(8, c_size * count);
+    float alpha = 2.0f, beta = 0.5f;
+    Matrix want = c;
+    for (int bt = 0; bt < count; ++bt) {
+        Matrix ab(a.begin() + static_cast<long>(bt * a_size), a.begin() + static_cast<long>((bt + 1) * a_size));
+        Matrix bb(b.begin() + static_cast<long>(bt * b_size), b.begin() + static_cast<long>((bt + 1) * b_size));
+        for (int j = 0; j < n; ++j)
+            for (int i = 0; i < m; ++i) {
+                double sum = 0;
+                for (int p = 0; p < k; ++p) sum += static_cast<double>(op_at(ab, ta, a_rows, i, p)) * op_at(bb, tb, b_rows, p, j);
+                size_t at = bt * c_size + i + static_cast<size_t>(j) * ldc;
+                want[at] = static_cast<float>(alpha * sum + beta * c[at]);
+            }
+    }
+    cuport_blas_op_t op_a = ta ? CUPORT_OP_T : CUPORT_OP_N, op_b = tb ? CUPORT_OP_T : CUPORT_OP_N;
+    aclError st = batches > 0
+        ? cuport_blas_sgemm_strided_batched(blas, op_a, op_b, m, n, k, &alpha, a.data(), a_rows, static_cast<long long>(a_size),
+                                            b.data(), b_rows, static_cast<long long>(b_size), &beta, c.data(), ldc,
+                                            static_cast<long long>(c_size), batches)
+        : cuport_blas_sgemm(blas, op_a, op_b, m, n, k, &alpha, a.data(), a_rows, b.data(), b_rows, &beta, c.data(), ldc);
+    check("cuport_blas_sgemm", st);
+    char name[64];
+    std::snprintf(name, sizeof name, "cuBLAS sgemm%s %c%c, alpha 2, beta 0.5, ldc 6", batches > 0 ? " batched" : "",
+                  ta ? 'T' : 'N', tb ? 'T' : 'N');
+    expect_close(name, c, want);
+}
+
+// y = alpha op(A) x + beta y with a strided y (incy 2).
+void blas_gemv(cuport_blas_handle_t blas, bool trans) {
+    const int m = 5, n = 3, lda = 6, incy = 2;
+    int rows = trans ? n : m, cols = trans ? m : n;
+    Matrix a = filled(9, static_cast<size_t>(lda) * n), x = filled(10, static_cast<size_t>(cols));
+    Matrix y = filled(11, static_cast<size_t>(rows) * incy);
+    float alpha = 1.5f, beta = -1.0f;
+    Matrix want = y;
+    for (int i = 0; i < rows; ++i) {
+        double sum = 0;
+        for (int j = 0; j < cols; ++j) sum += static_cast<double>(op_at(a, trans, lda, i, j)) * x[j];
+        want[static_cast<size_t>(i) * incy] = static_cast<float>(alpha * sum + beta * y[static_cast<size_t>(i) * incy]);
+    }
+    check("cuport_blas_sgemv", cuport_blas_sgemv(blas, trans ? CUPORT_OP_T : CUPORT_OP_N, m, n, &alpha, a.data(), lda,
+                                                 x.data(), 1, &beta, y.data(), incy));
+    expect_close(trans ? "cuBLAS sgemv T, incy 2" : "cuBLAS sgemv N, incy 2", y, want);
+}
+
 }  // namespace
 
 int main() {
@@ -207,10 +259,17 @@ int main() {
     for (const Case &c : cases) run(lt, c);
     unsupported_epilogue_finds_no_algorithm(lt);
     cuport_blaslt_destroy(lt);
+    cuport_blas_handle_t blas;
+    check("cuport_blas_create", cuport_blas_create(&blas));
+    for (int t = 0; t < 4; ++t) blas_gemm(blas, (t & 1) != 0, (t & 2) != 0, 0);
+    blas_gemm(blas, true, false, 3);
+    blas_gemv(blas, false);
+    blas_gemv(blas, true);
+    cuport_blas_destroy(blas);
     if (failures != 0) {
-        std::printf("blaslt_check: %d failed\n", failures);
+        std::printf("gemm_check: %d failed\n", failures);
         return 1;
     }
-    std::printf("blaslt_check: all passed\n");
+    std::printf("gemm_check: all passed\n");
     return 0;
 }
