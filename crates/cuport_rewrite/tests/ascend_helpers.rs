@@ -4,8 +4,8 @@
 //! from the tables. No CANN install or Ascend hardware exists here: the vendor
 //! headers (acl/acl.h, aclnn/acl_meta.h, aclnnop/*.h, hccl/hccl.h) and
 //! cuport_shim.h all resolve to that header, so the check is against the
-//! recorded declarations only. The GEMM helpers (cuBLAS, cuBLASLt) also run,
-//! on a CPU stand-in of the ACL/aclnn calls they make (`tests/ascend_cpu/`).
+//! recorded declarations only. The cuBLAS, cuBLASLt and cuDNN helpers also
+//! run, on a CPU stand-in of the ACL/aclnn calls they make (`tests/ascend_cpu/`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
 mod common;
@@ -156,29 +156,31 @@ fn declarations_dir() -> tempfile::TempDir {
     dir
 }
 
-/// The cuBLASLt and cuBLAS GEMM helpers run on a CPU stand-in of the
+/// The cuBLASLt, cuBLAS and cuDNN helpers run on a CPU stand-in of the
 /// ACL/aclnn calls they make (`tests/ascend_cpu/fake_acl.cpp`, FP32, written
 /// from the documented operator semantics) and match a direct column-major
 /// computation: cuBLASLt plain, transposed, accumulating, strided-batch and
 /// row-major-A products and the BIAS, GELU_AUX_BIAS, RELU_BIAS, DGELU and
 /// BGRADB epilogues (an unsupported epilogue finds no algorithm); cuBLAS
 /// sgemm in all four transposes with alpha, beta and ldc > m, the strided
-/// batch, sgemv N and T with a strided y. This checks the helpers' own
+/// batch, sgemv N and T with a strided y; cuDNN convolution forward (groups,
+/// stride, padding, dilation, beta != 0, the output dimensions) and softmax
+/// per channel, per instance and logarithmic. This checks the helpers' own
 /// logic (views, transposes, packing, epilogue order), not Ascend's
 /// operators.
 #[test]
-fn gemm_helpers_compute_the_right_results_on_a_cpu_stand_in() {
+fn helpers_compute_the_right_results_on_a_cpu_stand_in() {
     if !gxx_available() {
         assert!(
             std::env::var("CI").map_or(true, |v| v != "true"),
             "g++ is required in CI (.ci/run installs it)"
         );
-        eprintln!("\n!!! SKIPPED: g++ is not installed; the GEMM helpers were not run !!!\n");
+        eprintln!("\n!!! SKIPPED: g++ is not installed; the helpers were not run !!!\n");
         return;
     }
     let dir = declarations_dir();
     let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ascend_cpu");
-    let program = dir.path().join("gemm_check");
+    let program = dir.path().join("helpers_check");
     // Functions the cases never reach (HCCL, cuDNN paths) have no stand-in:
     // the link leaves them unresolved, which needs a non-PIE executable.
     let build = Command::new("g++")
@@ -186,7 +188,7 @@ fn gemm_helpers_compute_the_right_results_on_a_cpu_stand_in() {
         .arg(format!("-I{}", dir.path().display()))
         .arg(helpers_source_path())
         .arg(tests.join("fake_acl.cpp"))
-        .arg(tests.join("gemm_check.cpp"))
+        .arg(tests.join("helpers_check.cpp"))
         .args(["-Wl,--unresolved-symbols=ignore-all", "-o"])
         .arg(&program)
         .output()
@@ -200,7 +202,7 @@ fn gemm_helpers_compute_the_right_results_on_a_cpu_stand_in() {
     let stdout = String::from_utf8_lossy(&run.stdout);
     eprintln!("{stdout}");
     assert!(
-        run.status.success() && stdout.contains("gemm_check: all passed"),
+        run.status.success() && stdout.contains("helpers_check: all passed"),
         "{stdout}{}",
         String::from_utf8_lossy(&run.stderr)
     );

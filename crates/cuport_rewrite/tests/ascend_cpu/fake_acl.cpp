@@ -1,4 +1,4 @@
-// A CPU stand-in for the AscendCL and aclnn calls the GEMM helpers make,
+// A CPU stand-in for the AscendCL and aclnn calls the GEMM and cuDNN helpers make,
 // written for cuport's tests from the documented semantics (FP32 only):
 // device memory is host memory, streams do nothing, an aclTensor is a strided
 // view, and each aclnn operator runs when its second phase is called. It
@@ -278,5 +278,65 @@ aclnnStatus aclnnReduceSumGetWorkspaceSize(const aclTensor *self, const aclIntAr
     });
 }
 aclnnStatus aclnnReduceSum(void *, uint64_t, aclOpExecutor *executor, aclrtStream) { return launch(executor); }
+
+// NCHW cross-correlation with groups, stride, padding and dilation (no bias).
+aclnnStatus aclnnConvolutionGetWorkspaceSize(const aclTensor *input, const aclTensor *weight, const aclTensor *bias,
+                                             const aclIntArray *stride, const aclIntArray *padding,
+                                             const aclIntArray *dilation, bool transposed, const aclIntArray *,
+                                             const int64_t groups, aclTensor *output, int8_t, uint64_t *bytes,
+                                             aclOpExecutor **executor) {
+    if (bias != nullptr || transposed || groups <= 0) return 161002;
+    return plan(executor, bytes, [=] {
+        int64_t in_per_group = input->dims[1] / groups, out_per_group = output->dims[1] / groups;
+        each(output->dims, [&](const std::vector<int64_t> &o) {
+            int64_t group = o[1] / out_per_group;
+            double sum = 0;
+            for (int64_t c = 0; c < in_per_group; ++c)
+                for (int64_t r = 0; r < weight->dims[2]; ++r)
+                    for (int64_t q = 0; q < weight->dims[3]; ++q) {
+                        int64_t h = o[2] * stride->values[0] - padding->values[0] + r * dilation->values[0];
+                        int64_t w = o[3] * stride->values[1] - padding->values[1] + q * dilation->values[1];
+                        if (h < 0 || w < 0 || h >= input->dims[2] || w >= input->dims[3]) continue;
+                        sum += static_cast<double>(at(input, {o[0], group * in_per_group + c, h, w})) *
+                               at(weight, {o[1], c, r, q});
+                    }
+            at(output, o) = static_cast<float>(sum);
+        });
+        return 0;
+    });
+}
+aclnnStatus aclnnConvolution(void *, const uint64_t, aclOpExecutor *executor, aclrtStream) { return launch(executor); }
+
+namespace {
+aclnnStatus softmax(const aclTensor *self, int64_t dim, aclTensor *out, bool log, uint64_t *bytes,
+                    aclOpExecutor **executor) {
+    return plan(executor, bytes, [=] {
+        std::vector<int64_t> outer = self->dims;
+        outer[dim] = 1;
+        each(outer, [&](const std::vector<int64_t> &base) {
+            std::vector<int64_t> i = base;
+            double top = -1e300, sum = 0;
+            for (i[dim] = 0; i[dim] < self->dims[dim]; ++i[dim]) top = std::fmax(top, at(self, i));
+            for (i[dim] = 0; i[dim] < self->dims[dim]; ++i[dim]) sum += std::exp(at(self, i) - top);
+            for (i[dim] = 0; i[dim] < self->dims[dim]; ++i[dim]) {
+                double x = at(self, i) - top;
+                at(out, i) = static_cast<float>(log ? x - std::log(sum) : std::exp(x) / sum);
+            }
+        });
+        return 0;
+    });
+}
+}  // namespace
+
+aclnnStatus aclnnSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim, aclTensor *out, uint64_t *bytes,
+                                         aclOpExecutor **executor) {
+    return softmax(self, dim, out, false, bytes, executor);
+}
+aclnnStatus aclnnSoftmax(void *, uint64_t, aclOpExecutor *executor, aclrtStream) { return launch(executor); }
+aclnnStatus aclnnLogSoftmaxGetWorkspaceSize(const aclTensor *self, int64_t dim, aclTensor *out, uint64_t *bytes,
+                                            aclOpExecutor **executor) {
+    return softmax(self, dim, out, true, bytes, executor);
+}
+aclnnStatus aclnnLogSoftmax(void *, uint64_t, aclOpExecutor *executor, aclrtStream) { return launch(executor); }
 
 }  // extern "C"

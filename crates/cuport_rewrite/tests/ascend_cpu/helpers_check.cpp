@@ -1,6 +1,6 @@
-// Runs the cuport_blaslt_* and cuport_blas_* GEMM helpers on the CPU stand-in (fake_acl.cpp) and
+// Runs the cuport_blaslt_*, cuport_blas_* and cuport_dnn_* helpers on the CPU stand-in (fake_acl.cpp) and
 // compares each result with a direct column-major computation. Prints one
-// line per case and "gemm_check: all passed" at the end; exits 1 on the
+// line per case and "helpers_check: all passed" at the end; exits 1 on the
 // first mismatch.
 #include "cuport_ascend_decls.h"
 
@@ -241,6 +241,92 @@ void blas_gemv(cuport_blas_handle_t blas, bool trans) {
     expect_close(trans ? "cuBLAS sgemv T, incy 2" : "cuBLAS sgemv N, incy 2", y, want);
 }
 
+struct ConvShape {
+    int n, c, h, w, k, r, s, groups, pad_h, pad_w, stride_h, stride_w, dil_h, dil_w;
+};
+
+// cudnnConvolutionForward (cross-correlation) with groups, beta != 0.
+void dnn_conv(cuport_dnn_handle_t dnn, const ConvShape &v) {
+    cuport_dnn_tensor_desc_t x_desc, y_desc;
+    cuport_dnn_filter_desc_t w_desc;
+    cuport_dnn_conv_desc_t conv;
+    check("tensor desc", cuport_dnn_create_tensor_desc(&x_desc));
+    check("tensor desc", cuport_dnn_set_tensor_4d_desc(x_desc, ACL_FORMAT_NCHW, ACL_FLOAT, v.n, v.c, v.h, v.w));
+    check("filter desc", cuport_dnn_create_filter_desc(&w_desc));
+    check("filter desc", cuport_dnn_set_filter_4d_desc(w_desc, ACL_FLOAT, ACL_FORMAT_NCHW, v.k, v.c / v.groups, v.r, v.s));
+    check("conv desc", cuport_dnn_create_conv_desc(&conv));
+    check("conv desc", cuport_dnn_set_conv_2d_desc(conv, v.pad_h, v.pad_w, v.stride_h, v.stride_w, v.dil_h, v.dil_w,
+                                                   CUPORT_DNN_CROSS_CORRELATION, ACL_FLOAT));
+    check("groups", cuport_dnn_set_conv_group_count(conv, v.groups));
+    int on = 0, oc = 0, oh = 0, ow = 0;
+    check("output dim", cuport_dnn_get_conv_2d_fwd_output_dim(conv, x_desc, w_desc, &on, &oc, &oh, &ow));
+    int want_h = (v.h + 2 * v.pad_h - v.dil_h * (v.r - 1) - 1) / v.stride_h + 1;
+    int want_w = (v.w + 2 * v.pad_w - v.dil_w * (v.s - 1) - 1) / v.stride_w + 1;
+    bool dims_ok = on == v.n && oc == v.k && oh == want_h && ow == want_w;
+    std::printf("%-44s %s\n", "conv output dimensions", dims_ok ? "ok" : "MISMATCH");
+    failures += dims_ok ? 0 : 1;
+    check("tensor desc", cuport_dnn_create_tensor_desc(&y_desc));
+    check("tensor desc", cuport_dnn_set_tensor_4d_desc(y_desc, ACL_FORMAT_NCHW, ACL_FLOAT, on, oc, oh, ow));
+    Matrix x = filled(12, static_cast<size_t>(v.n) * v.c * v.h * v.w);
+    Matrix w = filled(13, static_cast<size_t>(v.k) * (v.c / v.groups) * v.r * v.s);
+    Matrix y = filled(14, static_cast<size_t>(on) * oc * oh * ow);
+    Matrix want = y;
+    float alpha = 1.0f, beta = 0.5f;
+    int cg = v.c / v.groups, kg = v.k / v.groups;
+    for (int b = 0; b < on; ++b)
+        for (int k = 0; k < oc; ++k)
+            for (int p = 0; p < oh; ++p)
+                for (int q = 0; q < ow; ++q) {
+                    double sum = 0;
+                    for (int c = 0; c < cg; ++c)
+                        for (int r = 0; r < v.r; ++r)
+                            for (int s2 = 0; s2 < v.s; ++s2) {
+                                int hh = p * v.stride_h - v.pad_h + r * v.dil_h, ww = q * v.stride_w - v.pad_w + s2 * v.dil_w;
+                                if (hh < 0 || ww < 0 || hh >= v.h || ww >= v.w) continue;
+                                int cin = (k / kg) * cg + c;
+                                sum += static_cast<double>(x[((static_cast<size_t>(b) * v.c + cin) * v.h + hh) * v.w + ww]) *
+                                       w[((static_cast<size_t>(k) * cg + c) * v.r + r) * v.s + s2];
+                            }
+                    size_t at = ((static_cast<size_t>(b) * oc + k) * oh + p) * ow + q;
+                    want[at] = static_cast<float>(alpha * sum + beta * y[at]);
+                }
+    check("cuport_dnn_conv_forward", cuport_dnn_conv_forward(dnn, &alpha, x_desc, x.data(), w_desc, w.data(), conv,
+                                                             CUPORT_DNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM, nullptr, 0,
+                                                             &beta, y_desc, y.data()));
+    expect_close("cuDNN conv forward: groups 2, stride, pad, dilation", y, want);
+    cuport_dnn_destroy_tensor_desc(x_desc);
+    cuport_dnn_destroy_tensor_desc(y_desc);
+    cuport_dnn_destroy_filter_desc(w_desc);
+    cuport_dnn_destroy_conv_desc(conv);
+}
+
+// cudnnSoftmaxForward over the channels (per pixel) or the whole image.
+void dnn_softmax(cuport_dnn_handle_t dnn, cuport_dnn_softmax_algo_t algo, cuport_dnn_softmax_mode_t mode, const char *name) {
+    const int n = 2, c = 3, h = 2, w = 2, per = c * h * w;
+    cuport_dnn_tensor_desc_t desc;
+    check("tensor desc", cuport_dnn_create_tensor_desc(&desc));
+    check("tensor desc", cuport_dnn_set_tensor_4d_desc(desc, ACL_FORMAT_NCHW, ACL_FLOAT, n, c, h, w));
+    Matrix x = filled(15, static_cast<size_t>(n) * per), y(x.size(), 0.0f), want(x.size());
+    bool channel = mode == CUPORT_DNN_SOFTMAX_MODE_CHANNEL;
+    for (int b = 0; b < n; ++b)
+        for (int pixel = 0; pixel < (channel ? h * w : 1); ++pixel) {
+            std::vector<size_t> members;
+            for (int i = 0; i < (channel ? c : per); ++i)
+                members.push_back(static_cast<size_t>(b) * per + (channel ? static_cast<size_t>(i) * h * w + pixel : i));
+            double top = -1e300, sum = 0;
+            for (size_t m : members) top = std::fmax(top, x[m]);
+            for (size_t m : members) sum += std::exp(x[m] - top);
+            for (size_t m : members) {
+                double v = x[m] - top;
+                want[m] = static_cast<float>(algo == CUPORT_DNN_SOFTMAX_LOG ? v - std::log(sum) : std::exp(v) / sum);
+            }
+        }
+    float alpha = 1.0f, beta = 0.0f;
+    check("cuport_dnn_softmax_forward", cuport_dnn_softmax_forward(dnn, algo, mode, &alpha, desc, x.data(), &beta, desc, y.data()));
+    expect_close(name, y, want);
+    cuport_dnn_destroy_tensor_desc(desc);
+}
+
 }  // namespace
 
 int main() {
@@ -266,10 +352,17 @@ int main() {
     blas_gemv(blas, false);
     blas_gemv(blas, true);
     cuport_blas_destroy(blas);
+    cuport_dnn_handle_t dnn;
+    check("cuport_dnn_create", cuport_dnn_create(&dnn));
+    dnn_conv(dnn, ConvShape{2, 4, 7, 6, 6, 3, 2, 2, 1, 0, 2, 1, 1, 2});
+    dnn_softmax(dnn, CUPORT_DNN_SOFTMAX_ACCURATE, CUPORT_DNN_SOFTMAX_MODE_CHANNEL, "cuDNN softmax, per channel");
+    dnn_softmax(dnn, CUPORT_DNN_SOFTMAX_ACCURATE, CUPORT_DNN_SOFTMAX_MODE_INSTANCE, "cuDNN softmax, per instance");
+    dnn_softmax(dnn, CUPORT_DNN_SOFTMAX_LOG, CUPORT_DNN_SOFTMAX_MODE_CHANNEL, "cuDNN log-softmax, per channel");
+    cuport_dnn_destroy(dnn);
     if (failures != 0) {
-        std::printf("gemm_check: %d failed\n", failures);
+        std::printf("helpers_check: %d failed\n", failures);
         return 1;
     }
-    std::printf("gemm_check: all passed\n");
+    std::printf("helpers_check: all passed\n");
     return 0;
 }
