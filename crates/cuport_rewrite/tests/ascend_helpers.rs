@@ -142,6 +142,20 @@ fn gxx_available() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
+/// Whether g++ is there; without it the test says loudly what it skipped
+/// (and fails in CI, where `.ci/run` installs g++).
+fn gxx_or_skip(skipped: &str) -> bool {
+    if gxx_available() {
+        return true;
+    }
+    assert!(
+        std::env::var("CI").map_or(true, |v| v != "true"),
+        "g++ is required in CI (.ci/run installs it)"
+    );
+    eprintln!("\n!!! SKIPPED: g++ is not installed; {skipped} !!!\n");
+    false
+}
+
 /// A folder where every vendor header ascend_helpers.cpp includes is the
 /// declarations header generated from the tables.
 fn declarations_dir() -> tempfile::TempDir {
@@ -170,18 +184,14 @@ fn declarations_dir() -> tempfile::TempDir {
 /// operators.
 #[test]
 fn helpers_compute_the_right_results_on_a_cpu_stand_in() {
-    if !gxx_available() {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "g++ is required in CI (.ci/run installs it)"
-        );
-        eprintln!("\n!!! SKIPPED: g++ is not installed; the helpers were not run !!!\n");
+    if !gxx_or_skip("the helpers were not run") {
         return;
     }
     let dir = declarations_dir();
     let tests = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/ascend_cpu");
     let program = dir.path().join("helpers_check");
-    // Functions the cases never reach (HCCL, cuDNN paths) have no stand-in:
+    // Functions the cases never reach (the runtime and HCCL helpers' calls)
+    // have no stand-in:
     // the link leaves them unresolved, which needs a non-PIE executable.
     let build = Command::new("g++")
         .args(["-std=c++17", "-O1", "-no-pie"])
@@ -210,12 +220,7 @@ fn helpers_compute_the_right_results_on_a_cpu_stand_in() {
 
 #[test]
 fn ascend_helpers_compile_against_the_generated_declarations() {
-    if !gxx_available() {
-        assert!(
-            std::env::var("CI").map_or(true, |v| v != "true"),
-            "g++ is required in CI (.ci/run installs it)"
-        );
-        eprintln!("\n!!! SKIPPED: g++ is not installed; ascend_helpers.cpp was not compiled !!!\n");
+    if !gxx_or_skip("ascend_helpers.cpp was not compiled") {
         return;
     }
     let dir = declarations_dir();

@@ -88,6 +88,15 @@ fn parse_all(sources: &[Source]) -> Vec<Result<builder::Parsed, Diagnostic>> {
     })
 }
 
+/// The set when the build found no problem, else every problem.
+fn valid((set, diags): (RuleSet, Vec<Diagnostic>)) -> Result<RuleSet, RulesError> {
+    if diags.is_empty() {
+        Ok(set)
+    } else {
+        Err(RulesError::Invalid(diags))
+    }
+}
+
 /// Compiles parsed files into a rule set. The parsed files are kept in the
 /// set, so that layering a user file later parses only that file.
 fn assemble(
@@ -144,22 +153,12 @@ impl RuleSet {
 
     /// The built-in tables; fails if any file has a problem.
     pub fn builtin() -> Result<RuleSet, RulesError> {
-        let (set, diags) = build_checked(RuleSet::builtin_sources(), CrossChecks::Skip);
-        if diags.is_empty() {
-            Ok(set)
-        } else {
-            Err(RulesError::Invalid(diags))
-        }
+        valid(build_checked(RuleSet::builtin_sources(), CrossChecks::Skip))
     }
 
     /// Builds from `sources`; fails listing every problem if there is one.
     pub fn from_sources(sources: Vec<Source>) -> Result<RuleSet, RulesError> {
-        let (set, diags) = build(sources);
-        if diags.is_empty() {
-            Ok(set)
-        } else {
-            Err(RulesError::Invalid(diags))
-        }
+        valid(build(sources))
     }
 
     /// Reads a user rule file as a source with `priority` (built-ins are 0;
@@ -190,11 +189,6 @@ impl RuleSet {
         let mut parsed = self.parsed;
         sources.push(source);
         parsed.push(Arc::new(new));
-        let (set, diags) = assemble(sources, parsed, Vec::new(), CrossChecks::Run);
-        if diags.is_empty() {
-            Ok(set)
-        } else {
-            Err(RulesError::Invalid(diags))
-        }
+        valid(assemble(sources, parsed, Vec::new(), CrossChecks::Run))
     }
 }

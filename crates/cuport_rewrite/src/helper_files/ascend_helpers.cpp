@@ -1073,11 +1073,10 @@ aclError lt_plan(const cuport_blaslt_matmul_desc *d, const cuport_blaslt_layout 
     }
     Gemm &g = plan->gemm;
     g = Gemm{};
-    uint64_t a_rows = 0, a_cols = 0, b_rows = 0, b_cols = 0, unused = 0;
+    uint64_t a_rows = 0, a_cols = 0, b_rows = 0, b_cols = 0;
     bool orders = column_major_operand(*a, d->transa, &a_rows, &a_cols, &g.transa) &&
                   column_major_operand(*b, d->transb, &b_rows, &b_cols, &g.transb) &&
                   c->order == CUPORT_BLASLT_ORDER_COL && dl->order == CUPORT_BLASLT_ORDER_COL;
-    (void)unused;
     if (!orders || d->transc != CUPORT_OP_N || d->pointer_mode != CUPORT_BLASLT_POINTER_MODE_HOST ||
         !epilogue_supported(d->epilogue) || !scalar_kind_of(d->scale_type, &g.scalars)) {
         return ACL_ERROR_FEATURE_UNSUPPORTED;

@@ -72,7 +72,6 @@ void matmul(const aclTensor *a, const aclTensor *b, std::vector<float> &out, std
     size_t r = a->dims.size();
     dims = a->dims;
     dims[r - 1] = b->dims[r - 1];
-    out.assign(1, 0.0f);
     int64_t total = 1;
     for (int64_t d : dims) total *= d;
     out.assign(total, 0.0f);

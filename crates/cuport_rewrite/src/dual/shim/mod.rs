@@ -59,7 +59,7 @@ pub fn shim_headers(
         };
         let header = LibraryHeader {
             library: *library,
-            shimmed: project.includes.keys().copied().collect(),
+            shimmed: &project.includes,
             includes: headers,
             names: project.names.get(library),
             sections: &sections,
@@ -87,8 +87,8 @@ pub fn shim_headers(
 
 struct LibraryHeader<'a> {
     library: Library,
-    /// The libraries the run writes shim headers for.
-    shimmed: BTreeSet<Library>,
+    /// The libraries the run writes shim headers for (the keys).
+    shimmed: &'a BTreeMap<Library, BTreeSet<String>>,
     includes: &'a BTreeSet<String>,
     names: Option<&'a BTreeMap<String, NameKind>>,
     sections: &'a [(Target, Section)],
@@ -115,7 +115,7 @@ impl LibraryHeader<'_> {
         let _ = writeln!(out, "#ifndef {guard}\n#define {guard}");
         out.push_str("#include \"backend.h\"\n");
         for other in &self.library.profile().includes_libraries {
-            if let Some(file) = shim_header(*other).filter(|_| self.shimmed.contains(other)) {
+            if let Some(file) = shim_header(*other).filter(|_| self.shimmed.contains_key(other)) {
                 let _ = writeln!(out, "#include \"{file}\"");
             }
         }
