@@ -1,5 +1,6 @@
 //! The workspace's shape, checked: inside each crate the modules (files)
-//! form a pipeline with no import circles, and in cuport_rewrite only the
+//! form a pipeline with no import circles (read with syn: test-only items
+//! are left out, everything else counts), and in cuport_rewrite only the
 //! crate root and the one dispatcher (`mode.rs`) know dual-stack mode.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 use std::collections::{BTreeMap, BTreeSet};
@@ -37,54 +38,128 @@ fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The code of a file without comments and without its inline test module
-/// (whose `super::` means the file itself).
-fn code_of(text: &str) -> String {
-    let text = text.split("#[cfg(test)]").next().unwrap_or(text);
-    text.lines()
-        .map(|l| l.split("//").next().unwrap_or(""))
-        .filter(|l| {
-            let t = l.trim_start();
-            !(t.starts_with("mod ")
-                || t.starts_with("pub mod ")
-                || t.starts_with("pub(crate) mod "))
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+/// Whether an item is compiled only for tests (`#[cfg(test)]`): its
+/// imports are not the module's, and `super::` inside it means the file.
+fn test_only(attrs: &[syn::Attribute]) -> bool {
+    attrs.iter().any(|a| {
+        a.path().is_ident("cfg")
+            && a.parse_args::<syn::Meta>()
+                .is_ok_and(|m| m.path().is_ident("test"))
+    })
 }
 
-/// Paths named after `crate::` or `super::` (`super` resolved against
-/// `module`), as `a::b::c`.
-fn referenced_paths(code: &str, module: &str) -> Vec<String> {
-    let mut paths = Vec::new();
-    for (prefix, base) in [("crate::", String::new()), ("super::", parent(module))] {
-        let mut rest = code;
-        while let Some(at) = rest.find(prefix) {
-            let before = rest[..at].chars().last();
-            rest = &rest[at + prefix.len()..];
-            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
-                continue;
+/// Collects the `crate::` and `super::` paths a file's non-test code names,
+/// resolved to `a::b::c` from the module they are written in (inline
+/// modules included).
+struct PathCollector {
+    /// The module the code being visited is in (`dual::c`, plus inline
+    /// module names).
+    module: Vec<String>,
+    paths: Vec<String>,
+}
+
+impl PathCollector {
+    fn record(&mut self, segments: &[String]) {
+        let mut base: Vec<String> = match segments.first().map(String::as_str) {
+            Some("crate") => Vec::new(),
+            Some("super") => self.module.clone(),
+            _ => return,
+        };
+        let mut rest = &segments[1..];
+        if segments[0] == "super" {
+            base.pop();
+            while rest.first().is_some_and(|s| s == "super") {
+                base.pop();
+                rest = &rest[1..];
             }
-            let path: String = rest
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == ':')
-                .collect();
-            let path = path.trim_end_matches(':');
-            let full = if base.is_empty() {
-                path.to_owned()
-            } else {
-                format!("{base}::{path}")
-            };
-            paths.push(full);
+        }
+        base.extend(rest.iter().filter(|s| *s != "self").cloned());
+        if !base.is_empty() {
+            self.paths.push(base.join("::"));
         }
     }
-    paths
+
+    /// Every path a `use` tree names (`a::{b, c::*}` → `a::b`, `a::c`).
+    fn use_tree(&mut self, prefix: &mut Vec<String>, tree: &syn::UseTree) {
+        match tree {
+            syn::UseTree::Path(p) => {
+                prefix.push(p.ident.to_string());
+                self.use_tree(prefix, &p.tree);
+                prefix.pop();
+            }
+            syn::UseTree::Name(n) => {
+                prefix.push(n.ident.to_string());
+                self.record(&prefix.clone());
+                prefix.pop();
+            }
+            syn::UseTree::Rename(r) => {
+                prefix.push(r.ident.to_string());
+                self.record(&prefix.clone());
+                prefix.pop();
+            }
+            syn::UseTree::Glob(_) => self.record(&prefix.clone()),
+            syn::UseTree::Group(g) => {
+                for item in &g.items {
+                    self.use_tree(prefix, item);
+                }
+            }
+        }
+    }
 }
 
-fn parent(module: &str) -> String {
-    module
-        .rsplit_once("::")
-        .map_or(String::new(), |(p, _)| p.to_owned())
+impl<'ast> syn::visit::Visit<'ast> for PathCollector {
+    fn visit_item(&mut self, item: &'ast syn::Item) {
+        let attrs = match item {
+            syn::Item::Mod(m) => &m.attrs,
+            syn::Item::Fn(f) => &f.attrs,
+            syn::Item::Impl(i) => &i.attrs,
+            syn::Item::Use(u) => &u.attrs,
+            syn::Item::Struct(s) => &s.attrs,
+            syn::Item::Enum(e) => &e.attrs,
+            syn::Item::Const(c) => &c.attrs,
+            syn::Item::Static(s) => &s.attrs,
+            syn::Item::Trait(t) => &t.attrs,
+            _ => return syn::visit::visit_item(self, item),
+        };
+        if !test_only(attrs) {
+            syn::visit::visit_item(self, item);
+        }
+    }
+
+    fn visit_item_mod(&mut self, item: &'ast syn::ItemMod) {
+        // `mod x;` declares a file module; it imports nothing.
+        if item.content.is_some() {
+            self.module.push(item.ident.to_string());
+            syn::visit::visit_item_mod(self, item);
+            self.module.pop();
+        }
+    }
+
+    fn visit_item_use(&mut self, item: &'ast syn::ItemUse) {
+        self.use_tree(&mut Vec::new(), &item.tree);
+    }
+
+    fn visit_path(&mut self, path: &'ast syn::Path) {
+        let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        self.record(&segments);
+        syn::visit::visit_path(self, path);
+    }
+}
+
+/// Paths named after `crate::` or `super::` in `code`'s non-test items
+/// (`super` resolved against `module`), as `a::b::c`.
+fn referenced_paths(code: &str, module: &str) -> Vec<String> {
+    let file = syn::parse_file(code).unwrap_or_else(|e| panic!("{module}: does not parse: {e}"));
+    let mut collector = PathCollector {
+        module: module
+            .split("::")
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect(),
+        paths: Vec::new(),
+    };
+    syn::visit::Visit::visit_file(&mut collector, &file);
+    collector.paths
 }
 
 /// The module file a path lands in: its longest prefix that is a module.
@@ -112,7 +187,7 @@ fn import_graph(krate: &str) -> BTreeMap<String, BTreeSet<String>> {
         if module.is_empty() {
             continue;
         }
-        let code = code_of(&std::fs::read_to_string(file).unwrap());
+        let code = std::fs::read_to_string(file).unwrap();
         let targets: BTreeSet<String> = referenced_paths(&code, &module)
             .iter()
             .filter_map(|p| resolve(p, &modules))
@@ -200,9 +275,35 @@ fn the_checker_sees_circles_and_super_paths() {
             .map(|(k, v)| (k.to_owned(), v.into_iter().map(str::to_owned).collect()))
             .collect();
     assert!(find_cycle(&graph).is_some());
-    let code = "use super::names::x; use crate::plan::Planner; let y = my_crate::z;";
+    let code = "use super::names::x; use crate::plan::Planner; fn f() { let y = my_crate::z; }";
     assert_eq!(
         referenced_paths(code, "dual::c"),
-        ["plan::Planner", "dual::names::x"]
+        ["dual::names::x", "plan::Planner"]
+    );
+}
+
+/// The bug this checker had: everything after a file's first
+/// `#[cfg(test)]` was skipped, so a `#[cfg(test)]` function in the middle
+/// hid the imports below it.
+#[test]
+fn the_checker_reads_past_test_items_and_into_inline_modules() {
+    let code = "
+        #[cfg(test)]
+        fn only_in_tests() { crate::fixtures::x(); }
+        use crate::after::Thing;
+        mod inner { use super::super::sibling::y; fn g() { crate::deep::f(); } }
+        #[cfg(test)]
+        mod tests { use super::*; use crate::test_support::z; }
+        fn h() -> crate::types::T { super::peer::make() }
+    ";
+    assert_eq!(
+        referenced_paths(code, "stage::file"),
+        [
+            "after::Thing",
+            "stage::sibling::y",
+            "deep::f",
+            "types::T",
+            "stage::peer::make"
+        ]
     );
 }

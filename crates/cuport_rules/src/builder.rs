@@ -3,92 +3,22 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use cuport_model::{LineIndex, Target};
+use cuport_model::Target;
 use toml::Spanned;
 
 use crate::diag::{DiagKind, Diagnostic, Location};
-use crate::model::{Flavour, NameKind, RuleCode, Status};
-use crate::raw::{Meta, RawEntry, RawEnumMap, RawFunction, RawPattern, RawUnsupported, RuleFile};
+use crate::model::{NameKind, RuleCode, Status};
+use crate::raw::{Meta, RawEntry, RawEnumMap, RawFunction, RawPattern, RawUnsupported};
 use rustc_hash::FxHashMap;
 
-use crate::ruleset::{
-    ExplicitTarget, Glob, Hit, Layer, Pattern, Rule, RuleSet, Signature, Slot, Source,
-};
+use crate::ruleset::{ExplicitTarget, Glob, Hit, Layer, Pattern, Rule, RuleSet, Signature, Slot};
+use crate::source::Parsed;
 use crate::template::EnumMap;
-
-/// A source that parsed, with what checks need to report positions.
-#[derive(Debug)]
-pub(crate) struct Parsed {
-    pub(crate) name: String,
-    pub(crate) index: LineIndex,
-    pub(crate) file: RuleFile,
-    pub(crate) priority: i32,
-    pub(crate) builtin: bool,
-    pub(crate) source: std::sync::Arc<str>,
-}
-
-impl Parsed {
-    pub(crate) fn at<T>(&self, spanned: &Spanned<T>) -> Location {
-        self.at_offset(spanned.span().start)
-    }
-
-    pub(crate) fn at_offset(&self, offset: usize) -> Location {
-        let lc = self.index.line_col(offset);
-        Location {
-            file: self.name.clone(),
-            line: lc.line,
-            column: lc.column,
-        }
-    }
-
-    pub(crate) fn target(&self) -> Option<Target> {
-        self.file.meta.target.as_ref().map(|t| *t.get_ref())
-    }
-
-    pub(crate) fn flavour(&self) -> Flavour {
-        self.file
-            .meta
-            .flavour
-            .as_ref()
-            .map_or(Flavour::Default, |f| *f.get_ref())
-    }
-}
 
 #[derive(Default)]
 pub(crate) struct Builder {
     pub(crate) set: RuleSet,
     pub(crate) diags: Vec<Diagnostic>,
-}
-
-/// Parses one rule file; independent of every other file, so the built-in
-/// files are parsed in parallel.
-pub(crate) fn parse(source: &Source) -> Result<Parsed, Diagnostic> {
-    let index = LineIndex::new(source.text.as_bytes());
-    match toml::from_str::<RuleFile>(&source.text) {
-        Ok(file) => Ok(Parsed {
-            source: file.meta.source.as_str().into(),
-            name: source.name.clone(),
-            index,
-            file,
-            priority: source.priority,
-            builtin: source.builtin,
-        }),
-        Err(err) => {
-            let offset = err.span().map_or(0, |s| s.start);
-            let lc = index.line_col(offset);
-            let location = Location {
-                file: source.name.clone(),
-                line: lc.line,
-                column: lc.column,
-            };
-            let (kind, message) = describe_parse_error(err.message().trim());
-            Err(Diagnostic {
-                location,
-                kind,
-                message,
-            })
-        }
-    }
 }
 
 impl Builder {
@@ -624,26 +554,4 @@ fn signature(p: &Parsed, f: &RawFunction) -> Signature {
         note: f.note.clone(),
         origin: p.at(&f.name),
     }
-}
-
-/// A TOML or schema error in words a rule author acts on: a missing field
-/// is `missing-field` with what to write, everything else `syntax`.
-fn describe_parse_error(message: &str) -> (DiagKind, String) {
-    let Some(field) = message
-        .strip_prefix("missing field `")
-        .and_then(|rest| rest.split('`').next())
-    else {
-        return (DiagKind::Syntax, message.to_owned());
-    };
-    let what = match field {
-        "source" => "add `source = \"...\"` to [meta]: where the facts come from (vendor header, documentation page)",
-        "cuda" => "every [[entry]] needs `cuda = \"NAME\"`: the CUDA name it maps",
-        "status" => "every [[entry]] needs `status` (exact, renamed, rewrite, approximate, manual, unsupported)",
-        "meta" => "the file needs a [meta] table (target, source, code)",
-        _ => "add it (mappings/README.md lists every field)",
-    };
-    (
-        DiagKind::MissingField,
-        format!("missing field `{field}`: {what}"),
-    )
 }

@@ -3,11 +3,12 @@
 //! with gaps.
 use std::collections::HashMap;
 
-use crate::builder::{Builder, Parsed};
+use crate::builder::Builder;
 use crate::diag::{DiagKind, Location};
 use crate::model::Flavour;
 use crate::raw::{RawEnumMap, RawPattern};
 use crate::ruleset::{Glob, Layer};
+use crate::source::Parsed;
 
 /// Which pattern first mapped a CUDA name, per target and flavour.
 type Claimed = HashMap<(cuport_model::Target, Flavour, String), (String, Location, i32)>;

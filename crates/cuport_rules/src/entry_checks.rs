@@ -3,11 +3,12 @@
 use cuport_model::{Library, Target};
 use toml::Spanned;
 
-use crate::builder::{Builder, Parsed};
+use crate::builder::Builder;
 use crate::diag::DiagKind;
 use crate::model::{NameKind, Status};
 use crate::raw::{RawEntry, RawOlderSdk};
 use crate::ruleset::Rule;
+use crate::source::Parsed;
 use crate::template::Template;
 
 impl Builder {

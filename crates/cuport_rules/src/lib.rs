@@ -18,6 +18,7 @@ mod model;
 pub mod python_guidance;
 mod raw;
 mod ruleset;
+mod source;
 mod stats;
 mod template;
 
@@ -28,7 +29,8 @@ use std::sync::Arc;
 pub use diag::{DiagKind, Diagnostic, Location, RulesError};
 pub use model::{library_digit, Effort, Flavour, NameKind, RuleCode, Status};
 pub use raw::CudaVersion;
-pub use ruleset::{Resolved, Rule, RuleSet, Signature, Source};
+pub use ruleset::{Resolved, Rule, RuleSet, Signature};
+pub use source::Source;
 pub use stats::{Counts, Stats};
 pub use template::{EnumMap, Template, TemplateError};
 
@@ -56,7 +58,7 @@ enum CrossChecks {
 fn build_checked(sources: Vec<Source>, checks: CrossChecks) -> (RuleSet, Vec<Diagnostic>) {
     let mut builder = builder::Builder::default();
     let outcomes = parse_all(&sources);
-    let parsed: Vec<Arc<builder::Parsed>> = outcomes
+    let parsed: Vec<Arc<source::Parsed>> = outcomes
         .into_iter()
         .filter_map(|outcome| builder.keep_parsed(outcome))
         .map(Arc::new)
@@ -69,13 +71,13 @@ fn build_checked(sources: Vec<Source>, checks: CrossChecks) -> (RuleSet, Vec<Dia
 /// pool: a rule set is often built inside a `OnceLock` initialiser, and rayon
 /// workers blocked on that lock (from another caller's parallel loop) would
 /// never run the parse jobs the initialiser waits for.
-fn parse_all(sources: &[Source]) -> Vec<Result<builder::Parsed, Diagnostic>> {
+fn parse_all(sources: &[Source]) -> Vec<Result<source::Parsed, Diagnostic>> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let chunk = sources.len().div_ceil(threads).max(1);
     std::thread::scope(|scope| {
         let workers: Vec<_> = sources
             .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(builder::parse).collect::<Vec<_>>()))
+            .map(|part| scope.spawn(move || part.iter().map(source::parse).collect::<Vec<_>>()))
             .collect();
         workers
             .into_iter()
@@ -101,7 +103,7 @@ fn valid((set, diags): (RuleSet, Vec<Diagnostic>)) -> Result<RuleSet, RulesError
 /// set, so that layering a user file later parses only that file.
 fn assemble(
     sources: Vec<Source>,
-    parsed: Vec<Arc<builder::Parsed>>,
+    parsed: Vec<Arc<source::Parsed>>,
     diags: Vec<Diagnostic>,
     checks: CrossChecks,
 ) -> (RuleSet, Vec<Diagnostic>) {
@@ -182,7 +184,7 @@ impl RuleSet {
     pub fn with_user_file(self, path: &Path, priority: i32) -> Result<RuleSet, RulesError> {
         let source = RuleSet::user_source(path, priority)?;
         let mut builder = builder::Builder::default();
-        let Some(new) = builder.keep_parsed(builder::parse(&source)) else {
+        let Some(new) = builder.keep_parsed(source::parse(&source)) else {
             return Err(RulesError::Invalid(builder.diags));
         };
         let mut sources = self.sources;

@@ -10,6 +10,7 @@ use cuport_model::{Library, SiteKind, Target};
 use crate::diag::Location;
 use crate::model::{Effort, Flavour, NameKind, RuleCode, Status};
 use crate::raw::CudaVersion;
+use crate::source::Source;
 use crate::template::{EnumMap, Template};
 
 /// One rule as loaded: an explicit entry, a pattern, an unsupported group or
@@ -201,24 +202,12 @@ impl TargetTable {
     }
 }
 
-/// A source a rule set is built from.
-#[derive(Debug, Clone)]
-pub struct Source {
-    /// Shown in diagnostics (`mappings/hip/runtime.toml`).
-    pub name: String,
-    pub text: Cow<'static, str>,
-    /// Higher wins when two layers map the same name; built-ins use 0.
-    pub priority: i32,
-    /// Built-in files must use their target's code range; user files CP9000–CP9999.
-    pub builtin: bool,
-}
-
 /// All rule tables, compiled for lookups.
 #[derive(Debug, Clone, Default)]
 pub struct RuleSet {
     pub(crate) sources: Vec<Source>,
     /// The sources that parsed, kept so a user layer needs no re-parse.
-    pub(crate) parsed: Vec<Arc<crate::builder::Parsed>>,
+    pub(crate) parsed: Vec<Arc<crate::source::Parsed>>,
     pub(crate) rules: Vec<Rule>,
     pub(crate) tables: BTreeMap<Target, TargetTable>,
     pub(crate) cuda_enums: BTreeMap<String, Vec<String>>,

@@ -1,0 +1,114 @@
+//! A rule file's text, and the file once parsed: what the builder and the
+//! checks read, and what a rule set keeps so that layering a user file
+//! parses only that file.
+use std::borrow::Cow;
+
+use cuport_model::{LineIndex, Target};
+use toml::Spanned;
+
+use crate::diag::{DiagKind, Diagnostic, Location};
+use crate::model::Flavour;
+use crate::raw::RuleFile;
+
+/// A source a rule set is built from.
+#[derive(Debug, Clone)]
+pub struct Source {
+    /// Shown in diagnostics (`mappings/hip/runtime.toml`).
+    pub name: String,
+    pub text: Cow<'static, str>,
+    /// Higher wins when two layers map the same name; built-ins use 0.
+    pub priority: i32,
+    /// Built-in files must use their target's code range; user files CP9000–CP9999.
+    pub builtin: bool,
+}
+
+/// A source that parsed, with what checks need to report positions.
+#[derive(Debug)]
+pub(crate) struct Parsed {
+    pub(crate) name: String,
+    pub(crate) index: LineIndex,
+    pub(crate) file: RuleFile,
+    pub(crate) priority: i32,
+    pub(crate) builtin: bool,
+    pub(crate) source: std::sync::Arc<str>,
+}
+
+impl Parsed {
+    pub(crate) fn at<T>(&self, spanned: &Spanned<T>) -> Location {
+        self.at_offset(spanned.span().start)
+    }
+
+    pub(crate) fn at_offset(&self, offset: usize) -> Location {
+        let lc = self.index.line_col(offset);
+        Location {
+            file: self.name.clone(),
+            line: lc.line,
+            column: lc.column,
+        }
+    }
+
+    pub(crate) fn target(&self) -> Option<Target> {
+        self.file.meta.target.as_ref().map(|t| *t.get_ref())
+    }
+
+    pub(crate) fn flavour(&self) -> Flavour {
+        self.file
+            .meta
+            .flavour
+            .as_ref()
+            .map_or(Flavour::Default, |f| *f.get_ref())
+    }
+}
+
+/// Parses one rule file; independent of every other file, so the built-in
+/// files are parsed in parallel.
+pub(crate) fn parse(source: &Source) -> Result<Parsed, Diagnostic> {
+    let index = LineIndex::new(source.text.as_bytes());
+    match toml::from_str::<RuleFile>(&source.text) {
+        Ok(file) => Ok(Parsed {
+            source: file.meta.source.as_str().into(),
+            name: source.name.clone(),
+            index,
+            file,
+            priority: source.priority,
+            builtin: source.builtin,
+        }),
+        Err(err) => {
+            let offset = err.span().map_or(0, |s| s.start);
+            let lc = index.line_col(offset);
+            let location = Location {
+                file: source.name.clone(),
+                line: lc.line,
+                column: lc.column,
+            };
+            let (kind, message) = describe_parse_error(err.message().trim());
+            Err(Diagnostic {
+                location,
+                kind,
+                message,
+            })
+        }
+    }
+}
+
+/// A TOML or schema error in words a rule author acts on: a missing field
+/// is `missing-field` with what to write, everything else `syntax`.
+fn describe_parse_error(message: &str) -> (DiagKind, String) {
+    let Some(field) = message
+        .strip_prefix("missing field `")
+        .and_then(|rest| rest.split('`').next())
+    else {
+        return (DiagKind::Syntax, message.to_owned());
+    };
+    let what = match field {
+        "source" => "add `source = \"...\"` to [meta]: where the facts come from (vendor header, documentation page)",
+        "cuda" => "every [[entry]] needs `cuda = \"NAME\"`: the CUDA name it maps",
+        "status" => "every [[entry]] needs `status` (exact, renamed, rewrite, approximate, manual, unsupported)",
+        "meta" => "the file needs a [meta] table (target, source, code)",
+        _ => "add it (mappings/README.md lists every field)",
+    };
+    (
+        DiagKind::MissingField,
+        format!("missing field `{field}`: {what}"),
+    )
+}
