@@ -7,11 +7,11 @@ use anstyle::AnsiColor;
 use anyhow::{bail, Context};
 use cuport_analyze::EntryKind;
 use cuport_analyze::{scan_tree, AnalyzeOptions, ScanOptions, ScanReport, SyntaxCheck};
-use cuport_model::Target;
+use cuport_model::{KernelModel, Target};
 use cuport_report::ReportDocument;
 use cuport_rewrite::{
     ascend_skeletons, migrate_report, unified_diff, CopySummary, InPlace, KernelSkeleton, Level,
-    Migration, RenamePlan,
+    MigrateOptions, Migration, RenamePlan,
 };
 
 use crate::migrate_args::{FailOn, MigrateArgs, MigrateFormat};
@@ -30,7 +30,7 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
     let started = std::time::Instant::now();
     let (scan, migration) = migrate(args, &settings, &rules, out)?;
     out.info(&format!("migrated in {:.2?}", started.elapsed()));
-    let extras = Extras::plan(args, settings.target.value, &scan, &migration, out)?;
+    let extras = Extras::plan(args, &settings.migrate_options(), &scan, &migration, out)?;
     write_mode(args, &migration, &extras, out)?;
     // One document of the run: the text summary, --format json and every
     // --report format render from it.
@@ -77,6 +77,13 @@ fn check_extra_flags(args: &MigrateArgs, settings: &Settings) -> anyhow::Result<
             settings.targets_text()
         );
     }
+    let simt = settings
+        .kernel_models
+        .iter()
+        .any(|(_, m)| m.value == KernelModel::Simt);
+    if args.ascend_kernel_skeletons && simt {
+        bail!("--ascend-kernel-skeletons writes Ascend C vector-model skeletons, but --ascend-kernels simt keeps the kernels as they are; drop one of the two");
+    }
     if args.ascend_kernel_skeletons && !targets.contains(&Target::Ascend) {
         bail!(
             "--ascend-kernel-skeletons needs --to ascend (the target is {target}); Ascend C \
@@ -106,18 +113,24 @@ struct Extras {
 impl Extras {
     fn plan(
         args: &MigrateArgs,
-        target: Target,
+        options: &MigrateOptions,
         scan: &ScanReport,
         migration: &Migration,
         out: &Output,
     ) -> anyhow::Result<Self> {
+        let target = options.target;
         let mut extras = Extras::default();
         if args.ascend_kernel_skeletons {
             extras.skeletons = ascend_skeletons(scan, migration);
         }
-        if args.rename_sources {
-            if target == Target::Ascend {
-                out.warn("--rename-sources does nothing for ascend: host code keeps its file names and Ascend C kernels are new .cpp files (see --ascend-kernel-skeletons)");
+        let extensions = options.source_renames(target);
+        // The SIMT model's language takes kernels only under its extension:
+        // a written SIMT port always renames.
+        let simt = options.kernel_model(target) == KernelModel::Simt && !options.is_dual();
+        let writes_tree = args.out.is_some() || (args.in_place && args.path.is_dir());
+        if args.rename_sources || (simt && writes_tree) {
+            if extensions.is_empty() {
+                out.warn(&format!("--rename-sources does nothing for {target}: host code keeps its file names and Ascend C kernels are new .cpp files (see --ascend-kernel-skeletons, or --ascend-kernels simt)"));
             }
             let keys: Vec<String> = migration
                 .tree
@@ -125,7 +138,7 @@ impl Extras {
                 .filter(|e| e.kind == EntryKind::File)
                 .map(|e| e.path.clone())
                 .collect();
-            extras.renames = RenamePlan::new(&keys, target)
+            extras.renames = RenamePlan::with_extensions(&keys, extensions)
                 .with_context(|| format!("cannot rename the sources of {}", args.path.display()))?;
         }
         Ok(extras)
@@ -277,7 +290,7 @@ fn add_extras_json(
         }
         object.insert("skeletons".into(), skeletons);
     }
-    if args.rename_sources {
+    if args.rename_sources || !extras.renames.is_empty() {
         let renames: Vec<serde_json::Value> = extras
             .renames
             .renames
@@ -316,7 +329,7 @@ fn write_extras_summary(
             )?;
         }
     }
-    if args.rename_sources && !extras.renames.is_empty() {
+    if !extras.renames.is_empty() {
         writeln!(w, "\nRenamed sources ({}):", extras.renames.renames.len())?;
         for (from, to) in &extras.renames.renames {
             writeln!(w, "  {from} -> {to}")?;

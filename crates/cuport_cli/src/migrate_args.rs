@@ -40,6 +40,12 @@ pub(crate) enum HipLibsArg {
     Roc,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum AscendKernelsArg {
+    Simt,
+    Vector,
+}
+
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   cuport migrate --to hip src/                      dry run: diagnostics and statistics only
@@ -52,12 +58,15 @@ pub(crate) enum HipLibsArg {
                                                     .cu -> .mu, .cuh -> .muh; includes and build files follow
   cuport migrate --to ascend src/ --out ../src-npu --ascend-kernel-skeletons
                                                     plus OUT/<source>.ascend/<kernel>_kernel.cpp per kernel
+  cuport migrate --to ascend src/ --out ../src-npu --ascend-kernels simt
+                                                    kernels stay CUDA-shaped for Ascend C SIMT (CANN >= 9.1.0,
+                                                    Ascend 950PR/950DT); .cu files become .asc
   cuport migrate --dual --to ascend,hip src/ --out ../src-dual
                                                     one source for CUDA, Ascend and HIP plus the cuport/ shim
 
 Project settings may live in cuport.toml at the root of the migrated tree
 ([migrate] target, dual, exclude, ignore, rules, hip-kernel-launch, hip-libs, annotate,
-cann-version, rocm-version);
+cann-version, rocm-version, ascend-kernels);
 flags override them; --show-settings prints the result and where each value came from.
 
 Exit status: 0 done; 1 when --fail-on finds a diagnostic at that level or above;
@@ -104,6 +113,12 @@ pub(crate) struct MigrateArgs {
     /// diagnostics, and the helpers use the APIs that release has.
     #[arg(long, value_name = "VERSION")]
     pub(crate) cann_version: Option<String>,
+    /// How Ascend ports CUDA kernels: `vector` (default) leaves each kernel to
+    /// a hand port in Ascend C's vector model (Atlas A2/A3); `simt` keeps
+    /// kernels CUDA-shaped for Ascend C SIMT (Ascend 950PR/950DT, CANN 9.1.0
+    /// or newer), renaming device names, and writes .cu files as .asc.
+    #[arg(long, value_enum, value_name = "MODEL")]
+    pub(crate) ascend_kernels: Option<AscendKernelsArg>,
     /// The ROCm (HIP) release the HIP port must build with (default: none,
     /// every rule applies): names HIP added later become CP0016 diagnostics.
     #[arg(long, value_name = "VERSION")]
@@ -158,6 +173,16 @@ impl MigrateArgs {
                 HipLibsArg::Roc => Flavour::Roc,
             }),
             annotate: self.annotate,
+            kernel_models: self
+                .ascend_kernels
+                .map(|model| {
+                    let value = match model {
+                        AscendKernelsArg::Simt => "simt",
+                        AscendKernelsArg::Vector => "vector",
+                    };
+                    vec![("ascend-kernels".to_owned(), value.to_owned())]
+                })
+                .unwrap_or_default(),
             sdk_versions: [
                 ("cann-version", self.cann_version.clone()),
                 ("rocm-version", self.rocm_version.clone()),

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{bail, Context};
 use cuport_analyze::{ScanReport, SkippedFile};
-use cuport_model::{SdkVersion, Target};
+use cuport_model::{KernelModel, SdkVersion, Target};
 use cuport_rewrite::{HipLaunch, MigrateOptions};
 use cuport_rules::{Flavour, RuleSet};
 use serde::Deserialize;
@@ -26,6 +26,8 @@ pub(crate) struct Flags {
     pub(crate) annotate: bool,
     /// `(flag, version)` as given: `("cann-version", "8.2.RC1")`.
     pub(crate) sdk_versions: Vec<(String, String)>,
+    /// `(flag, model)` as given: `("ascend-kernels", "simt")`.
+    pub(crate) kernel_models: Vec<(String, String)>,
 }
 
 #[derive(Debug, Clone)]
@@ -59,6 +61,8 @@ pub(crate) struct Settings {
     pub(crate) annotate: Setting<bool>,
     /// The SDK release each target's port is made for, where one was chosen.
     pub(crate) sdk_versions: Vec<(Target, Setting<SdkVersion>)>,
+    /// The kernel model each target's port uses, where one was chosen.
+    pub(crate) kernel_models: Vec<(Target, Setting<KernelModel>)>,
 }
 
 /// `[migrate]` in `cuport.toml`.
@@ -88,6 +92,8 @@ struct MigrateConfig {
     cann_version: Option<String>,
     #[serde(alias = "rocm_version")]
     rocm_version: Option<String>,
+    #[serde(alias = "ascend_kernels")]
+    ascend_kernels: Option<String>,
 }
 
 pub(crate) fn resolve(args: &Flags) -> anyhow::Result<Settings> {
@@ -109,8 +115,11 @@ pub(crate) fn resolve(args: &Flags) -> anyhow::Result<Settings> {
         .unwrap_or_default();
     let targets = resolve_targets(args, &config, &from_file)?;
     let sdk_versions = resolve_sdk_versions(args, &config, &targets.value, &from_file)?;
+    let kernel_models =
+        resolve_kernel_models(args, &config, &targets.value, &sdk_versions, &from_file)?;
     Ok(Settings {
         sdk_versions,
+        kernel_models,
         target: Setting::new(
             targets.value.first().copied().unwrap_or(Target::Hip),
             targets.source.clone(),
@@ -267,6 +276,82 @@ fn resolve_sdk_versions(
     Ok(resolved)
 }
 
+/// `--ascend-kernels` (or its cuport.toml key) for the target whose
+/// profile has that SIMT flag. The SIMT model needs the target in the run
+/// and an SDK release that has it (the one chosen, else the default).
+fn resolve_kernel_models(
+    args: &Flags,
+    config: &MigrateConfig,
+    targets: &[Target],
+    sdk_versions: &[(Target, Setting<SdkVersion>)],
+    from_file: &dyn Fn(&str) -> String,
+) -> anyhow::Result<Vec<(Target, Setting<KernelModel>)>> {
+    let mut chosen: Vec<(String, String, String)> = args
+        .kernel_models
+        .iter()
+        .map(|(flag, value)| (flag.clone(), value.clone(), format!("--{flag}")))
+        .collect();
+    if let (Some(value), true) = (&config.ascend_kernels, chosen.is_empty()) {
+        let key = "ascend-kernels";
+        chosen.push((key.to_owned(), value.clone(), from_file(key)));
+    }
+    let mut resolved = Vec::new();
+    for (flag, value, source) in chosen {
+        let Some((target, simt)) = Target::ALL.iter().find_map(|t| {
+            let simt = t.profile().kernels.simt.as_ref()?;
+            (simt.flag == flag).then_some((*t, simt))
+        }) else {
+            bail!("{source}: no target takes this setting (a cuport bug; please report it)");
+        };
+        let Some(model) = target.profile().kernel_model_named(&value) else {
+            bail!(
+                "{source}: unknown value {value:?}; use simt or {}",
+                simt.default_value
+            );
+        };
+        if !targets.contains(&target) {
+            bail!(
+                "{source}: {flag} is for --to {target}, but this run migrates to {}; remove it or add {target} to the targets",
+                targets.iter().map(|t| t.id()).collect::<Vec<_>>().join(", ")
+            );
+        }
+        if model == KernelModel::Simt {
+            check_simt_release(target, simt, sdk_versions, &source)?;
+        }
+        resolved.push((target, Setting::new(model, source)));
+    }
+    Ok(resolved)
+}
+
+/// The SIMT model exists only from its `since` release on.
+fn check_simt_release(
+    target: Target,
+    simt: &cuport_model::SimtFacts,
+    sdk_versions: &[(Target, Setting<SdkVersion>)],
+    source: &str,
+) -> anyhow::Result<()> {
+    let versions = &target.profile().versions;
+    let selected = sdk_versions
+        .iter()
+        .find(|(t, _)| *t == target)
+        .map(|(_, v)| (v.value, v.source.clone()))
+        .or_else(|| versions.default.map(|v| (v, "default".to_owned())));
+    let product = versions.product.as_deref().unwrap_or("SDK");
+    if let Some((version, from)) = selected.filter(|(v, _)| *v < simt.since) {
+        bail!(
+            "{source}: {} needs {product} {} or newer, but the port is for {product} {version} ({from}): {}. Choose --{} {} or newer, or --{} {} for the vector model",
+            simt.language,
+            simt.since,
+            simt.since_note,
+            versions.flag_name(),
+            simt.since,
+            simt.flag,
+            simt.default_value
+        );
+    }
+    Ok(())
+}
+
 fn resolve_launch(
     args: &Flags,
     config: Option<&str>,
@@ -341,6 +426,11 @@ impl Settings {
                 .sdk_versions
                 .iter()
                 .map(|(target, version)| (*target, version.value))
+                .collect(),
+            kernel_models: self
+                .kernel_models
+                .iter()
+                .map(|(target, model)| (*target, model.value))
                 .collect(),
         }
     }
@@ -463,6 +553,18 @@ impl Settings {
                 "{flag:<18} {:<24} from {}",
                 version.value, version.source
             );
+        }
+        for target in &self.targets.value {
+            let Some(simt) = &target.profile().kernels.simt else {
+                continue;
+            };
+            let chosen = self.kernel_models.iter().find(|(t, _)| t == target);
+            let (value, source) = match chosen {
+                Some((_, m)) if m.value == KernelModel::Simt => ("simt", m.source.as_str()),
+                Some((_, m)) => (simt.default_value.as_str(), m.source.as_str()),
+                None => (simt.default_value.as_str(), "default"),
+            };
+            let _ = writeln!(text, "{:<18} {value:<24} from {source}", simt.flag);
         }
         for target in &self.targets.value {
             let chosen = self.sdk_versions.iter().any(|(t, _)| t == target);

@@ -24,7 +24,8 @@ pub use language::Language;
 pub use library::Library;
 pub use profile::{
     CmakeFacts, CoordinateFacts, KernelFacts, KernelModel, LibraryProfile, OperatorHints,
-    ProfileError, Profiles, PythonFacts, ShimFacts, TargetFacts, TargetProfile, VectorTypeFacts,
+    ProfileError, Profiles, PythonFacts, ShimFacts, SimtCmake, SimtFacts, SimtLimits, TargetFacts,
+    TargetProfile, VectorTypeFacts,
     VersionFacts, VersionFeature, WarpDiagnostic, WarpFacts,
 };
 pub use site_kind::{looks_like_cuda_name, SiteKind};

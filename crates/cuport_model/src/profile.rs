@@ -26,6 +26,10 @@ pub enum KernelModel {
     /// Kernels must be rewritten in the target's own kernel language
     /// (Ascend C, BANG C): every kernel and launch is a manual diagnostic.
     Port,
+    /// The target's SIMT model takes CUDA-shaped kernels once device names
+    /// are renamed through the rule tables' `simt` flavour (Ascend C SIMT):
+    /// kernels and launches stay, and what the model lacks is reported.
+    Simt,
 }
 
 /// How seriously a hard-coded 32-wide warp is reported on a target.
@@ -207,6 +211,69 @@ pub struct KernelFacts {
     /// variable-length array, are errors there.
     #[serde(default)]
     pub clang_frontend: bool,
+    /// A SIMT model the user may choose instead of `model`.
+    #[serde(default)]
+    pub simt: Option<SimtFacts>,
+}
+
+/// A target's SIMT kernel model (Ascend C SIMT): CUDA-shaped kernels in
+/// files of their own extension, built for the products that have it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SimtFacts {
+    /// The kernel language in messages (`Ascend C SIMT`).
+    pub language: String,
+    /// The command-line flag (and `cuport.toml` key) that chooses between
+    /// `model` (its `default-value`) and this one (`simt`).
+    pub flag: String,
+    pub default_value: String,
+    /// The oldest SDK release that takes CUDA-shaped kernels, and why no
+    /// older one does.
+    pub since: SdkVersion,
+    pub since_note: String,
+    /// The products that run SIMT kernels, as messages name them.
+    pub products: String,
+    /// Source renames (`cu = "asc"`): a file with kernels is compiled as
+    /// the model's language only under its extension.
+    pub source_renames: BTreeMap<String, String>,
+    /// The header that declares the device API (`simt_api/asc_simt.h`),
+    /// added where nvcc's implicit device declarations were relied on.
+    pub device_header: String,
+    pub limits: SimtLimits,
+    /// The generated build glue: CMake's language for kernel sources and
+    /// the settings that select the architecture and the model.
+    pub cmake: SimtCmake,
+    /// Where these facts come from.
+    pub reference: String,
+}
+
+/// Where the SIMT model differs from CUDA's launch limits.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SimtLimits {
+    pub warp_size: u32,
+    /// Threads per block without `__launch_bounds__`, and the most with it.
+    pub threads_per_block: u64,
+    pub threads_per_block_bounded: u64,
+    /// Blocks per launch, over all grid dimensions together.
+    pub blocks_per_grid: u64,
+    /// Static plus dynamic shared memory (Unified Buffer) per block.
+    pub shared_bytes: u64,
+    pub reference: String,
+}
+
+/// The CMake settings a SIMT build needs.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct SimtCmake {
+    /// The CMake language of kernel sources (`ASC`).
+    pub language: String,
+    /// Lines that must come before `project()` (the language's package and
+    /// the switches it reads when it is found), in order.
+    pub before_project: Vec<String>,
+    /// The architecture list variable and the value SIMT needs.
+    pub architectures_variable: String,
+    pub architectures: String,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -297,6 +364,17 @@ impl TargetProfile {
     /// Whether CUDA C++ kernels compile on the target as they are.
     pub fn kernels_native(&self) -> bool {
         self.kernels.model == KernelModel::Native
+    }
+
+    /// The kernel model `value` of the SIMT flag names (`simt`, or the
+    /// flag's default value for the target's own model).
+    pub fn kernel_model_named(&self, value: &str) -> Option<KernelModel> {
+        let simt = self.kernels.simt.as_ref()?;
+        match value {
+            "simt" => Some(KernelModel::Simt),
+            v if v == simt.default_value => Some(self.kernels.model),
+            _ => None,
+        }
     }
 }
 

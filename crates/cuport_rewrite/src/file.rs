@@ -2,7 +2,7 @@
 //! add the headers or imports the target needs, optionally annotate, then
 //! apply all edits in one pass.
 use cuport_analyze::FileAnalysis;
-use cuport_model::{Language, Library, LineIndex, SiteKind, TextRange};
+use cuport_model::{KernelModel, Language, Library, LineIndex, SiteKind, TextRange};
 use cuport_rules::RuleSet;
 
 use crate::coordinate_casts::cast_coordinate_arguments;
@@ -11,6 +11,7 @@ use crate::dim3_initialisers::construct_dim3_from_values;
 use crate::edit::{apply_edits, Edit};
 use crate::headers::{annotation_edits, header_edits, included_paths, MainHeader};
 use crate::initialised_arrays::report_initialised_vlas;
+use crate::kernel_stage::kernel_records;
 use crate::integer_handles::report_integer_handles;
 use crate::member_versions::report_members_too_new;
 use crate::options::MigrateOptions;
@@ -49,7 +50,7 @@ pub fn migrate_file(
         runtime_header,
     } = crate::mode::plan_file(&input);
     fold_effort_into_kernels(&mut planned.diagnostics, analysis);
-    if !options.is_dual() && !options.target.profile().kernels_native() {
+    if !options.is_dual() && !options.kernels_compile(options.target) {
         fold_effort_into_device_functions(&mut planned.diagnostics, analysis);
     }
     guard_target_provided(src, &lines, analysis, options.targets(), &mut planned);
@@ -70,9 +71,13 @@ pub fn migrate_file(
     // Where this source's kernels compile as they are (HIP, MUSA, and every
     // dual-stack backend that builds them), a kernel-only .cu file needs
     // the runtime header too: only nvcc includes it implicitly.
-    let kernels_compile_here = options.is_dual() || options.target.profile().kernels_native();
+    let kernels_compile_here = options.is_dual() || options.kernels_compile(options.target);
+    let simt = (!options.is_dual() && options.kernel_model(options.target) == KernelModel::Simt)
+        .then(|| options.target.profile().kernels.simt.as_ref())
+        .flatten();
     let main = MainHeader {
         spelled: &runtime_header,
+        device: simt.map(|s| s.device_header.as_str()),
         even_without_edits: kernels_compile_here,
         already_ported: already_ported(src, rules, options),
         before_cooperative_groups: !options.is_dual() && kernels_compile_here,
@@ -87,7 +92,9 @@ pub fn migrate_file(
         let notes = annotation_edits(src, &lines, language, &planned.diagnostics, &planned.edits);
         planned.edits.extend(notes);
     }
-    finish(src, &lines, planned, stats)
+    let mut migration = finish(src, &lines, planned, stats);
+    migration.kernels = kernel_records(analysis, &lines, &migration.diagnostics, options);
+    migration
 }
 
 /// Whether the file was ported before: it includes a header the tables
@@ -201,6 +208,7 @@ fn finish(src: &[u8], lines: &LineIndex, planned: Planned, mut stats: FileStats)
         edits: applied,
         diagnostics,
         stats,
+        kernels: Vec::new(),
     }
 }
 

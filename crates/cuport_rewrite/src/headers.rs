@@ -12,6 +12,11 @@ use crate::plan::Planned;
 /// The runtime header added to `.cu` files that rely on nvcc's implicit one.
 pub(crate) struct MainHeader<'a> {
     pub(crate) spelled: &'a str,
+    /// The header that declares the target's device API, where nvcc's
+    /// implicit device declarations were relied on (Ascend C SIMT's
+    /// `simt_api/asc_simt.h`): added to a CUDA-language file with device
+    /// code that does not include it.
+    pub(crate) device: Option<&'a str>,
     /// Added even to a file the migration does not otherwise change.
     pub(crate) even_without_edits: bool,
     /// The file already includes target (or shim) headers and no CUDA one:
@@ -54,6 +59,10 @@ pub(crate) fn header_edits(
     if runtime != RuntimeHeader::NotWanted {
         wanted.insert(0, main_header.spelled.to_owned());
     }
+    if let Some(device) = main_header.device.filter(|_| has_device_code(language, analysis)) {
+        let after_runtime = usize::from(runtime != RuntimeHeader::NotWanted);
+        wanted.insert(after_runtime, device.to_owned());
+    }
     wanted.dedup();
     let newline = line_ending(src);
     // After a guard's `#define` on the last line, which has no line break.
@@ -83,6 +92,18 @@ pub(crate) fn header_edits(
             cuda_name: "(implicit CUDA runtime header)".into(),
         })
         .collect()
+}
+
+/// Whether a CUDA-language file defines kernels or device functions, or
+/// calls device intrinsics: what nvcc declared for it implicitly.
+fn has_device_code(language: Language, analysis: &FileAnalysis) -> bool {
+    language == Language::Cuda
+        && analysis.sites.iter().any(|s| {
+            matches!(
+                s.kind,
+                SiteKind::KernelDefinition | SiteKind::DeviceIntrinsic
+            ) || (s.kind == SiteKind::Qualifier && s.name == "__device__")
+        })
 }
 
 /// Whether a CUDA-language file needs the target's runtime header added.

@@ -13,6 +13,7 @@ mod headers;
 mod helper_files;
 mod initialised_arrays;
 mod integer_handles;
+mod kernel_stage;
 mod kernels;
 mod member_versions;
 mod mode;
@@ -36,6 +37,7 @@ pub use dual::python_module::{build_module, device_module, python_generated_file
 pub use dual::shim::{backend_macro, shim_headers, ProjectUse};
 pub use edit::{apply_edits, Conflict, Edit};
 pub use file::migrate_file;
+pub use kernel_stage::{Disposition, KernelRecord};
 pub use options::{HipLaunch, MigrateOptions};
 pub use rename::{renamed_path, RenamePlan};
 pub use result::{

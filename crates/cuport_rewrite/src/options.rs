@@ -1,6 +1,6 @@
 use std::collections::BTreeMap;
 
-use cuport_model::{SdkVersion, Target};
+use cuport_model::{KernelModel, SdkVersion, Target};
 use cuport_rules::Flavour;
 
 /// How HIP kernel launches are written.
@@ -27,6 +27,9 @@ pub struct MigrateOptions {
     /// The SDK release a port is made for, per target (`--cann-version`,
     /// `--rocm-version`); a target not listed gets its profile's default.
     pub sdk_versions: BTreeMap<Target, SdkVersion>,
+    /// The kernel model chosen per target (`--ascend-kernels simt`); a
+    /// target not listed uses its profile's model.
+    pub kernel_models: BTreeMap<Target, KernelModel>,
 }
 
 impl MigrateOptions {
@@ -38,6 +41,43 @@ impl MigrateOptions {
             annotate: false,
             dual: Vec::new(),
             sdk_versions: BTreeMap::new(),
+            kernel_models: BTreeMap::new(),
+        }
+    }
+
+    /// How `target` builds CUDA kernels in this run.
+    pub fn kernel_model(&self, target: Target) -> KernelModel {
+        self.kernel_models
+            .get(&target)
+            .copied()
+            .unwrap_or(target.profile().kernels.model)
+    }
+
+    /// Whether CUDA-shaped kernels stay kernels on `target` (native or
+    /// SIMT), rather than being rewritten by hand.
+    pub fn kernels_compile(&self, target: Target) -> bool {
+        self.kernel_model(target) != KernelModel::Port
+    }
+
+    /// The source renames of `target` in this run (`--rename-sources`; the
+    /// SIMT model's `.cu` → `.asc`, which its build needs).
+    pub fn source_renames(&self, target: Target) -> &'static BTreeMap<String, String> {
+        let profile = target.profile();
+        match (&profile.kernels.simt, self.kernel_model(target)) {
+            (Some(simt), KernelModel::Simt) => &simt.source_renames,
+            _ => &profile.target.source_renames,
+        }
+    }
+
+    /// The rule-table flavour names are looked up in for `target`: the SIMT
+    /// device names where the SIMT model is chosen, HIP's `--hip-libs`.
+    pub fn flavour_for(&self, target: Target) -> Flavour {
+        if self.kernel_model(target) == KernelModel::Simt {
+            Flavour::Simt
+        } else if self.flavour.applies_to(target) {
+            self.flavour
+        } else {
+            Flavour::Default
         }
     }
 

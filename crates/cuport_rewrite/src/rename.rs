@@ -23,22 +23,17 @@ use crate::result::RewriteError;
 
 /// The target's name for a file, or `None` when it keeps its name.
 pub fn renamed_path(path: &str, target: Target) -> Option<String> {
+    renamed_with(path, &target.profile().target.source_renames)
+}
+
+/// `path` with its extension renamed through `extensions` (`cu = "hip"`).
+fn renamed_with(path: &str, extensions: &BTreeMap<String, String>) -> Option<String> {
     let (stem, ext) = path.rsplit_once('.')?;
     if stem.is_empty() || stem.ends_with('/') {
         return None;
     }
-    let new_ext = new_extension(ext, target)?;
+    let new_ext = extensions.get(ext)?;
     Some(format!("{stem}.{new_ext}"))
-}
-
-/// `source-renames` of the target's profile (`cu = "hip"`).
-fn new_extension(ext: &str, target: Target) -> Option<&'static str> {
-    target
-        .profile()
-        .target
-        .source_renames
-        .get(ext)
-        .map(String::as_str)
 }
 
 /// Which files of a tree are renamed, and how references follow.
@@ -52,10 +47,19 @@ impl RenamePlan {
     /// Plans the renames of `files` (relative, `/`-separated) for `target`;
     /// refuses when a new name is already taken by another file.
     pub fn new<S: AsRef<str>>(files: &[S], target: Target) -> Result<Self, RewriteError> {
+        Self::with_extensions(files, &target.profile().target.source_renames)
+    }
+
+    /// Plans the renames of `files` by extension (`cu` → `asc`: the SIMT
+    /// model's, which `MigrateOptions::source_renames` gives).
+    pub fn with_extensions<S: AsRef<str>>(
+        files: &[S],
+        extensions: &BTreeMap<String, String>,
+    ) -> Result<Self, RewriteError> {
         let existing: BTreeSet<&str> = files.iter().map(AsRef::as_ref).collect();
         let mut renames = BTreeMap::new();
         for file in &existing {
-            let Some(new) = renamed_path(file, target) else {
+            let Some(new) = renamed_with(file, extensions) else {
                 continue;
             };
             if existing.contains(new.as_str()) {

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::diagnostic::{Diagnostic, Level};
 use crate::edit::Edit;
+use crate::kernel_stage::KernelRecord;
 
 #[derive(Debug, thiserror::Error)]
 pub enum RewriteError {
@@ -78,6 +79,9 @@ pub struct FileMigration {
     pub edits: Vec<Edit>,
     pub diagnostics: Vec<Diagnostic>,
     pub stats: FileStats,
+    /// What the kernel stage made of each kernel the file defines, per
+    /// target.
+    pub kernels: Vec<KernelRecord>,
 }
 
 impl FileMigration {

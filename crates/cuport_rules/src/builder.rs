@@ -127,9 +127,15 @@ impl Builder {
             return;
         };
         if !flavour.get_ref().applies_to(target) {
+            let owners: Vec<&str> = Target::ALL
+                .iter()
+                .filter(|t| flavour.get_ref().applies_to(**t))
+                .map(|t| t.id())
+                .collect();
             let msg = format!(
-                "flavour `{}` exists only for target hip; remove `flavour` or set `target = \"hip\"`",
-                flavour.get_ref()
+                "flavour `{}` exists only for target {}; remove `flavour` or set `target` to one of them",
+                flavour.get_ref(),
+                owners.join(", ")
             );
             self.error(p.at(flavour), DiagKind::Conflict, msg);
         }

@@ -109,15 +109,19 @@ pub enum Flavour {
     Default,
     /// HIP with the roc* libraries (`--hip-libs=roc`).
     Roc,
+    /// A target's SIMT kernel model (`--ascend-kernels simt`): the device
+    /// names its CUDA-shaped kernels are written with.
+    Simt,
 }
 
 impl Flavour {
-    pub const ALL: [Flavour; 2] = [Flavour::Default, Flavour::Roc];
+    pub const ALL: [Flavour; 3] = [Flavour::Default, Flavour::Roc, Flavour::Simt];
 
     pub fn id(self) -> &'static str {
         match self {
             Flavour::Default => "default",
             Flavour::Roc => "roc",
+            Flavour::Simt => "simt",
         }
     }
 
@@ -130,10 +134,15 @@ impl Flavour {
         }
     }
 
-    /// Whether `target` has rules for this flavour (all targets have the default).
+    /// Whether `target` has rules for this flavour (all targets have the
+    /// default; the roc flavour is HIP's `--hip-libs`, the simt flavour
+    /// belongs to targets whose profile has a SIMT kernel model).
     pub fn applies_to(self, target: Target) -> bool {
-        // The roc flavour is HIP's alone (`--hip-libs`).
-        self == Flavour::Default || target == Target::Hip
+        match self {
+            Flavour::Default => true,
+            Flavour::Roc => target == Target::Hip,
+            Flavour::Simt => target.profile().kernels.simt.is_some(),
+        }
     }
 }
 

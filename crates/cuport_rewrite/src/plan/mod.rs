@@ -127,9 +127,14 @@ impl<'a> Planner<'a> {
         self.options.target.profile()
     }
 
+    /// What the kernel stage makes of this file's kernels on the target.
+    fn kernels(&self) -> crate::kernel_stage::Disposition {
+        crate::kernel_stage::disposition(self.options, self.target())
+    }
+
     pub(crate) fn lookup(&self, name: &str) -> Option<Resolved<'a>> {
         self.rules
-            .lookup_flavour(self.target(), self.options.flavour, name)
+            .lookup_flavour(self.target(), self.options.flavour_for(self.target()), name)
     }
 
     pub(crate) fn diagnose(

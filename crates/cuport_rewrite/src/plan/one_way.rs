@@ -424,7 +424,7 @@ impl<'a> Planner<'a> {
     /// Kernel-language names HIP and MUSA accept unchanged (built-in
     /// variables, qualifiers) need no table row.
     fn is_native_kernel_language(&self, site: &Site) -> bool {
-        let native_target = self.profile().kernels_native();
+        let native_target = self.kernels().compiles();
         let builtin = matches!(
             site.name.as_str(),
             "threadIdx" | "blockIdx" | "blockDim" | "gridDim" | "warpSize"
@@ -690,7 +690,7 @@ impl<'a> Planner<'a> {
     }
 
     fn qualifier(&mut self, site: &Site) {
-        if self.profile().kernels_native() {
+        if self.kernels().compiles() {
             // Kernels compile as they are, but a qualifier the target lacks
             // (`__grid_constant__` on HIP) has a rule saying so.
             let ported = self
@@ -717,7 +717,7 @@ impl<'a> Planner<'a> {
 
     fn kernel_definition(&mut self, site: &Site) {
         let kernels = &self.profile().kernels;
-        if self.profile().kernels_native() {
+        if self.kernels().compiles() {
             return;
         }
         let body = site.body.map_or("", |b| self.text(b));
@@ -742,7 +742,7 @@ impl<'a> Planner<'a> {
             return;
         }
         let kernels = &self.profile().kernels;
-        if self.profile().kernels_native() {
+        if self.kernels().compiles() {
             self.respell_spaced_chevrons(site);
             return;
         }
@@ -836,6 +836,11 @@ impl<'a> Planner<'a> {
 
     fn warp_size(&mut self, site: &Site) {
         let profile = self.profile();
+        // The SIMT model's warps are 32 wide: the assumption holds there.
+        let simt_warp = profile.kernels.simt.as_ref().map(|s| s.limits.warp_size);
+        if self.kernels() == crate::kernel_stage::Disposition::Simt && simt_warp == Some(32) {
+            return;
+        }
         let level = match profile.warp.diagnostic {
             WarpDiagnostic::Manual => Level::Manual,
             WarpDiagnostic::Note => Level::Note,
