@@ -25,8 +25,7 @@ pub use library::Library;
 pub use profile::{
     CmakeFacts, CoordinateFacts, KernelFacts, KernelModel, LibraryProfile, OperatorHints,
     ProfileError, Profiles, PythonFacts, ShimFacts, SimtCmake, SimtFacts, SimtLimits, TargetFacts,
-    TargetProfile, VectorTypeFacts,
-    VersionFacts, VersionFeature, WarpDiagnostic, WarpFacts,
+    TargetProfile, VectorTypeFacts, VersionFacts, VersionFeature, WarpDiagnostic, WarpFacts,
 };
 pub use site_kind::{looks_like_cuda_name, SiteKind};
 pub use target::Target;

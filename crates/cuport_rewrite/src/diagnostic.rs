@@ -113,6 +113,16 @@ cuport_codes! {
     /// A variable-length array with an initialiser: g++ (nvcc's host
     /// compiler) accepts it, clang-based compilers (hipcc, mcc) do not.
     INITIALISED_VLA = "CP0023", true, "A variable-length array with an initialiser, which clang-based compilers (hipcc, mcc) reject";
+    /// A launch or kernel that may exceed the SIMT model's limits (blocks
+    /// per grid, threads per block, shared memory per block).
+    SIMT_LIMIT = "CP0024", true, "A launch or kernel that may exceed the SIMT model's limits (blocks per grid, threads per block, shared memory per block)";
+    /// Double precision in device code: the SIMT model's API declares no
+    /// double function.
+    SIMT_DOUBLE = "CP0025", true, "Double precision in device code, which the SIMT model's API does not have";
+    /// A kernel launched from device code (dynamic parallelism).
+    SIMT_DEVICE_LAUNCH = "CP0026", true, "A kernel launched from device code (dynamic parallelism), which the SIMT model does not have";
+    /// `printf` in device code: the SIMT model buffers it, with limits.
+    SIMT_PRINTF = "CP0027", true, "printf in device code, which the SIMT model buffers with limits on size and formats";
     /// An edit: a header the target needs, added at the top of the file.
     HEADER_ADDED = "CP0030", false, "A header the target needs, added to the file";
     /// An edit: an import the target needs (`import torch_npu`).

@@ -11,13 +11,14 @@ use crate::dim3_initialisers::construct_dim3_from_values;
 use crate::edit::{apply_edits, Edit};
 use crate::headers::{annotation_edits, header_edits, included_paths, MainHeader};
 use crate::initialised_arrays::report_initialised_vlas;
-use crate::kernel_stage::kernel_records;
 use crate::integer_handles::report_integer_handles;
+use crate::kernel_stage::kernel_records;
 use crate::member_versions::report_members_too_new;
 use crate::options::MigrateOptions;
 use crate::plan::{FileInput, Planned, PlannedFile};
 use crate::result::{FileMigration, FileStats};
 use crate::retyped_handles::report_retyped_arguments;
+use crate::simt_limits::report_simt_limits;
 use crate::suppress::Suppressions;
 use crate::target_provided::guard_target_provided;
 
@@ -67,6 +68,7 @@ pub fn migrate_file(
             report_integer_handles(src, &lines, analysis, *target, &mut planned);
         }
         report_initialised_vlas(src, &lines, options.targets(), &mut planned);
+        report_simt_limits(src, &lines, analysis, options, &mut planned);
     }
     // Where this source's kernels compile as they are (HIP, MUSA, and every
     // dual-stack backend that builds them), a kernel-only .cu file needs

@@ -59,7 +59,10 @@ pub(crate) fn header_edits(
     if runtime != RuntimeHeader::NotWanted {
         wanted.insert(0, main_header.spelled.to_owned());
     }
-    if let Some(device) = main_header.device.filter(|_| has_device_code(language, analysis)) {
+    if let Some(device) = main_header
+        .device
+        .filter(|_| has_device_code(language, analysis))
+    {
         let after_runtime = usize::from(runtime != RuntimeHeader::NotWanted);
         wanted.insert(after_runtime, device.to_owned());
     }

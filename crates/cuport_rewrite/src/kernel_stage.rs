@@ -129,10 +129,7 @@ mod tests {
     #[test]
     fn the_kernel_model_decides_the_disposition() {
         let mut options = MigrateOptions::new(Target::Ascend);
-        assert_eq!(
-            disposition(&options, Target::Ascend),
-            Disposition::Skeleton
-        );
+        assert_eq!(disposition(&options, Target::Ascend), Disposition::Skeleton);
         options
             .kernel_models
             .insert(Target::Ascend, KernelModel::Simt);

@@ -94,3 +94,47 @@ pub(crate) fn trim_end(src: &[u8], end: usize) -> usize {
 pub(crate) fn word_start(src: &[u8], end: usize) -> usize {
     end - src[..end].iter().rev().take_while(|b| is_word(b)).count()
 }
+
+/// Every identifier in `src[start..end]` outside comments, string and
+/// character literals, with its offset: for passes that look for a word in
+/// a function body (`double`, `printf`).
+pub(crate) fn code_words(src: &[u8], start: usize, end: usize) -> Vec<(usize, &str)> {
+    let end = end.min(src.len());
+    let mut words = Vec::new();
+    let mut at = start;
+    while at < end {
+        match (src[at], src.get(at + 1).copied()) {
+            (b'/', Some(b'/')) => {
+                at = memchr::memchr(b'\n', &src[at..end]).map_or(end, |n| at + n);
+            }
+            (b'/', Some(b'*')) => {
+                at = memchr::memmem::find(&src[at + 2..end], b"*/").map_or(end, |n| at + n + 4);
+            }
+            (quote @ (b'"' | b'\''), _) => at = after_literal(src, at, end, quote),
+            (b, _) if b.is_ascii_alphabetic() || b == b'_' => {
+                let word = word_at(src, at).unwrap_or("");
+                words.push((at, word));
+                at += word.len().max(1);
+            }
+            (b, _) if is_word(&b) => {
+                at += src[at..end].iter().take_while(|b| is_word(b)).count();
+            }
+            _ => at += 1,
+        }
+    }
+    words
+}
+
+/// The offset after the string or character literal opening at `at`.
+fn after_literal(src: &[u8], at: usize, end: usize, quote: u8) -> usize {
+    let mut k = at + 1;
+    while k < end {
+        match src[k] {
+            b'\\' => k += 2,
+            b'\n' => return k,
+            b if b == quote => return k + 1,
+            _ => k += 1,
+        }
+    }
+    end
+}
