@@ -18,6 +18,7 @@ use crate::options::MigrateOptions;
 use crate::plan::{FileInput, Planned, PlannedFile};
 use crate::result::{FileMigration, FileStats};
 use crate::retyped_handles::report_retyped_arguments;
+use crate::simt_build::add_simt_cmake_prelude;
 use crate::simt_limits::report_simt_limits;
 use crate::suppress::Suppressions;
 use crate::target_provided::guard_target_provided;
@@ -70,6 +71,7 @@ pub fn migrate_file(
         report_initialised_vlas(src, &lines, options.targets(), &mut planned);
         report_simt_limits(src, &lines, analysis, options, &mut planned);
     }
+    add_simt_cmake_prelude(src, &lines, language, analysis, options, &mut planned);
     // Where this source's kernels compile as they are (HIP, MUSA, and every
     // dual-stack backend that builds them), a kernel-only .cu file needs
     // the runtime header too: only nvcc includes it implicitly.

@@ -25,6 +25,7 @@ mod result;
 mod retyped_handles;
 mod run;
 mod sdk;
+mod simt_build;
 mod simt_limits;
 mod skeleton;
 mod source_text;

@@ -456,7 +456,11 @@ impl<'a> Planner<'a> {
         // word `CUDA`): the word itself is replaced.
         let command_argument =
             site.kind == SiteKind::BuildRule && site.name.ends_with(&format!("({written})"));
-        let replacement = if written == site.name || command_argument {
+        // A build setting's value list (`80 90` of CMAKE_CUDA_ARCHITECTURES)
+        // is replaced whole by the target's list.
+        let value_list = site.kind == SiteKind::BuildRule
+            && site.name == cuport_analyze::CUDA_ARCHITECTURE_VALUES;
+        let replacement = if written == site.name || command_argument || value_list {
             to.to_owned()
         } else if self.language == Language::Python
             && site.name.ends_with(&format!(".{written}"))
