@@ -57,6 +57,14 @@ pub(crate) fn write_summary(
     if !levels.is_empty() {
         writeln!(w, "Diagnostics: {}", levels.join(", "))?;
     }
+    let kernels: Vec<String> = document
+        .kernel_dispositions()
+        .iter()
+        .map(|(disposition, n)| format!("{n} {}", disposition.id()))
+        .collect();
+    if !kernels.is_empty() {
+        writeln!(w, "Kernels: {}", kernels.join(", "))?;
+    }
     writeln!(w, "Estimated manual effort: {:.1} hours", t.effort_hours)?;
     if !document.generated.is_empty() {
         let paths: Vec<&str> = document.generated.iter().map(String::as_str).collect();

@@ -6,7 +6,8 @@ use std::path::Path;
 
 use cuport_model::{Language, LineIndex};
 use cuport_rewrite::{
-    effort_hours, unified_diff, Diagnostic, Edit, FileStats, Level, MigratedFile, Migration,
+    effort_hours, unified_diff, Diagnostic, Edit, FileStats, KernelRecord, Level, MigratedFile,
+    Migration,
 };
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -33,6 +34,19 @@ pub struct ReportDocument {
     /// relative to the output root.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub generated: Vec<String>,
+    /// Every kernel the tree defines and what the run made of it, per
+    /// target (the kernel stage's decision), in file order.
+    #[serde(default)]
+    pub kernels: Vec<KernelEntry>,
+}
+
+/// One kernel on one target: where it is defined and its disposition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct KernelEntry {
+    /// The file that defines it, relative to the migrated root.
+    pub file: String,
+    #[serde(flatten)]
+    pub kernel: KernelRecord,
 }
 
 /// Sums over all files: every file statistic added up, plus counts by
@@ -49,6 +63,17 @@ pub struct Totals {
     pub effort_by_level: BTreeMap<Level, f64>,
     /// Diagnostics per level.
     pub diagnostics: BTreeMap<Level, usize>,
+}
+
+impl ReportDocument {
+    /// Kernels per disposition over every target of the run.
+    pub fn kernel_dispositions(&self) -> BTreeMap<cuport_rewrite::Disposition, usize> {
+        let mut counts = BTreeMap::new();
+        for entry in &self.kernels {
+            *counts.entry(entry.kernel.disposition).or_default() += 1;
+        }
+        counts
+    }
 }
 
 /// Reads of the sums (`totals.sites`) as of a file's statistics.
@@ -98,6 +123,16 @@ impl ReportDocument {
             totals: Totals::of(&files),
             files,
             generated: migration.generated.iter().map(|g| g.path.clone()).collect(),
+            kernels: migration
+                .files
+                .iter()
+                .flat_map(|f| {
+                    f.result.kernels.iter().map(|k| KernelEntry {
+                        file: f.path.clone(),
+                        kernel: k.clone(),
+                    })
+                })
+                .collect(),
         }
     }
 
