@@ -239,6 +239,9 @@ pub struct SimtFacts {
     /// The header that declares the device API (`simt_api/asc_simt.h`),
     /// added where nvcc's implicit device declarations were relied on.
     pub device_header: String,
+    /// The macro the model's compiler defines for device code, which its
+    /// device headers are guarded by (`__NPU_ARCH__`).
+    pub device_guard: String,
     pub limits: SimtLimits,
     /// The generated build glue: CMake's language for kernel sources and
     /// the settings that select the architecture and the model.

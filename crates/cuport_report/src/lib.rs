@@ -25,8 +25,8 @@ pub use api_support::{
 pub use csv_out::{changes_csv, unsupported_csv};
 pub use cuport_rewrite::{FileStats, Level, Tally};
 pub use document::{
-    KernelEntry,
-    report_schema, FileReport, ReportDocument, Totals, REPORT_FORMAT_NAME, REPORT_FORMAT_VERSION,
+    report_schema, FileReport, KernelEntry, ReportDocument, Totals, REPORT_FORMAT_NAME,
+    REPORT_FORMAT_VERSION,
 };
 pub use error::ReportError;
 pub use html::{

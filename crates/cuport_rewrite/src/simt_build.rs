@@ -55,7 +55,9 @@ pub(crate) fn add_simt_cmake_prelude(
     let Some(command) = command_start(src, site.range.start) else {
         return;
     };
-    let line = lines.line_range(lines.line_of(command)).map_or(command, |r| r.start);
+    let line = lines
+        .line_range(lines.line_of(command))
+        .map_or(command, |r| r.start);
     let indent: String = src[line..command]
         .iter()
         .take_while(|b| **b == b' ' || **b == b'\t')
@@ -65,7 +67,10 @@ pub(crate) fn add_simt_cmake_prelude(
     // The architecture too: the language module turns it into --npu-arch
     // when project() loads it, so a setting after project() comes too late.
     let cmake = &simt.cmake;
-    let architecture = format!("set({} {})", cmake.architectures_variable, cmake.architectures);
+    let architecture = format!(
+        "set({} {})",
+        cmake.architectures_variable, cmake.architectures
+    );
     let text: String = std::iter::once(&architecture)
         .chain(&cmake.before_project)
         .map(|l| format!("{indent}{l}{newline}"))

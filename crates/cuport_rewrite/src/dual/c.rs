@@ -101,7 +101,10 @@ fn targets<'p>(planner: &'p DualPlanner<'_>) -> impl Iterator<Item = Target> + '
 }
 
 fn kernels_need_port(planner: &DualPlanner<'_>) -> bool {
-    targets(planner).any(|t| !t.profile().kernels_native())
+    planner
+        .per_target
+        .iter()
+        .any(|o| !o.kernels_compile(o.target))
 }
 
 /// A host-API name: renamed to its portable spelling when the shim provides
@@ -141,13 +144,17 @@ fn name(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
 /// Whether every target that spells a device name differently gets it
 /// from the shim (`#define cuda_name target_name` in `cuport/runtime.h`).
 fn device_name_provided(planner: &DualPlanner<'_>, site: &Site) -> bool {
-    targets(planner).all(|t| {
-        let Some(resolved) = planner.rules.lookup(t, &site.name) else {
+    planner.per_target.iter().all(|o| {
+        let t = o.target;
+        let Some(resolved) = planner
+            .rules
+            .lookup_flavour(t, o.flavour_for(t), &site.name)
+        else {
             return true;
         };
         match resolved.status() {
-            Status::Renamed | Status::Approximate => {
-                t.profile().kernels_native() && portable_name(&site.name).is_some()
+            Status::Renamed | Status::Approximate | Status::Rewrite => {
+                o.kernels_compile(t) && portable_name(&site.name).is_some()
             }
             _ => true,
         }
@@ -209,7 +216,8 @@ fn include_switch(planner: &mut DualPlanner<'_>, site: &Site, shim: Option<&str>
     }
     let per_target: Vec<(Target, Option<String>)> = targets(planner)
         .map(|t| {
-            let header = target_header(planner.rules, planner.options.flavour, t, &site.name);
+            let header =
+                target_header(planner.rules, planner.options.flavour_for(t), t, &site.name);
             (t, header)
         })
         .collect();

@@ -3,12 +3,14 @@
 //! the target profiles; the fixed part is `backend_rest.h`.
 use std::fmt::Write as _;
 
-use cuport_model::Target;
+use cuport_model::{KernelModel, Target};
+
+use crate::options::MigrateOptions;
 
 use super::backend_macro;
 
 /// The whole header, for every target cuport knows (a build may select any).
-pub(crate) fn backend_header() -> String {
+pub(crate) fn backend_header(options: &MigrateOptions) -> String {
     let backends: Vec<(String, &str)> =
         std::iter::once(("CUPORT_BACKEND_CUDA".to_owned(), "CUDA (the default)"))
             .chain(
@@ -39,22 +41,27 @@ pub(crate) fn backend_header() -> String {
         "#if ({}) != 1\n#error \"cuport: define exactly one CUPORT_BACKEND_* macro\"\n#endif\n",
         defined.join(" + \\\n     ")
     );
-    write_kernel_switch(&mut out);
+    write_kernel_switch(&mut out, options);
     out.push_str(include_str!("backend_rest.h"));
     out
 }
 
-/// `CUPORT_CUDA_KERNELS`: 1 where CUDA C++ kernels compile as they are.
-fn write_kernel_switch(out: &mut String) {
+/// `CUPORT_CUDA_KERNELS`: 1 where CUDA C++ kernels compile as they are
+/// (natively, or through the SIMT model the run chose).
+fn write_kernel_switch(out: &mut String, options: &MigrateOptions) {
     let (native, port): (Vec<Target>, Vec<Target>) = Target::ALL
         .iter()
-        .partition(|t| t.profile().kernels_native());
+        .partition(|t| options.kernels_compile(**t));
     let names = |targets: &[Target]| -> String {
         let names: Vec<String> = targets
             .iter()
             .map(|t| {
-                let profile = t.profile();
-                format!("{} ({})", t.id(), profile.kernels.language)
+                let kernels = &t.profile().kernels;
+                let language = match (&kernels.simt, options.kernel_model(*t)) {
+                    (Some(simt), KernelModel::Simt) => &simt.language,
+                    _ => &kernels.language,
+                };
+                format!("{} ({language})", t.id())
             })
             .collect();
         names.join(", ")

@@ -3,7 +3,7 @@
 //! tables: a name a one-way migration knows is never missing here.
 use std::collections::BTreeMap;
 
-use cuport_model::{Library, MinimumVersion, SdkVersion, Target};
+use cuport_model::{KernelModel, Library, MinimumVersion, SdkVersion, Target};
 use cuport_rules::{EnumMap, Flavour, NameKind, RuleSet, Status};
 
 use super::entry::{macro_provision, provision, Provision};
@@ -21,20 +21,41 @@ pub(crate) struct Section {
     /// Library → target libraries to link (from the rules' `libraries`).
     pub(crate) libraries: BTreeMap<Library, Vec<String>>,
     /// Kernel-language names this backend spells differently (HIP, MUSA:
-    /// `__nv_bfloat16` → `hip_bfloat16`): kernels keep the CUDA spelling and
-    /// the shim defines it, so one kernel source compiles for both.
-    pub(crate) device_renames: BTreeMap<String, String>,
+    /// `__nv_bfloat16` → `hip_bfloat16`; Ascend C SIMT: `__syncthreads` →
+    /// `asc_syncthreads`, `__shfl_down_sync(mask, v, d)` →
+    /// `asc_shfl_down(v, d)`): kernels keep the CUDA spelling and the shim
+    /// defines it, so one kernel source compiles for both.
+    pub(crate) device_renames: BTreeMap<String, Provision>,
+    /// Headers of the SIMT model's device API, and the macro its compiler
+    /// defines for device code, under which they are included (the
+    /// devkit's own headers are guarded by it; host-only C++ compiled by
+    /// g++ includes the shim too).
+    pub(crate) device_headers: Vec<String>,
+    pub(crate) device_guard: Option<&'static str>,
 }
 
 impl Section {
-    /// The section for `target` (HIP with `flavour`).
+    /// The section for `target` (HIP with `flavour`; the SIMT flavour
+    /// where the run ports kernels to a SIMT model). `kernels_compile`: the
+    /// target compiles the CUDA kernels (natively or through its SIMT
+    /// model), so the shim defines the device names it spells differently.
     pub(crate) fn build(
         rules: &RuleSet,
         target: Target,
         flavour: Flavour,
         sdk: Option<SdkVersion>,
+        kernels: KernelModel,
     ) -> Section {
         let mut section = Section::default();
+        let kernels_compile = kernels != KernelModel::Port;
+        if kernels == KernelModel::Simt {
+            section.device_guard = target
+                .profile()
+                .kernels
+                .simt
+                .as_ref()
+                .map(|s| s.device_guard.as_str());
+        }
         let flavour = if flavour.applies_to(target) {
             flavour
         } else {
@@ -45,7 +66,7 @@ impl Section {
                 continue;
             };
             let kind = resolved.kind();
-            if target.profile().kernels_native() {
+            if kernels_compile {
                 section.add_device_rename(cuda_name, &resolved);
             }
             if !matches!(
@@ -86,6 +107,7 @@ impl Section {
             .headers
             .values_mut()
             .chain(section.libraries.values_mut())
+            .chain(std::iter::once(&mut section.device_headers))
         {
             list.sort();
             list.dedup();
@@ -97,17 +119,32 @@ impl Section {
         let library = resolved
             .library()
             .or_else(|| cuport_analyze::library_of(cuda_name));
-        let renamed = matches!(resolved.status(), Status::Renamed | Status::Approximate);
-        let Some(to) = resolved.target_name.as_deref() else {
+        if library != Some(Library::Device) || portable_name(cuda_name).is_none() {
             return;
-        };
-        let identifiers = portable_name(cuda_name).is_some() && portable_name(to).is_some();
-        if library == Some(Library::Device) && renamed && identifiers && to != cuda_name {
-            self.device_renames
-                .insert(cuda_name.to_owned(), to.to_owned());
-            let headers = self.headers.entry(Library::Runtime).or_default();
-            headers.extend(resolved.headers().iter().cloned());
         }
+        let provision = match (resolved.status(), resolved.template()) {
+            (Status::Rewrite | Status::Approximate, Some(template)) => {
+                macro_provision(resolved, template)
+            }
+            (Status::Renamed | Status::Approximate, None) => {
+                match resolved.target_name.as_deref() {
+                    Some(to) if to != cuda_name && portable_name(to).is_some() => {
+                        Provision::Alias {
+                            to: to.to_owned(),
+                            approximate: false,
+                        }
+                    }
+                    _ => return,
+                }
+            }
+            _ => return,
+        };
+        self.device_renames.insert(cuda_name.to_owned(), provision);
+        let headers = match self.device_guard {
+            Some(_) => &mut self.device_headers,
+            None => self.headers.entry(Library::Runtime).or_default(),
+        };
+        headers.extend(resolved.headers().iter().cloned());
     }
 
     /// Names the project uses that no table knows for `target`.

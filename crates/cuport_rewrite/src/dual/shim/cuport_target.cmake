@@ -1,7 +1,8 @@
-# cuport_enable_language(): the kernel language of the backend (CUDA or
-# HIP); backends whose kernels need a port compile host code as C++.
+# cuport_enable_language(): the kernel language of the backend (CUDA, HIP,
+# or ASC for Ascend C SIMT); backends whose kernels need a port compile
+# host code as C++.
 macro(cuport_enable_language)
-  if(CUPORT_SOURCE_LANGUAGE STREQUAL "CUDA" OR CUPORT_SOURCE_LANGUAGE STREQUAL "HIP")
+  if(NOT CUPORT_SOURCE_LANGUAGE STREQUAL "CXX")
     enable_language(${CUPORT_SOURCE_LANGUAGE})
   endif()
 endmacro()

@@ -40,18 +40,24 @@ pub fn shim_headers(
     options: &MigrateOptions,
     project: &ProjectUse,
 ) -> Vec<GeneratedFile> {
-    let (targets, flavour) = (options.dual.as_slice(), options.flavour);
+    let targets = options.dual.as_slice();
     let sections: Vec<(Target, Section)> = targets
         .iter()
         .map(|&t| {
-            let mut section = Section::build(rules, t, flavour, options.sdk_version(t));
+            let mut section = Section::build(
+                rules,
+                t,
+                options.flavour_for(t),
+                options.sdk_version(t),
+                options.kernel_model(t),
+            );
             section.add_unknown(&project.names, t);
             (t, section)
         })
         .collect();
     let mut files = vec![GeneratedFile {
         path: "cuport/backend.h".into(),
-        text: backend::backend_header(),
+        text: backend::backend_header(options),
     }];
     for (library, headers) in &project.includes {
         let Some(file) = shim_header(*library) else {
@@ -80,7 +86,7 @@ pub fn shim_headers(
     }
     files.push(GeneratedFile {
         path: "cuport/cuport.cmake".into(),
-        text: cmake::module(project, &sections),
+        text: cmake::module(project, &sections, options),
     });
     files
 }
@@ -177,12 +183,24 @@ impl LibraryHeader<'_> {
         {
             entry::write(out, portable, provision);
         }
+        if let (Library::Runtime, Some(guard)) = (self.library, section.device_guard) {
+            if !section.device_headers.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "#if defined({guard}) /* device code of the SIMT model */"
+                );
+                for header in &section.device_headers {
+                    write_include(out, header);
+                }
+                out.push_str("#endif\n");
+            }
+        }
         if self.library == Library::Runtime && !section.device_renames.is_empty() {
             out.push_str(
                 "/* Kernel-language names spelled differently here; kernels keep CUDA's. */\n",
             );
-            for (cuda, to) in &section.device_renames {
-                let _ = writeln!(out, "#define {cuda} {to}");
+            for (cuda, provision) in &section.device_renames {
+                entry::write(out, cuda, provision);
             }
         }
     }
