@@ -119,8 +119,9 @@ cuport_codes! {
     /// Double precision in device code: the SIMT model's API declares no
     /// double function.
     SIMT_DOUBLE = "CP0025", true, "Double precision in device code, which the SIMT model's API does not have";
-    /// A kernel launched from device code (dynamic parallelism).
-    SIMT_DEVICE_LAUNCH = "CP0026", true, "A kernel launched from device code (dynamic parallelism), which the SIMT model does not have";
+    /// A kernel launched (dynamic parallelism) or memory allocated from
+    /// device code.
+    SIMT_DEVICE_LAUNCH = "CP0026", true, "A kernel launch or a memory allocation in device code, which the SIMT model does not have";
     /// `printf` in device code: the SIMT model buffers it, with limits.
     SIMT_PRINTF = "CP0027", true, "printf in device code, which the SIMT model buffers with limits on size and formats";
     /// An edit: a header the target needs, added at the top of the file.

@@ -69,7 +69,7 @@ pub fn migrate_file(
             report_integer_handles(src, &lines, analysis, *target, &mut planned);
         }
         report_initialised_vlas(src, &lines, options.targets(), &mut planned);
-        report_simt_limits(src, &lines, analysis, options, &mut planned);
+        report_simt_limits(src, &lines, analysis, rules, options, &mut planned);
     }
     add_simt_cmake_prelude(src, &lines, language, analysis, options, &mut planned);
     // Where this source's kernels compile as they are (HIP, MUSA, and every

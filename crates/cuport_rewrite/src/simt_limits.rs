@@ -1,10 +1,13 @@
 //! Where a SIMT port compiles but may not behave as the CUDA original: the
 //! model's launch limits (blocks per grid, threads per block, shared memory
 //! per block; `[kernels.simt.limits]` of the target profile), double
-//! precision in device code, kernels launched from device code, and device
-//! `printf`. Each is a coded diagnostic on its line; nothing is changed.
+//! precision in device code (the `double` type, and C math functions such
+//! as `exp` whose only SIMT form is the float one, `expf`), device-side
+//! allocation, kernels launched from device code, and device `printf`. Each
+//! is a coded diagnostic on its line; nothing is changed.
 use cuport_analyze::{FileAnalysis, Site};
-use cuport_model::{KernelModel, Library, LineIndex, SimtFacts, SiteKind, TextRange};
+use cuport_model::{KernelModel, Library, LineIndex, SimtFacts, SiteKind, Target, TextRange};
+use cuport_rules::{Flavour, RuleSet, Status};
 
 use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::options::MigrateOptions;
@@ -17,6 +20,7 @@ pub(crate) fn report_simt_limits(
     src: &[u8],
     lines: &LineIndex,
     analysis: &FileAnalysis,
+    rules: &RuleSet,
     options: &MigrateOptions,
     planned: &mut Planned,
 ) {
@@ -32,6 +36,7 @@ pub(crate) fn report_simt_limits(
             src,
             lines,
             simt,
+            float_only: |name: &str| float_only(rules, *target, name),
             out: &mut planned.diagnostics,
         };
         let bodies = device_bodies(analysis);
@@ -65,14 +70,28 @@ fn contains(outer: TextRange, inner: TextRange) -> bool {
     outer.start <= inner.start && inner.end <= outer.end
 }
 
-struct Report<'a> {
+struct Report<'a, F> {
     src: &'a [u8],
     lines: &'a LineIndex,
     simt: &'a SimtFacts,
+    /// The SIMT function a C math function's float form is (`expf` for
+    /// `exp`), where SIMT has only that one.
+    float_only: F,
     out: &'a mut Vec<Diagnostic>,
 }
 
-impl Report<'_> {
+/// `exp` → `expf` when the SIMT tables declare `expf` and no `exp`.
+fn float_only(rules: &RuleSet, target: Target, name: &str) -> Option<String> {
+    let simt = |n: &str| rules.lookup_flavour(target, Flavour::Simt, n);
+    let float = format!("{name}f");
+    let exact = simt(&float).is_some_and(|r| r.status() == Status::Exact);
+    (exact && simt(name).is_none()).then_some(float)
+}
+
+/// Device-side allocation, which SIMT does not have.
+const ALLOCATION: &[&str] = &["malloc", "free", "calloc", "realloc"];
+
+impl<F: Fn(&str) -> Option<String>> Report<'_, F> {
     fn push(
         &mut self,
         range: TextRange,
@@ -119,6 +138,31 @@ impl Report<'_> {
             let message = format!("`{}` computes in double precision; the {language} API declares no double function, conversion or atomic", function.name);
             self.push(TextRange::new(at, at + 6), "double", codes::SIMT_DOUBLE, Level::Manual, message,
                 "compute in float (with the f-suffixed math functions), or keep the double-precision step on the host".into());
+        }
+        let calls = words
+            .iter()
+            .filter(|(at, w)| next_is_paren(self.src, at + w.len()));
+        for &(at, word) in calls {
+            let range = TextRange::new(at, at + word.len());
+            if let Some(float) = (self.float_only)(word) {
+                let message = format!("`{word}` in `{}` is the double-precision function (or C++'s overload of it); {language} declares only `{float}`", function.name);
+                self.push(range, word, codes::SIMT_DOUBLE, Level::Manual, message,
+                    format!("call `{float}` (with float arguments, it computes what `{word}` did on them in CUDA's float overload)"));
+            } else if ALLOCATION.contains(&word) {
+                let message = format!(
+                    "`{word}` in `{}` allocates in device code, which {language} does not have",
+                    function.name
+                );
+                self.push(
+                    range,
+                    word,
+                    codes::SIMT_DEVICE_LAUNCH,
+                    Level::Unsupported,
+                    message,
+                    "allocate with aclrtMalloc on the host and pass the buffer to the kernel"
+                        .into(),
+                );
+            }
         }
         if let Some(at) = first("printf") {
             let message = format!("`printf` in `{}`: {language} prints through a buffer in global memory (2 MB by default), with a subset of the formats", function.name);
@@ -205,6 +249,14 @@ impl Report<'_> {
             );
         }
     }
+}
+
+/// Whether the next byte after blanks is `(`: the word is called.
+fn next_is_paren(src: &[u8], after: usize) -> bool {
+    src[after.min(src.len())..]
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|&b| b == b'(')
 }
 
 /// An integer literal (`256`, `0x100`, `1024u`), its value.

@@ -15,22 +15,22 @@ use cuport_rewrite::MigrateOptions;
 
 #[test]
 fn every_fixture_for_every_target_as_reviewed() {
-    for target in target_ids() {
+    for (mode, options) in one_way_modes() {
         for dir in fixture_dirs() {
             let name = dir.file_name().unwrap().to_string_lossy().into_owned();
-            let migration = migrate_dir(&dir, &MigrateOptions::new(target));
-            insta::assert_snapshot!(format!("migrate_{target}_{name}"), render(&migration));
+            let migration = migrate_dir(&dir, &options);
+            insta::assert_snapshot!(format!("migrate_{mode}_{name}"), render(&migration));
         }
     }
 }
 
 #[test]
 fn migrating_the_output_again_changes_nothing() {
-    for target in target_ids() {
+    for (target, options) in one_way_modes() {
         for dir in fixture_dirs() {
-            let first = migrate_dir(&dir, &MigrateOptions::new(target));
+            let first = migrate_dir(&dir, &options);
             let out = write_output(&first);
-            let second = migrate_dir(&out.path().join("tree"), &MigrateOptions::new(target));
+            let second = migrate_dir(&out.path().join("tree"), &options);
             let changed: Vec<_> = second
                 .changed_files()
                 .map(|f| format!("{}:\n{}", f.path, cuport_rewrite::unified_diff(f)))
@@ -48,9 +48,9 @@ fn migrating_the_output_again_changes_nothing() {
 #[test]
 fn every_cuda_name_left_in_the_output_has_a_diagnostic() {
     let mut silent = BTreeSet::new();
-    for target in target_ids() {
+    for (mode, options) in one_way_modes() {
         for dir in fixture_dirs() {
-            let migration = migrate_dir(&dir, &MigrateOptions::new(target));
+            let migration = migrate_dir(&dir, &options);
             let diagnosed: BTreeSet<String> = migration
                 .files
                 .iter()
@@ -60,12 +60,12 @@ fn every_cuda_name_left_in_the_output_has_a_diagnostic() {
             let rescan = scan_tree(&out.path().join("tree"), &scan_options(), NO_PROGRESS).unwrap();
             for file in &rescan.files {
                 for site in &file.analysis.sites {
-                    if is_accepted_unchanged(target, site) {
+                    if is_accepted_unchanged(&options, site) {
                         continue;
                     }
                     if !diagnosed.contains(&site.name) {
                         silent.insert(format!(
-                            "{target}: `{}` ({}, {}) left in {}:{} without a diagnostic",
+                            "{mode}: `{}` ({}, {}) left in {}:{} without a diagnostic",
                             site.name, site.kind, site.library, file.path, site.line
                         ));
                     }
@@ -82,17 +82,21 @@ fn every_cuda_name_left_in_the_output_has_a_diagnostic() {
 
 /// Names a target accepts as they are: the tables say `exact`, or the
 /// kernel language is native (HIP, MUSA, MACA: `model = "native"`).
-fn is_accepted_unchanged(target: cuport_model::Target, site: &cuport_analyze::Site) -> bool {
+fn is_accepted_unchanged(options: &MigrateOptions, site: &cuport_analyze::Site) -> bool {
+    let target = options.target;
+    let flavour = options.flavour_for(target);
     let exact = rules()
-        .lookup(target, &site.name)
+        .lookup_flavour(target, flavour, &site.name)
         .is_some_and(|r| r.status() == cuport_rules::Status::Exact);
     let native = target.profile().kernels_native()
         && site.library == Library::Device
         && !matches!(site.kind, SiteKind::WarpSizeAssumption);
+    // Kernels a target compiles (natively, or through its SIMT model) stay.
     let kernel = matches!(
         site.kind,
-        SiteKind::KernelDefinition | SiteKind::KernelLaunch | SiteKind::Qualifier
-    ) && native;
+        SiteKind::KernelDefinition | SiteKind::KernelLaunch
+    ) && options.kernels_compile(target)
+        || site.kind == SiteKind::Qualifier && native;
     // `__global__` is reported through its kernel's definition; `__restrict__` is also a GCC keyword.
     let covered = matches!(site.name.as_str(), "__global__" | "__restrict__");
     // `torch.autocast(device_type="cuda")` stays on a target whose device is still "cuda" (ROCm).
@@ -104,6 +108,20 @@ fn is_accepted_unchanged(target: cuport_model::Target, site: &cuport_analyze::Si
     // that this target's tables do not port is the same API there.
     let same_python = site.kind == SiteKind::FrameworkCall
         && !cuport_analyze::names_cuda(&site.name)
-        && rules().lookup(target, &site.name).is_none();
-    exact || native || kernel || covered || same_device || same_python
+        && rules()
+            .lookup_flavour(target, flavour, &site.name)
+            .is_none();
+    // A header the port wrote (`simt_api/cooperative_groups.h` is named
+    // like CUDA's), and on a SIMT model with 32-wide warps the warp width.
+    let target_header =
+        site.kind == SiteKind::Include && rules().is_target_header(target, &site.name);
+    let simt_warp = site.kind == SiteKind::WarpSizeAssumption
+        && options.kernel_model(target) == cuport_model::KernelModel::Simt
+        && target
+            .profile()
+            .kernels
+            .simt
+            .as_ref()
+            .is_some_and(|s| s.limits.warp_size == 32);
+    exact || native || kernel || covered || same_device || same_python || target_header || simt_warp
 }

@@ -60,6 +60,28 @@ pub(crate) fn target_ids() -> [Target; Target::ALL.len()] {
     Target::ALL
 }
 
+/// The options of an Ascend port whose kernels stay CUDA-shaped for
+/// Ascend C SIMT (`--ascend-kernels simt`).
+pub(crate) fn ascend_simt() -> MigrateOptions {
+    let mut options = MigrateOptions::new(Target::Ascend);
+    options
+        .kernel_models
+        .insert(Target::Ascend, cuport_model::KernelModel::Simt);
+    options
+}
+
+/// Every one-way port the fixtures are checked in: each target with its
+/// default kernel model (named by the target's id), and Ascend's SIMT
+/// model (`ascend-simt`).
+pub(crate) fn one_way_modes() -> Vec<(String, MigrateOptions)> {
+    let mut modes: Vec<(String, MigrateOptions)> = Target::ALL
+        .iter()
+        .map(|&t| (t.id().to_owned(), MigrateOptions::new(t)))
+        .collect();
+    modes.push(("ascend-simt".to_owned(), ascend_simt()));
+    modes
+}
+
 /// Diagnostics, then the diff: one artifact reviews both.
 pub(crate) fn render(migration: &Migration) -> String {
     let mut out = String::new();
