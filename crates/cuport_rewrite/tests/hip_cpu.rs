@@ -49,6 +49,7 @@ const OUT_OF_REACH: &[(&str, &str)] = &[
     ("cublas_gemm", "hipBLAS: not part of HIP-CPU"),
     ("nccl_allreduce", "RCCL: not part of HIP-CPU"),
     ("header_lib", "hip/hip_math_constants.h: not part of HIP-CPU"),
+    ("simt_kernels", "warp *_sync intrinsics, cuRAND's device API and CUB: HIP-CPU has none of them"),
 ];
 
 fn hip_cpu_root() -> Option<PathBuf> {

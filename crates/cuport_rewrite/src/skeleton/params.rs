@@ -150,6 +150,10 @@ pub(crate) fn ascend_type(ty: &str) -> String {
         .map(|word| match word {
             "__half" => "half",
             "__nv_bfloat16" | "nv_bfloat16" => "bfloat16_t",
+            // CUDA's texture and surface objects are `unsigned long long`
+            // handles; Ascend C has neither, so the skeleton keeps the
+            // integer and the port passes the buffer behind it instead.
+            "cudaTextureObject_t" | "cudaSurfaceObject_t" => "uint64_t",
             other => other,
         })
         .collect::<Vec<_>>()
