@@ -73,6 +73,35 @@ pub(crate) fn analyze(src: &[u8], known: Option<&KnownNames>) -> FileAnalysis {
     }
 }
 
+/// Whether a command invocation starts at `at`, as CMake reads the file:
+/// a word followed by `(` outside comments, quoted arguments and the
+/// arguments of another command (`find_package(X #\n f(y))` holds no `f`
+/// command).
+pub fn is_cmake_command_at(src: &[u8], at: usize) -> bool {
+    let mut i = 0;
+    let mut arguments_end = 0;
+    while i < src.len() && i <= at {
+        match src[i] {
+            b'#' => i = skip_comment(src, i),
+            b'"' => i = skip_string(src, i),
+            b if b.is_ascii_alphabetic() || b == b'_' => {
+                let end = word_end(src, i);
+                if i >= arguments_end {
+                    if let Some(open) = opening_paren(src, end) {
+                        if i == at {
+                            return true;
+                        }
+                        arguments_end = cmake_closing_paren(src, open + 1).unwrap_or(src.len());
+                    }
+                }
+                i = end.max(i + 1);
+            }
+            _ => i += 1,
+        }
+    }
+    false
+}
+
 fn skip_comment(src: &[u8], i: usize) -> usize {
     if src[i..].starts_with(b"#[[") || src[i..].starts_with(b"#[=") {
         let close = if src[i..].starts_with(b"#[[") {

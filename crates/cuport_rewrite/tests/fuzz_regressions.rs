@@ -523,6 +523,23 @@ fn cmake_word_inside_arguments_is_no_command() {
     assert_second_run_edits_nothing(&second);
 }
 
+/// CMake: `find_package(CUDAToolkit#\ntarget_link_libraries(CUDA::))`: the
+/// `#` comment ends at the line break and find_package's arguments go on,
+/// so `target_link_libraries(CUDA::)` is an argument. The dual-stack link
+/// rewrite took it for a command; in the first run its edit lost against
+/// the find_package guard around it, in the second it applied.
+#[test]
+fn a_command_name_inside_arguments_is_not_rewritten() {
+    let mut options = MigrateOptions::new(Target::Maca);
+    options.dual = vec![Target::Maca];
+    let (_, second) = migrate_twice(
+        Language::Cmake,
+        b"find_package(CUDAToolkit#\ntarget_link_libraries(CUDA::))",
+        &options,
+    );
+    assert_second_run_edits_nothing(&second);
+}
+
 /// Ascend with `--annotate`: two CP0001 names on one line got one note (the
 /// first name's); the cudaMemcpy template writes its count argument twice,
 /// so the other name came back on a line of its own and the rerun noted it.

@@ -55,6 +55,11 @@ fn enclosing_call(planner: &DualPlanner<'_>, at: usize, command: &str) -> Option
     let before = std::str::from_utf8(&src[..at]).ok()?;
     let lowered = before.to_ascii_lowercase();
     let start = lowered.rfind(&format!("{command}("))?;
+    // A word in another command's arguments is no command (a fuzzing
+    // finding: `fuzz_regressions::a_command_name_inside_arguments_is_not_rewritten`).
+    if !cuport_analyze::is_cmake_command_at(src, start) {
+        return None;
+    }
     // As CMake reads it: not a `)` inside a quoted argument or a `#` comment
     // (a fuzzing finding: `fuzz_regressions::cmake_call_left_open_is_not_closed_by_a_comment`).
     let close = cuport_analyze::cmake_closing_paren(src, start + command.len() + 1)?;

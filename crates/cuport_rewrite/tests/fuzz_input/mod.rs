@@ -333,8 +333,9 @@ pub(crate) struct Setup {
     pub(crate) path: &'static str,
 }
 
-/// Every target one way, with both HIP flavours and launch styles, and a
-/// third of the cases dual-stack over a random set of targets.
+/// Every target one way, with both HIP flavours and launch styles, both
+/// Ascend kernel models, and a third of the cases dual-stack over a random
+/// set of targets.
 pub(crate) fn any_setup() -> impl Strategy<Value = Setup> {
     use cuport_analyze::SyntaxCheck;
     use cuport_rewrite::{HipLaunch, MigrateOptions};
@@ -358,8 +359,14 @@ pub(crate) fn any_setup() -> impl Strategy<Value = Setup> {
                 migrate.target = dual[0];
                 migrate.dual = dual;
             }
+            // The target's other rule flavour: HIP's roc libraries, Ascend's
+            // SIMT kernel model (one draw for both keeps the fixed seed's
+            // cases).
             if roc {
                 migrate.flavour = Flavour::Roc;
+                migrate
+                    .kernel_models
+                    .insert(Target::Ascend, cuport_model::KernelModel::Simt);
             }
             if ggl {
                 migrate.hip_launch = HipLaunch::Ggl;
