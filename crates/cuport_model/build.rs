@@ -36,6 +36,34 @@ fn main() {
         );
     }
     code.push_str("];\n");
+    // The helper implementations a target's rewrites call, beside its
+    // tables: `mappings/<target>/helpers/<name>`.
+    code.push_str("pub(crate) static HELPER_SOURCES: &[(&str, &str, &str)] = &[\n");
+    for (id, path) in &targets {
+        let Some(dir) = path.parent().map(|d| d.join("helpers")) else {
+            continue;
+        };
+        println!("cargo:rerun-if-changed={}", dir.display());
+        let mut helpers: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| entry.path())
+            .filter(|p| p.is_file())
+            .collect();
+        helpers.sort();
+        for helper in helpers {
+            let name = helper.file_name().map(|n| n.to_string_lossy().into_owned());
+            println!("cargo:rerun-if-changed={}", helper.display());
+            let _ = writeln!(
+                code,
+                "    ({id:?}, {:?}, include_str!({:?})),",
+                name.unwrap_or_default(),
+                helper.display().to_string()
+            );
+        }
+    }
+    code.push_str("];\n");
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join("profiles.rs");
     if let Err(err) = std::fs::write(&out, code) {
         panic!("cannot write {}: {err}", out.display());

@@ -417,6 +417,15 @@ struct LibraryFile {
     library: Vec<LibraryProfile>,
 }
 
+/// The helper implementation `name` of `target`
+/// (`mappings/<target>/helpers/<name>`, embedded at build time).
+pub fn helper_source(target: Target, name: &str) -> Option<&'static str> {
+    embedded::HELPER_SOURCES
+        .iter()
+        .find(|(id, file, _)| *id == target.id() && *file == name)
+        .map(|(_, _, text)| *text)
+}
+
 /// Every profile, parsed once.
 #[derive(Debug)]
 pub struct Profiles {
@@ -456,6 +465,15 @@ impl Profiles {
             return Err(ProfileError(format!(
                 "target {missing} has no mappings/{missing}/target.toml"
             )));
+        }
+        for (target, profile) in &targets {
+            if let Some(name) = &profile.shim.helper_source {
+                if helper_source(*target, name).is_none() {
+                    return Err(ProfileError(format!(
+                        "mappings/{target}/target.toml: helper-source {name:?} is not in mappings/{target}/helpers/"
+                    )));
+                }
+            }
         }
         let file: LibraryFile = toml::from_str(embedded::LIBRARIES_TOML)
             .map_err(|e| ProfileError(format!("mappings/libraries.toml: {e}")))?;

@@ -1,7 +1,8 @@
 //! The cuport helpers a target's rewrites call (on Ascend: cuBLAS, cuDNN
 //! and runtime calls over aclnn/AscendCL/HCCL), written with the port: the
 //! declarations (`cuport_shim.h`, from the tables' `[[helper]]` rows) and
-//! the implementation named by `helper-source` in the target's profile.
+//! the implementation named by `helper-source` in the target's profile,
+//! which lives beside its tables (`mappings/<target>/helpers/`).
 //! One-way ports put them at the root of the output, dual-stack ones under
 //! `cuport/`.
 use cuport_model::{SdkVersion, Target};
@@ -15,14 +16,6 @@ use crate::result::{GeneratedFile, MigratedFile};
 /// every file whose rewrites call a helper.
 pub(crate) const SHIM_HEADER: &str = "cuport_shim.h";
 
-/// The helper implementations cuport ships, by `helper-source` name.
-fn helper_source(name: &str) -> Option<&'static str> {
-    match name {
-        "ascend_helpers.cpp" => Some(include_str!("helper_files/ascend_helpers.cpp")),
-        _ => None,
-    }
-}
-
 /// `dir` + `cuport_shim.h` and the implementation, `dir` + `source_name`;
 /// nothing for a target without helpers.
 pub(crate) fn helper_files(
@@ -35,7 +28,7 @@ pub(crate) fn helper_files(
     let Some(name) = target.profile().shim.helper_source.as_deref() else {
         return Vec::new();
     };
-    let Some(text) = helper_source(name) else {
+    let Some(text) = cuport_model::helper_source(target, name) else {
         return Vec::new();
     };
     vec![

@@ -1,4 +1,4 @@
-//! `src/helper_files/ascend_helpers.cpp` implements every `[[helper]]` the Ascend
+//! `mappings/ascend/helpers/ascend_helpers.cpp` implements every `[[helper]]` the Ascend
 //! tables declare, with the declared parameter list, and compiles with
 //! `g++ -std=c++17 -fsyntax-only` against the declarations header generated
 //! from the tables. No CANN install or Ascend hardware exists here: the vendor
@@ -41,7 +41,7 @@ const VENDOR_HEADERS: &[&str] = &[
 ];
 
 fn helpers_source_path() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("src/helper_files/ascend_helpers.cpp")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../mappings/ascend/helpers/ascend_helpers.cpp")
 }
 
 fn helpers_source() -> String {
