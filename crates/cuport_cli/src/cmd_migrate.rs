@@ -173,7 +173,7 @@ fn migrate(
     for skipped in &report.skipped {
         out.warn(&format!("{}: skipped: {}", skipped.path, skipped.reason));
     }
-    settings.drop_ignored(&mut report);
+    settings.drop_ignored(&mut report)?;
     let migration = migrate_report(&report, rules, &settings.migrate_options())?;
     Ok((report, migration))
 }

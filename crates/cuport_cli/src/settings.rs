@@ -145,6 +145,7 @@ pub(crate) fn resolve(args: &Flags) -> anyhow::Result<Settings> {
             } else {
                 from_file("ignore")
             };
+            ignore_globs(&config.ignore, &source)?;
             Setting::new(config.ignore, source)
         },
         rules: {
@@ -168,6 +169,21 @@ pub(crate) fn resolve(args: &Flags) -> anyhow::Result<Settings> {
             )
         },
         config: config_path,
+    })
+}
+
+/// The `ignore` globs compiled; a pattern that is not a glob is an error
+/// naming where it was set, never dropped.
+fn ignore_globs(globs: &[String], source: &str) -> anyhow::Result<globset::GlobSet> {
+    let mut builder = globset::GlobSetBuilder::new();
+    for glob in globs {
+        let compiled = globset::Glob::new(glob).map_err(|e| {
+            anyhow::anyhow!("{source}: {glob:?} is not a valid glob ({e}); fix the pattern (`*`, `**`, `?`, `[...]`, `{{a,b}}`)")
+        })?;
+        builder.add(compiled);
+    }
+    builder.build().map_err(|e| {
+        anyhow::anyhow!("{source}: the ignore globs do not build ({e}); fix the patterns")
     })
 }
 
@@ -461,17 +477,11 @@ impl Settings {
     }
 
     /// Files matched by `ignore` are analysed but not rewritten.
-    pub(crate) fn drop_ignored(&self, report: &mut ScanReport) {
+    pub(crate) fn drop_ignored(&self, report: &mut ScanReport) -> anyhow::Result<()> {
         if self.ignore.value.is_empty() {
-            return;
+            return Ok(());
         }
-        let mut builder = globset::GlobSetBuilder::new();
-        for glob in &self.ignore.value {
-            if let Ok(glob) = globset::Glob::new(glob) {
-                builder.add(glob);
-            }
-        }
-        let Ok(set) = builder.build() else { return };
+        let set = ignore_globs(&self.ignore.value, &self.ignore.source)?;
         let (ignored, kept): (Vec<_>, Vec<_>) = std::mem::take(&mut report.files)
             .into_iter()
             .partition(|f| set.is_match(&f.path));
@@ -482,6 +492,7 @@ impl Settings {
                 path: f.path,
                 reason: format!("ignored by {}", self.ignore.source),
             }));
+        Ok(())
     }
 
     pub(crate) fn describe(&self) -> String {
