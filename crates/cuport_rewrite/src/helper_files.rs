@@ -90,11 +90,19 @@ pub(crate) fn one_way_helpers(
     rules: &RuleSet,
     options: &MigrateOptions,
 ) -> Vec<GeneratedFile> {
+    // A call rewritten into a helper, or a library include the tables
+    // map to the shim header (`cublas_v2.h` → `cuport_shim.h`, in a file
+    // whose cuBLAS calls sit in a header it includes): either way the
+    // output includes the shim, which must then be written.
     let uses_helpers = files.iter().any(|f| {
         f.result
             .diagnostics
             .iter()
             .any(|d| d.code == codes::HELPER_REQUIRED)
+            || f.result
+                .edits
+                .iter()
+                .any(|e| e.replacement.contains(SHIM_HEADER))
     });
     if !uses_helpers {
         return Vec::new();

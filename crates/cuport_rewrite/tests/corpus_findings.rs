@@ -658,3 +658,27 @@ fn cublaslt_matmuls_become_helpers_and_unsupported_epilogues_stay_manual() {
         "{relu_aux:#?}"
     );
 }
+
+/// The SIMT compile check of the fixtures: `project_names/main.cu` includes
+/// `cublas_v2.h`, whose calls sit in a header it includes; the include
+/// became `cuport_shim.h`, but no helper call in the tree asked for the
+/// helper files, so the port included a header it did not write.
+#[test]
+fn a_library_include_mapped_to_the_shim_writes_the_shim() {
+    let root = tree(&[
+        (
+            "main.cu",
+            "#include \"helpers.h\"\n#include <cublas_v2.h>\nint main() { return 0; }\n",
+        ),
+        ("helpers.h", "#pragma once\n"),
+    ]);
+    let migration = migrate(root.path(), &MigrateOptions::new(Target::Ascend));
+    let text = String::from_utf8_lossy(&output(&migration, "main.cu").output).into_owned();
+    assert!(text.contains("cuport_shim.h"), "{text}");
+    let generated: Vec<&str> = migration
+        .generated
+        .iter()
+        .map(|g| g.path.as_str())
+        .collect();
+    assert!(generated.contains(&"cuport_shim.h"), "{generated:?}");
+}

@@ -6,6 +6,8 @@
     clippy::print_stderr
 )]
 
+pub(crate) mod simt;
+
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
