@@ -262,12 +262,19 @@ fn include_insertion_point(src: &[u8]) -> usize {
     let guard = include_guard(&lines);
     let top = usize::from(guard.is_some());
     let mut depth = 0usize;
-    for (offset, _, directive) in &lines {
+    let mut code = CodeDepth::default();
+    for (offset, end, directive) in &lines {
+        // A directive inside a call's parentheses (malformed code, or a
+        // macro's arguments) is no place for a file-level include: the
+        // call's rewrite would swallow it (a fuzzing finding:
+        // `fuzz_regressions::headers_are_not_added_inside_a_rewritten_call`).
+        let inside_call = code.advance(src, *offset) > 0;
+        code.skip_to(*end);
         let word = directive.split_whitespace().next().unwrap_or("");
         match word {
             "if" | "ifdef" | "ifndef" => depth += 1,
             "endif" => depth = depth.saturating_sub(1),
-            "include" if depth == top => return *offset,
+            "include" if depth == top && !inside_call => return *offset,
             _ => {}
         }
     }
@@ -328,6 +335,54 @@ fn directive_lines(src: &[u8], from: usize) -> Vec<(usize, usize, String)> {
         offset += line.len();
     }
     out
+}
+
+/// The parenthesis depth of the code between directive lines, read up to
+/// each directive (comments and literals skipped).
+#[derive(Default)]
+struct CodeDepth {
+    at: usize,
+    depth: i64,
+}
+
+impl CodeDepth {
+    /// The depth at `to`, reading the code from where the last call ended.
+    fn advance(&mut self, src: &[u8], to: usize) -> i64 {
+        let mut i = self.at;
+        while i < to {
+            match src[i] {
+                b'/' if src.get(i + 1) == Some(&b'/') => {
+                    i = memchr::memchr(b'\n', &src[i..to]).map_or(to, |n| i + n);
+                }
+                b'/' if src.get(i + 1) == Some(&b'*') => {
+                    i = memchr::memmem::find(&src[i + 2..to], b"*/").map_or(to, |n| i + n + 4);
+                }
+                quote @ (b'"' | b'\'') => {
+                    i += 1;
+                    while i < to && src[i] != quote && src[i] != b'\n' {
+                        i += if src[i] == b'\\' { 2 } else { 1 };
+                    }
+                    i += 1;
+                }
+                b'(' => {
+                    self.depth += 1;
+                    i += 1;
+                }
+                b')' => {
+                    self.depth -= 1;
+                    i += 1;
+                }
+                _ => i += 1,
+            }
+        }
+        self.at = to.max(self.at);
+        self.depth
+    }
+
+    /// Skips a directive line: its text is not code.
+    fn skip_to(&mut self, end: usize) {
+        self.at = end.max(self.at);
+    }
 }
 
 /// The end of an include guard's `#define` line (`#ifndef X` followed by

@@ -57,8 +57,12 @@ fn initialised_array(src: &[u8], open: usize) -> Option<(&str, TextRange)> {
     if !declares_array(src, open) {
         return None;
     }
+    // Past the end stays past the end: `t s[s]` ends the file right after
+    // its `]` (a fuzzing finding: `fuzz_regressions::an_array_at_the_end_of_the_file_is_read_safely`).
     let skip = |at: usize| {
-        at + src[at..]
+        at + src
+            .get(at..)
+            .unwrap_or_default()
             .iter()
             .take_while(|b| b.is_ascii_whitespace())
             .count()

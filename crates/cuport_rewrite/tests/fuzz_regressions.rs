@@ -852,3 +852,27 @@ fn a_kernel_in_an_extern_c_block_is_guarded_inside_it() {
     );
     assert_second_run_edits_nothing(&second);
 }
+
+/// `t s[s]` at the very end of a file: the initialised-VLA check looked two
+/// bytes past the `]` for `= {` and indexed beyond the end (a panic on every
+/// clang-based target).
+#[test]
+fn an_array_at_the_end_of_the_file_is_read_safely() {
+    for src in [&b"t s[s]"[..], b"*n[i]", b"e\nt[i]"] {
+        let (_, second) = migrate_twice(Language::Cuda, src, &MigrateOptions::new(Target::Hip));
+        assert_second_run_edits_nothing(&second);
+    }
+}
+
+/// An `#include` line inside a call's arguments (`cudaMallocHost(\n#include
+/// \nblockDim.,t)`) is where added headers go, but the call's rewrite
+/// replaces that text: the first run lost the runtime and SIMT device
+/// headers to the conflict, the rerun added them.
+#[test]
+fn headers_are_not_added_inside_a_rewritten_call() {
+    let src = b"cudaMallocHost(\n#include\nblockDim.,t)";
+    for options in [MigrateOptions::new(Target::Ascend), common::ascend_simt()] {
+        let (_, second) = migrate_twice(Language::Cuda, src, &options);
+        assert_second_run_edits_nothing(&second);
+    }
+}
