@@ -410,7 +410,8 @@ IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 HEADER_RE = re.compile(r"^[A-Za-z0-9_./-]+\.(h|hpp|cuh|hxx|inl)$")
 
 
-def rules_names(cuport: str, targets: list[str], skip_libraries: set[str], timeout: float) -> tuple[set[str], set[str], dict[str, str], set[str]]:
+def rules_names(cuport: str, targets: list[str], skip_libraries: set[str], timeout: float,
+                extra: list[str] = ()) -> tuple[set[str], set[str], dict[str, str], set[str]]:
     """(identifiers, headers, name->library, exact headers): names that `cuport rules list --to T`
     maps to a different name (status other than `exact`) for every T in targets; and the header
     names the tables keep as they are."""
@@ -419,7 +420,7 @@ def rules_names(cuport: str, targets: list[str], skip_libraries: set[str], timeo
     exact_headers: set[str] = set()
     libs: dict[str, str] = {}
     for t in targets:
-        rc, out, _ = run_cmd([cuport, "rules", "list", "--to", t], Path.cwd(), timeout)
+        rc, out, _ = run_cmd([cuport, "rules", "list", "--to", t] + list(extra), Path.cwd(), timeout)
         if rc != 0:
             raise SystemExit(f"corpus_check: `{cuport} rules list --to {t}` failed (exit {rc}):\n{out[-2000:]}")
         for line in out.splitlines():
@@ -580,7 +581,7 @@ def find_leftovers(out_root: Path, files: list[str], skip: set[str], idents: set
 class Variant:
     """One way of compiling the output tree."""
     name: str
-    compiler: str  # nvcc | hipcc | hipcpu
+    compiler: str  # nvcc | hipcc | hipcpu | simt
     defines: list[str]
     extra: list[str] = field(default_factory=list)
 
@@ -611,6 +612,101 @@ def hipcc_cmd(a, unit: str, tree: Path, extra_defines: list[str], extra: list[st
     for d in a.define + extra_defines:
         cmd.append(f"-D{d}")
     cmd += unit_flags(a, unit) + a.hipcc_flag + extra + [unit]
+    return cmd
+
+
+REPO = Path(__file__).resolve().parents[2]
+SIMT_STANDIN = REPO / "tests" / "simt_standin"
+SIMT_RELEASE = "9.1.0"
+
+
+def simt_include_dirs(a) -> list[str]:
+    """The real headers a SIMT port is checked against: asc-devkit and AscendCL of CANN 9.1.0
+    (../shared/vendor), HCCL of the torch-npu 2.14.0 wheel."""
+    cann = Path(a.cann_vendor) / f"cann-{SIMT_RELEASE}"
+    devkit = cann / "asc-devkit"
+    dirs = [SIMT_STANDIN, devkit / "include", devkit / "include" / "simt_api", devkit / "include" / "utils",
+            devkit, cann / "include"]
+    if a.hccl_include:
+        dirs.append(Path(a.hccl_include))
+    return [str(d) for d in dirs]
+
+
+def rewrite_launches(text: str) -> str:
+    """`k<<<cfg>>>(args)` -> `k(args), cuport_chevron_config(cfg)` for g++, as
+    crates/cuport_rewrite/tests/common/simt.rs does: the kernel stays applied to its
+    arguments, the stand-in's cuport_chevron_config types the configuration as bisheng
+    does. Comments and literals are skipped; line breaks are kept."""
+    def literal_end(i: int) -> int | None:
+        if text.startswith("//", i):
+            j = text.find("\n", i)
+            return len(text) if j < 0 else j
+        if text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            return len(text) if j < 0 else j + 2
+        if text[i] in "\"'":
+            q, j = text[i], i + 1
+            while j < len(text) and text[j] not in (q, "\n"):
+                j += 2 if text[j] == "\\" else 1
+            return min(j + 1, len(text))
+        return None
+
+    def close(i: int, token: str) -> int | None:
+        depth = 0
+        while i < len(text):
+            end = literal_end(i)
+            if end is not None:
+                i = end
+                continue
+            if depth == 0 and text.startswith(token, i):
+                return i
+            depth += {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(text[i], 0)
+            i += 1
+        return None
+
+    out, i, copied = [], 0, 0
+    while i < len(text):
+        end = literal_end(i)
+        if end is not None:
+            i = end
+            continue
+        if not text.startswith("<<<", i):
+            i += 1
+            continue
+        cfg_end = close(i + 3, ">>>")
+        if cfg_end is None:
+            break
+        k = cfg_end + 3
+        while k < len(text) and text[k].isspace():
+            k += 1
+        args_end = close(k + 1, ")") if k < len(text) and text[k] == "(" else None
+        if args_end is None:
+            break
+        out.append(text[copied:i] + text[k:args_end + 1] + ", cuport_chevron_config(" + text[i + 3:cfg_end] + ")")
+        i = copied = args_end + 1
+    out.append(text[copied:])
+    return "".join(out)
+
+
+def simt_cmd(a, unit: str, tree: Path, extra_defines: list[str], extra: list[str] = ()) -> list[str]:
+    """g++ -fsyntax-only of UNIT's SIMT port: the launches rewritten into a copy beside it
+    (`#line` keeps the errors on the port's lines), cuport's stand-in for bisheng's implicit
+    names forced in, then the real headers (tests/simt_standin/README.md)."""
+    port = tree / unit
+    check = port.with_name(port.name + ".simt-check.cpp")
+    text = port.read_text(encoding="utf-8", errors="replace")
+    check.write_text(f'#line 1 "{port}"\n' + rewrite_launches(text), encoding="utf-8")
+    cmd = [a.cxx, f"-std={a.std}", "-fsyntax-only", "-x", "c++", "-D__NPU_ARCH__=3510",
+           "-D__NPU_COMPILER_INTERNAL_PURE_SIMT__", "-D__NPU_DEVICE__",
+           "-include", str(SIMT_STANDIN / "asc_simt_standin.h"), "-I", str(port.parent)]
+    for inc in a.tree_include:
+        cmd += ["-I", str(tree / inc)]
+    for inc in simt_include_dirs(a):
+        cmd += ["-isystem", inc]
+    for d in a.define + extra_defines:
+        cmd.append(f"-D{d}")
+    cmd += [f for f in unit_flags(a, unit) if f.startswith(("-D", "-U", "-I"))]
+    cmd += a.cxx_flag + list(extra) + [str(check)]
     return cmd
 
 
@@ -761,7 +857,7 @@ def unit_flags(a, unit: str) -> list[str]:
 
 
 def build_cmd(a, v: Variant, unit: str, tree: Path) -> list[str]:
-    builder = {"nvcc": nvcc_cmd, "hipcc": hipcc_cmd, "hipcpu": hipcpu_cmd}[v.compiler]
+    builder = {"nvcc": nvcc_cmd, "hipcc": hipcc_cmd, "hipcpu": hipcpu_cmd, "simt": simt_cmd}[v.compiler]
     return builder(a, unit, tree, v.defines, v.extra)
 
 
@@ -844,6 +940,9 @@ def run_cuport(a, src: Path, out: Path) -> tuple[Migration, dict]:
             cmd += ["--hip-kernel-launch", "ggl"]
         elif a.rocm_version != "newest":
             cmd += ["--rocm-version", a.rocm_version]
+    elif a.mode == "ascend-simt":
+        cmd = [a.cuport, "migrate", "--to", "ascend", "--ascend-kernels", "simt", "--cann-version", SIMT_RELEASE,
+               str(src), "--out", str(out), "--format", "json"]
     else:
         cmd = [a.cuport, "migrate", "--dual", "--to", a.dual_targets, str(src), "--out", str(out), "--format", "json"]
     cmd += a.cuport_arg
@@ -861,6 +960,12 @@ def run_cuport(a, src: Path, out: Path) -> tuple[Migration, dict]:
                          + proc.stderr.decode("utf-8", "replace")[-3000:])
     if doc.get("format") not in ("cuport-report", "cuport-migrate"):
         raise SystemExit(f"corpus_check: unexpected JSON format {doc.get('format')!r} (want cuport-report)")
+    if a.mode == "ascend-simt":
+        # The SIMT port writes .cu files as .asc (what bisheng compiles); the check compiles
+        # each unit's port under its original name too (g++ reads it as C++ either way), so
+        # that units, line maps and leftovers keep the tree's paths.
+        for r in doc.get("renames", []):
+            shutil.copyfile(out / r["to"], out / r["from"])
     mig = load_migration(doc, src, out)
     mig.seconds = round(secs, 2)
     mig.message = " ".join(cmd)
@@ -981,7 +1086,8 @@ def classify_compile(a, r: CompileResult, ctx: Ctx, compiler: str, unit: str) ->
                 return "unexplained", f"cuda-header-left: {header} ({where})"
         # 3. present on this system at all?
         dirs = [str((tree / unit).parent)] + [str(tree / i) for i in a.tree_include]
-        dirs += ctx.cuda_dirs if compiler == "nvcc" else a.hip_include  # cuda_dirs: nvcc's own + --cuda-include
+        dirs += {"nvcc": ctx.cuda_dirs, "simt": simt_include_dirs(a) if compiler == "simt" else []}.get(
+            compiler, a.hip_include)  # cuda_dirs: nvcc's own + --cuda-include
         found = ctx.hdr.present(header, dirs, compiler)
         if found is None and compiler == "nvcc":
             # The CUDA build of the port: the original compiled here, so the port brought the include in.
@@ -1012,9 +1118,17 @@ environment (defaults for the options): CUPORT_NVCC, CUPORT_CUDA_INCLUDES (colon
 CUPORT_HIPCC, CUPORT_HIP_INCLUDES, CUPORT_BIN (the cuport binary).""")
     p.add_argument("--src", required=True, type=Path, help="checkout of the code base (not modified)")
     p.add_argument("--cuport", default=env.get("CUPORT_BIN"), help="cuport binary (or $CUPORT_BIN)")
-    p.add_argument("--mode", choices=["hip", "dual", "hip-cpu"], default="hip",
+    p.add_argument("--mode", choices=["hip", "dual", "hip-cpu", "ascend-simt"], default="hip",
                    help="hip: hipcc -fsyntax-only on the HIP port; dual: nvcc on the dual-stack port; "
-                        "hip-cpu: build the HIP port (--hip-kernel-launch ggl) with --cxx against HIP-CPU and run it")
+                        "hip-cpu: build the HIP port (--hip-kernel-launch ggl) with --cxx against HIP-CPU and run it; "
+                        "ascend-simt: g++ -fsyntax-only on the Ascend C SIMT port (--ascend-kernels simt, CANN 9.1.0) "
+                        "against the real asc-devkit/AscendCL headers with cuport's stand-in for bisheng")
+    p.add_argument("--cann-vendor", default=env.get("CUPORT_CANN_VENDOR"),
+                   help="mode ascend-simt: the unpacked CANN header archive, cannvendor/ (or $CUPORT_CANN_VENDOR; "
+                        "../shared/vendor/unpack-cann-headers.sh prints it)")
+    p.add_argument("--hccl-include", default=(env.get("CUPORT_CANN_2_14_0_INCLUDE", "") + "/third_party/hccl/inc")
+                   if env.get("CUPORT_CANN_2_14_0_INCLUDE") else None,
+                   help="mode ascend-simt: HCCL headers (default: the torch-npu 2.14.0 wheel's, from $CUPORT_CANN_2_14_0_INCLUDE)")
     p.add_argument("--hip-cpu-root", default=env.get("HIP_CPU_ROOT"),
                    help="mode hip-cpu: checkout of github.com/ROCm/HIP-CPU with external/ (or $HIP_CPU_ROOT)")
     p.add_argument("--cxx", default=env.get("CXX", "g++"), help="mode hip-cpu: the C++ compiler (default $CXX or g++)")
@@ -1129,6 +1243,11 @@ CUPORT_HIPCC, CUPORT_HIP_INCLUDES, CUPORT_BIN (the cuport binary).""")
                 p.error("--hipify-perl PATH is required with --translator hipify-perl")
         if a.mode == "hip" or a.dual_hip:
             a.hipcc = need(a.hipcc, "hipcc (--hipcc / $CUPORT_HIPCC)")
+        if a.mode == "ascend-simt":
+            if not a.cann_vendor or not (Path(a.cann_vendor) / f"cann-{SIMT_RELEASE}" / "asc-devkit").is_dir():
+                p.error("--mode ascend-simt needs --cann-vendor (or $CUPORT_CANN_VENDOR): the folder "
+                        "../shared/vendor/unpack-cann-headers.sh prints")
+            a.cxx = need(a.cxx, "C++ compiler (--cxx / $CXX)")
         if a.mode == "hip-cpu":
             if not a.hip_cpu_root or not (Path(a.hip_cpu_root) / "include" / "hip" / "hip_runtime.h").is_file():
                 p.error("--mode hip-cpu needs --hip-cpu-root (or $HIP_CPU_ROOT): a checkout of github.com/ROCm/HIP-CPU "
@@ -1184,11 +1303,13 @@ CUPORT_HIPCC, CUPORT_HIP_INCLUDES, CUPORT_BIN (the cuport binary).""")
         # rules for leftovers and CUDA header names
         idents, headers, libs, exact_headers = set(), set(), {}, set()
         if a.translator == "cuport":
-            one_way = a.mode in ("hip", "hip-cpu")
-            targets = ["hip"] if one_way else [t for t in a.dual_targets.split(",") if t]
+            one_way = a.mode in ("hip", "hip-cpu", "ascend-simt")
+            targets = ({"ascend-simt": ["ascend"]}.get(a.mode, ["hip"]) if one_way
+                       else [t for t in a.dual_targets.split(",") if t])
+            rules_extra = ["--ascend-kernels", "simt"] if a.mode == "ascend-simt" else []
             # dual: kernels stay CUDA (device code), so device-side names are not leftovers there
             skip_libs = set() if one_way else {"device", "cooperative-groups", "cub", "thrust", "torch", "build"}
-            idents, headers, libs, exact_headers = rules_names(a.cuport, targets, skip_libs, 120)
+            idents, headers, libs, exact_headers = rules_names(a.cuport, targets, skip_libs, 120, rules_extra)
             if a.mode == "dual":  # header classification wants every mapped header, device ones too
                 _, mapped_headers, _, _ = rules_names(a.cuport, targets, set(), 120)
             else:
@@ -1202,6 +1323,8 @@ CUPORT_HIPCC, CUPORT_HIP_INCLUDES, CUPORT_BIN (the cuport binary).""")
             variants = [Variant("hip", "hipcc", [])]
         elif a.mode == "hip-cpu":
             variants = [Variant("hip-cpu build", "hipcpu", [])]
+        elif a.mode == "ascend-simt":
+            variants = [Variant(f"ascend-simt g++ (CANN {SIMT_RELEASE} headers)", "simt", [])]
         else:
             variants = [Variant("cuda -DCUPORT_BACKEND_CUDA", "nvcc", ["CUPORT_BACKEND_CUDA"]),
                         Variant("cuda (no backend macro)", "nvcc", [])]
@@ -1211,7 +1334,8 @@ CUPORT_HIPCC, CUPORT_HIP_INCLUDES, CUPORT_BIN (the cuport binary).""")
         cuda_dirs = [str(d) for d in (nvcc_root / "include", nvcc_root / "include" / "cccl",
                                       nvcc_root / "targets" / "x86_64-linux" / "include") if d.is_dir()]
         cuda_dirs += a.cuda_include
-        ctx = Ctx(src, out, mig, HeaderIndex(a.hip_include), cuda_dirs, mapped_headers, exact_headers)
+        target_dirs = simt_include_dirs(a) if a.mode == "ascend-simt" else a.hip_include
+        ctx = Ctx(src, out, mig, HeaderIndex(target_dirs), cuda_dirs, mapped_headers, exact_headers)
         afters: dict[str, dict[str, CompileResult]] = {}
         classes: dict[str, dict[str, tuple[str, str]]] = {}
         present = [u for u in units if (out / u).is_file()]

@@ -12,7 +12,7 @@ use crate::output::Output;
 
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  cuport rules show cudaMemcpy\n  cuport rules list --to ascend --library nccl\n  cuport rules check my-rules.toml\n  cuport rules stats --format json"
+    after_help = "Examples:\n  cuport rules show cudaMemcpy\n  cuport rules list --to ascend --library nccl\n  cuport rules show __shfl_down_sync --to ascend --ascend-kernels simt\n  cuport rules check my-rules.toml\n  cuport rules stats --format json"
 )]
 pub(crate) struct RulesArgs {
     /// A user rule file layered over the built-ins; repeat for more (later files win).
@@ -21,6 +21,10 @@ pub(crate) struct RulesArgs {
     /// HIP library family for list and show: hip (hipBLAS, hipSPARSE, ...) or roc (rocBLAS, rocSPARSE, ...).
     #[arg(long = "hip-libs", global = true, value_parser = parse_flavour, default_value = "hip")]
     hip_libs: Flavour,
+    /// Ascend kernel model for list and show: vector (the default tables) or
+    /// simt (Ascend C SIMT's device names, as `migrate --ascend-kernels simt`).
+    #[arg(long = "ascend-kernels", global = true, value_enum, value_name = "MODEL")]
+    ascend_kernels: Option<crate::migrate_args::AscendKernelsArg>,
     #[command(subcommand)]
     command: RulesCommand,
 }
@@ -103,6 +107,20 @@ fn parse_status(s: &str) -> Result<Status, String> {
     })
 }
 
+impl RulesArgs {
+    /// The rule flavour names of `target` are looked up in.
+    fn flavour(&self, target: Target) -> Flavour {
+        let simt = self.ascend_kernels == Some(crate::migrate_args::AscendKernelsArg::Simt);
+        if simt && Flavour::Simt.applies_to(target) {
+            Flavour::Simt
+        } else if self.hip_libs.applies_to(target) {
+            self.hip_libs
+        } else {
+            Flavour::Default
+        }
+    }
+}
+
 pub(crate) fn run(args: &RulesArgs, out: &Output) -> anyhow::Result<ExitCode> {
     if let RulesCommand::Check { files } = &args.command {
         return check(args, files, out);
@@ -113,8 +131,10 @@ pub(crate) fn run(args: &RulesArgs, out: &Output) -> anyhow::Result<ExitCode> {
             to,
             library,
             status,
-        } => emit(&list(&set, args.hip_libs, *to, *library, *status))?,
-        RulesCommand::Show { name, to } => return show(&set, args.hip_libs, name, *to, out),
+        } => emit(&list(&set, &|t| args.flavour(t), *to, *library, *status))?,
+        RulesCommand::Show { name, to } => {
+            return show(&set, &|t| args.flavour(t), name, *to, out)
+        }
         RulesCommand::Stats { format } => emit(&stats(&set, *format)?)?,
         RulesCommand::Matrix { format } => {
             let stats = set.stats();
@@ -190,7 +210,7 @@ fn check(args: &RulesArgs, files: &[PathBuf], out: &Output) -> anyhow::Result<Ex
 
 fn list(
     set: &RuleSet,
-    flavour: Flavour,
+    flavour_of: &dyn Fn(Target) -> Flavour,
     to: Option<Target>,
     library: Option<Library>,
     status: Option<Status>,
@@ -200,6 +220,7 @@ fn list(
         .into_iter()
         .filter(|t| to.is_none_or(|w| w == *t))
     {
+        let flavour = flavour_of(target);
         for name in set.known_cuda_names_flavour(target, flavour) {
             let Some(r) = set.lookup_flavour(target, flavour, name) else {
                 continue;
@@ -224,7 +245,7 @@ fn list(
 
 fn show(
     set: &RuleSet,
-    flavour: Flavour,
+    flavour_of: &dyn Fn(Target) -> Flavour,
     name: &str,
     to: Option<Target>,
     out: &Output,
@@ -235,7 +256,7 @@ fn show(
         .into_iter()
         .filter(|t| to.is_none_or(|w| w == *t))
     {
-        match set.lookup_flavour(target, flavour, name) {
+        match set.lookup_flavour(target, flavour_of(target), name) {
             Some(r) => {
                 found = true;
                 print_resolved(&mut buf, name, &r, out);
