@@ -628,7 +628,8 @@ def simt_include_dirs(a) -> list[str]:
     dirs = [SIMT_STANDIN, devkit / "include", devkit / "include" / "simt_api", devkit / "include" / "utils",
             devkit, cann / "include"]
     if a.hccl_include:
-        dirs.append(Path(a.hccl_include))
+        # hccl.h includes "third_party/hccl/inc/hccl/hccl_types.h": the wheel's include root too.
+        dirs += [Path(a.hccl_include) / "third_party" / "hccl" / "inc", Path(a.hccl_include)]
     return [str(d) for d in dirs]
 
 
@@ -698,7 +699,9 @@ def simt_cmd(a, unit: str, tree: Path, extra_defines: list[str], extra: list[str
     check.write_text(f'#line 1 "{port}"\n' + rewrite_launches(text), encoding="utf-8")
     cmd = [a.cxx, f"-std={a.std}", "-fsyntax-only", "-x", "c++", "-D__NPU_ARCH__=3510",
            "-D__NPU_COMPILER_INTERNAL_PURE_SIMT__", "-D__NPU_DEVICE__",
-           "-include", str(SIMT_STANDIN / "asc_simt_standin.h"), "-I", str(port.parent)]
+           "-include", str(SIMT_STANDIN / "asc_simt_standin.h"), "-I", str(port.parent),
+           # cuport_shim.h and the helpers are written at the root of the output.
+           "-I", str(tree)]
     for inc in a.tree_include:
         cmd += ["-I", str(tree / inc)]
     for inc in simt_include_dirs(a):
@@ -1126,9 +1129,9 @@ CUPORT_HIPCC, CUPORT_HIP_INCLUDES, CUPORT_BIN (the cuport binary).""")
     p.add_argument("--cann-vendor", default=env.get("CUPORT_CANN_VENDOR"),
                    help="mode ascend-simt: the unpacked CANN header archive, cannvendor/ (or $CUPORT_CANN_VENDOR; "
                         "../shared/vendor/unpack-cann-headers.sh prints it)")
-    p.add_argument("--hccl-include", default=(env.get("CUPORT_CANN_2_14_0_INCLUDE", "") + "/third_party/hccl/inc")
-                   if env.get("CUPORT_CANN_2_14_0_INCLUDE") else None,
-                   help="mode ascend-simt: HCCL headers (default: the torch-npu 2.14.0 wheel's, from $CUPORT_CANN_2_14_0_INCLUDE)")
+    p.add_argument("--hccl-include", default=env.get("CUPORT_CANN_2_14_0_INCLUDE"),
+                   help="mode ascend-simt: the include folder of the torch-npu 2.14.0 wheel, for HCCL "
+                        "(default $CUPORT_CANN_2_14_0_INCLUDE, which tests/corpus/fetch_toolchains.sh sets)")
     p.add_argument("--hip-cpu-root", default=env.get("HIP_CPU_ROOT"),
                    help="mode hip-cpu: checkout of github.com/ROCm/HIP-CPU with external/ (or $HIP_CPU_ROOT)")
     p.add_argument("--cxx", default=env.get("CXX", "g++"), help="mode hip-cpu: the C++ compiler (default $CXX or g++)")

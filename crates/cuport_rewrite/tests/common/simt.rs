@@ -66,8 +66,12 @@ pub(crate) fn simt_flags(vendor: &Path, release: &str) -> Vec<String> {
     flags.push(standin.join("asc_simt_standin.h").display().to_string());
     // HCCL is in no open CANN repository: the torch-npu 2.14.0 wheel's
     // (CANN 9.1.0), which `tests/corpus/fetch_toolchains.sh` fetches.
-    let hccl = std::env::var_os("CUPORT_CANN_2_14_0_INCLUDE")
-        .map(|d| PathBuf::from(d).join("third_party/hccl/inc"));
+    // Its hccl.h includes "third_party/hccl/inc/hccl/hccl_types.h": the
+    // wheel's include root too.
+    let hccl: Vec<PathBuf> = std::env::var_os("CUPORT_CANN_2_14_0_INCLUDE")
+        .map(PathBuf::from)
+        .map(|root| vec![root.join("third_party/hccl/inc"), root])
+        .unwrap_or_default();
     for dir in [
         standin,
         devkit.join("include"),
