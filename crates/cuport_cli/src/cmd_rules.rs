@@ -23,7 +23,12 @@ pub(crate) struct RulesArgs {
     hip_libs: Flavour,
     /// Ascend kernel model for list and show: vector (the default tables) or
     /// simt (Ascend C SIMT's device names, as `migrate --ascend-kernels simt`).
-    #[arg(long = "ascend-kernels", global = true, value_enum, value_name = "MODEL")]
+    #[arg(
+        long = "ascend-kernels",
+        global = true,
+        value_enum,
+        value_name = "MODEL"
+    )]
     ascend_kernels: Option<crate::migrate_args::AscendKernelsArg>,
     #[command(subcommand)]
     command: RulesCommand,
@@ -132,9 +137,7 @@ pub(crate) fn run(args: &RulesArgs, out: &Output) -> anyhow::Result<ExitCode> {
             library,
             status,
         } => emit(&list(&set, &|t| args.flavour(t), *to, *library, *status))?,
-        RulesCommand::Show { name, to } => {
-            return show(&set, &|t| args.flavour(t), name, *to, out)
-        }
+        RulesCommand::Show { name, to } => return show(&set, &|t| args.flavour(t), name, *to, out),
         RulesCommand::Stats { format } => emit(&stats(&set, *format)?)?,
         RulesCommand::Matrix { format } => {
             let stats = set.stats();

@@ -64,6 +64,21 @@ pub struct TargetProfile {
     pub provided_functions: ProvidedFunctionFacts,
     #[serde(default)]
     pub versions: VersionFacts,
+    #[serde(default, rename = "implicit-std-headers")]
+    pub implicit_std_headers: ImplicitStdHeaders,
+}
+
+/// C standard headers CUDA's runtime header brings into every file that
+/// uses it (or that nvcc compiles) and the target's runtime header does
+/// not: a file calling their functions without including them compiled
+/// only thanks to CUDA.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct ImplicitStdHeaders {
+    /// C++ header (`cstring`) → the functions of it a port may rely on.
+    #[serde(default)]
+    pub headers: BTreeMap<String, Vec<String>>,
+    pub reference: Option<String>,
 }
 
 /// Functions the target defines that CUDA does not (HIP's

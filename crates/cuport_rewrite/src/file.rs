@@ -10,6 +10,7 @@ use crate::diagnostic::{codes, effort_hours, Diagnostic, Level};
 use crate::dim3_initialisers::construct_dim3_from_values;
 use crate::edit::{apply_edits, Edit};
 use crate::headers::{annotation_edits, header_edits, included_paths, MainHeader};
+use crate::implicit_std_headers::add_implicit_std_headers;
 use crate::initialised_arrays::report_initialised_vlas;
 use crate::integer_handles::report_integer_handles;
 use crate::kernel_stage::kernel_records;
@@ -72,6 +73,7 @@ pub fn migrate_file(
         report_simt_limits(src, &lines, analysis, rules, options, &mut planned);
     }
     add_simt_cmake_prelude(src, &lines, language, analysis, options, &mut planned);
+    add_implicit_std_headers(src, language, analysis, options, &mut planned);
     // Where this source's kernels compile as they are (HIP, MUSA, and every
     // dual-stack backend that builds them), a kernel-only .cu file needs
     // the runtime header too: only nvcc includes it implicitly.

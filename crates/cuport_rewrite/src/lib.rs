@@ -11,6 +11,7 @@ mod edit;
 mod file;
 mod headers;
 mod helper_files;
+mod implicit_std_headers;
 mod initialised_arrays;
 mod integer_handles;
 mod kernel_stage;

@@ -682,3 +682,41 @@ fn a_library_include_mapped_to_the_shim_writes_the_shim() {
         .collect();
     assert!(generated.contains(&"cuport_shim.h"), "{generated:?}");
 }
+
+/// llm.c's dev/cuda/common.h calls `memset` with no include of its own:
+/// nvcc's cuda_runtime.h brought <string.h>, AscendCL's acl/acl.h does not,
+/// so the Ascend port (host or SIMT) failed on the line. The port adds the
+/// C++ header where the replaced runtime include brought it; a file that
+/// includes it already, or calls nothing from it, is left alone.
+#[test]
+fn std_functions_cuda_runtime_brought_get_their_header() {
+    let root = tree(&[
+        (
+            "common.h",
+            "#include <cuda_runtime.h>\ninline void zero(void* p, size_t n) { memset(p, 0, n); }\n",
+        ),
+        (
+            "own.h",
+            "#include <string.h>\n#include <cuda_runtime.h>\ninline void zero(void* p, size_t n) { memset(p, 0, n); }\n",
+        ),
+        ("plain.h", "#include <cuda_runtime.h>\ninline int one() { return 1; }\n"),
+    ]);
+    for options in [MigrateOptions::new(Target::Ascend), common::ascend_simt()] {
+        let migration = migrate(root.path(), &options);
+        let text = |p| String::from_utf8_lossy(&output(&migration, p).output).into_owned();
+        assert!(
+            text("common.h").contains("#include <cstring>\n"),
+            "{}",
+            text("common.h")
+        );
+        assert!(!text("own.h").contains("<cstring>"), "{}", text("own.h"));
+        assert!(
+            !text("plain.h").contains("<cstring>"),
+            "{}",
+            text("plain.h")
+        );
+    }
+    let hip = migrate(root.path(), &MigrateOptions::new(Target::Hip));
+    let text = String::from_utf8_lossy(&output(&hip, "common.h").output).into_owned();
+    assert!(!text.contains("<cstring>"), "{text}");
+}
