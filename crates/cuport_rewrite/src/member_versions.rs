@@ -1,15 +1,17 @@
-//! Members the target gained later than their struct or class
-//! (`hipDeviceProp_t::asyncEngineCount` from HIP 6.0, `thread_block_tile::
-//! meta_group_rank()` from HIP 5.7; rules of kind `member`): in a port made
-//! for an older release (`--rocm-version 5.2.3`) each use is reported with
-//! the release it needs, as a name of its own would be (CP0016). Uses are
+//! Members the target lacks (`cudaDeviceProp::maxThreadsPerMultiProcessor`
+//! on Ascend, whose property struct has six fields), or gained later than
+//! their struct or class (`hipDeviceProp_t::asyncEngineCount` from HIP 6.0,
+//! `thread_block_tile::meta_group_rank()` from HIP 5.7; rules of kind
+//! `member`): each use is reported, with the rule's note, or in a port made
+//! for an older release (`--rocm-version 5.2.3`) with the release it needs,
+//! as a name of its own would be (CP0016). Uses are
 //! found through the owner: a variable declared with the struct's type
 //! (`cudaDeviceProp prop;` then `prop.uuid`, `props[i].uuid`, `p->uuid`),
 //! or, for a class in a namespace, any member call in a file that uses
 //! that namespace's library (`tile.meta_group_rank()`).
 use cuport_analyze::FileAnalysis;
 use cuport_model::{LineIndex, SiteKind, TextRange};
-use cuport_rules::{Resolved, RuleSet};
+use cuport_rules::{Resolved, RuleSet, Status};
 
 use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::options::MigrateOptions;
@@ -17,7 +19,8 @@ use crate::plan::Planned;
 use crate::sdk::newer_release_needed;
 use crate::source_text::{declared_variables, in_line_comment, is_word, trim_end, word_start};
 
-/// Adds a CP0016 diagnostic for each use of a member the selected release lacks.
+/// Adds a diagnostic for each use of a member the target lacks (the rule's
+/// own) or the selected release lacks (CP0016).
 pub(crate) fn report_members_too_new(
     src: &[u8],
     lines: &LineIndex,
@@ -27,6 +30,11 @@ pub(crate) fn report_members_too_new(
     planned: &mut Planned,
 ) {
     let target = options.target;
+    for (name, resolved) in rules.members(target) {
+        if matches!(resolved.status(), Status::Manual | Status::Unsupported) {
+            report_missing_member(src, lines, analysis, name, &resolved, planned);
+        }
+    }
     let Some(selected) = options.sdk_version(target) else {
         return;
     };
@@ -64,6 +72,47 @@ pub(crate) fn report_members_too_new(
                 reference: resolved.reference().map(str::to_owned),
             });
         }
+    }
+}
+
+/// Each use of a member the target does not have, with the rule's level,
+/// code and note.
+fn report_missing_member(
+    src: &[u8],
+    lines: &LineIndex,
+    analysis: &FileAnalysis,
+    name: &str,
+    resolved: &Resolved<'_>,
+    planned: &mut Planned,
+) {
+    let Some((owner, member)) = name.rsplit_once("::") else {
+        return;
+    };
+    let (level, what) = match resolved.status() {
+        Status::Unsupported => (Level::Unsupported, "has no counterpart"),
+        _ => (Level::Manual, "has no automatic equivalent"),
+    };
+    for (range, object) in member_uses(src, analysis, owner, member, resolved) {
+        if planned.diagnostics.iter().any(|d| d.range == range) {
+            continue;
+        }
+        let at = lines.line_col(range.start);
+        planned.diagnostics.push(Diagnostic {
+            code: resolved
+                .code()
+                .map_or_else(|| codes::UNKNOWN_NAME.to_owned(), |c| c.to_string()),
+            level,
+            effort: Some("low".into()),
+            message: format!("`{object}.{member}` ({name}) {what} on {}", resolved.target),
+            line: at.line,
+            column: at.column,
+            range,
+            cuda_name: name.to_owned(),
+            library: resolved.library().unwrap_or(cuport_model::Library::Runtime),
+            kind: SiteKind::Type,
+            suggestion: resolved.note().map(str::to_owned),
+            reference: resolved.reference().map(str::to_owned),
+        });
     }
 }
 

@@ -720,3 +720,27 @@ fn std_functions_cuda_runtime_brought_get_their_header() {
     let text = String::from_utf8_lossy(&output(&hip, "common.h").output).into_owned();
     assert!(!text.contains("<cstring>"), "{text}");
 }
+
+/// llm.c's dev/cuda/common.h reads `deviceProp.maxThreadsPerMultiProcessor`;
+/// the Ascend port's property struct has six fields, so the port did not
+/// compile and nothing said why. Each use of a field it lacks is reported.
+#[test]
+fn device_properties_ascend_lacks_are_reported_where_used() {
+    let root = tree(&[(
+        "props.cu",
+        "int threads() {\n  cudaDeviceProp deviceProp;\n  cudaGetDeviceProperties(&deviceProp, 0);\n  return deviceProp.maxThreadsPerMultiProcessor * deviceProp.multiProcessorCount;\n}\n",
+    )]);
+    let migration = migrate(root.path(), &MigrateOptions::new(Target::Ascend));
+    let diagnostics = &output(&migration, "props.cu").diagnostics;
+    let member: Vec<_> = diagnostics
+        .iter()
+        .filter(|d| d.cuda_name.starts_with("cudaDeviceProp::"))
+        .collect();
+    assert_eq!(member.len(), 1, "{diagnostics:#?}");
+    assert_eq!(
+        member[0].cuda_name,
+        "cudaDeviceProp::maxThreadsPerMultiProcessor"
+    );
+    assert_eq!(member[0].line, 4);
+    assert_eq!(member[0].level, cuport_rewrite::Level::Unsupported);
+}
