@@ -97,10 +97,12 @@ pub(crate) fn header_edits(
         .collect()
 }
 
-/// Whether a CUDA-language file defines kernels or device functions, or
-/// calls device intrinsics: what nvcc declared for it implicitly.
+/// Whether a CUDA or C++ file (a header of `__device__` helpers included
+/// by `.cu` files, as llm.c's dev/cuda/common.h) defines kernels or device
+/// functions, or calls device intrinsics: what nvcc declared for it
+/// implicitly.
 fn has_device_code(language: Language, analysis: &FileAnalysis) -> bool {
-    language == Language::Cuda
+    matches!(language, Language::Cuda | Language::Cpp)
         && analysis.sites.iter().any(|s| {
             matches!(
                 s.kind,

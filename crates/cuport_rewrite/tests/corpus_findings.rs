@@ -744,3 +744,19 @@ fn device_properties_ascend_lacks_are_reported_where_used() {
     assert_eq!(member[0].line, 4);
     assert_eq!(member[0].level, cuport_rewrite::Level::Unsupported);
 }
+
+/// llm.c's dev/cuda/common.h defines `__device__` helpers that call
+/// `__shfl_xor_sync`, declared for it by nvcc; its SIMT port called
+/// `asc_shfl_xor` with no declaration in sight. A header with device code
+/// gets the SIMT device header as a `.cu` file does.
+#[test]
+fn a_header_of_device_helpers_includes_the_simt_device_api() {
+    let root = tree(&[(
+        "common.h",
+        "#pragma once\n#include <cuda_runtime.h>\n__device__ float warp_sum(float v) { return v + __shfl_xor_sync(0xffffffff, v, 16); }\n",
+    )]);
+    let migration = migrate(root.path(), &common::ascend_simt());
+    let text = String::from_utf8_lossy(&output(&migration, "common.h").output).into_owned();
+    assert!(text.contains("#include <simt_api/asc_simt.h>\n"), "{text}");
+    assert!(text.contains("asc_shfl_xor(v, 16)"), "{text}");
+}
