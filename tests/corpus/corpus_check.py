@@ -698,7 +698,7 @@ def simt_cmd(a, unit: str, tree: Path, extra_defines: list[str], extra: list[str
     text = port.read_text(encoding="utf-8", errors="replace")
     check.write_text(f'#line 1 "{port}"\n' + rewrite_launches(text), encoding="utf-8")
     cmd = [a.cxx, f"-std={a.std}", "-fsyntax-only", "-x", "c++", "-D__NPU_ARCH__=3510",
-           "-D__NPU_COMPILER_INTERNAL_PURE_SIMT__", "-D__NPU_DEVICE__",
+           "-D__NPU_COMPILER_INTERNAL_PURE_SIMT__", "-D__NPU_DEVICE__", "-DNDEBUG",
            "-include", str(SIMT_STANDIN / "asc_simt_standin.h"), "-I", str(port.parent),
            # cuport_shim.h and the helpers are written at the root of the output.
            "-I", str(tree)]

@@ -29,6 +29,22 @@
 #include <cmath>    // glibc declares __expf/__logf/... itself; must come before section 6
 #include <cstdlib>
 #include <type_traits>  // the devkit's printf impl uses std::is_same_v etc. without including it
+// g++ cannot keep a host and a device function of one signature apart, which
+// bisheng does: the devkit declares device `bool isfinite(float)` (and isnan,
+// isinf, signbit) where libstdc++'s <math.h> has made std's global (cuda-samples'
+// helpers include <math.h>). libstdc++'s <math.h> is read first, then the
+// devkit's names are spelled apart, so each side keeps its own declaration.
+#include <math.h>
+#define isfinite cuport_device_isfinite
+#define isnan cuport_device_isnan
+#define isinf cuport_device_isinf
+#define signbit cuport_device_signbit
+namespace std {
+template <typename T> bool cuport_device_isfinite(T);
+template <typename T> bool cuport_device_isnan(T);
+template <typename T> bool cuport_device_isinf(T);
+template <typename T> bool cuport_device_signbit(T);
+}
 
 // ---------------------------------------------------------------------------
 // 1. Keywords / qualifiers (bisheng attributes). Empty for g++.

@@ -130,6 +130,9 @@ cuport_codes! {
     IMPORT_ADDED = "CP0031", false, "An import the target needs, added to the file";
     /// An edit: a reference to a source file `--rename-sources` renamed.
     RENAMED_SOURCE = "CP0032", false, "A reference (include, build file) to a source file --rename-sources renamed";
+    /// `min`/`max` in device code: the SIMT model declares them for
+    /// integer types only.
+    SIMT_MIN_MAX = "CP0028", true, "min or max in device code, which the SIMT model declares for integer types only";
     /// An edit: the lines a SIMT build needs before `project()`
     /// (`find_package(ASC)` and the switch that enables SIMT).
     SIMT_BUILD = "CP0033", false, "The lines a SIMT build needs before project(): the ASC language package and the SIMT switch";

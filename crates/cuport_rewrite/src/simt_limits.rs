@@ -148,6 +148,11 @@ impl<F: Fn(&str) -> Option<String>> Report<'_, F> {
                 let message = format!("`{word}` in `{}` is the double-precision function (or C++'s overload of it); {language} declares only `{float}`", function.name);
                 self.push(range, word, codes::SIMT_DOUBLE, Level::Manual, message,
                     format!("call `{float}` (with float arguments, it computes what `{word}` did on them in CUDA's float overload)"));
+            } else if matches!(word, "min" | "max") {
+                let float = if word == "min" { "fminf" } else { "fmaxf" };
+                let message = format!("`{word}` in `{}`: {language} declares `{word}` for integer types only; with float or double arguments the call has no match", function.name);
+                self.push(range, word, codes::SIMT_MIN_MAX, Level::Note, message,
+                    format!("call `{float}` where the arguments are floating point (cuda-samples' eigenvalues: `max(double, float)`)"));
             } else if ALLOCATION.contains(&word) {
                 let message = format!(
                     "`{word}` in `{}` allocates in device code, which {language} does not have",
