@@ -170,3 +170,18 @@ fn cuport_toml_chooses_the_kernel_model_and_rejects_a_bad_one_or_a_bad_glob() {
         glob.stderr
     );
 }
+
+#[test]
+fn porting_a_simt_port_again_changes_nothing() {
+    let (dir, root) = scratch("simt_kernels");
+    let first = dir.path().join("npu");
+    let second = dir.path().join("npu2");
+    migrate(&root, &args(&["--out", first.to_str().unwrap()])).expect_code(0);
+    let rerun = migrate(&first, &args(&["--out", second.to_str().unwrap()])).expect_code(0);
+    assert!(
+        rerun.stdout.contains("0 would change") || rerun.stdout.contains("0 changed"),
+        "{}",
+        rerun.stdout
+    );
+    assert_eq!(read_tree(&first), read_tree(&second));
+}

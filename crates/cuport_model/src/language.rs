@@ -40,7 +40,9 @@ impl Language {
         }
         let (_, ext) = name.rsplit_once('.')?;
         match ext {
-            "cu" | "cuh" => Some(Language::Cuda),
+            // `.asc`: Ascend C SIMT sources, CUDA-shaped kernels (what a SIMT
+            // port writes), so a port can be checked or ported again.
+            "cu" | "cuh" | "asc" => Some(Language::Cuda),
             "c" | "cc" | "cpp" | "cxx" | "c++" | "h" | "hpp" | "hxx" | "hh" | "inl" | "inc" => {
                 Some(Language::Cpp)
             }

@@ -163,3 +163,39 @@ fn explained(files: &[MigratedFile], root: &Path, path: &str, line: usize) -> bo
             nearby.contains(name) || d.suggestion.as_deref().is_some_and(|s| nearby.contains(s))
         })
 }
+
+/// Dual-stack with the SIMT model: the same kernel source, built for Ascend
+/// (`-DCUPORT_BACKEND_ASCEND`), compiles against the real CANN 9.1.0
+/// headers through the generated shim, which spells the device names the
+/// SIMT way.
+#[test]
+fn a_dual_stack_kernel_source_compiles_for_ascend_simt() {
+    let Some(vendor) = cann_vendor() else { return };
+    if !require("g++") {
+        return;
+    }
+    // The shim includes HCCL, which only the torch-npu wheel ships.
+    if std::env::var_os("CUPORT_CANN_2_14_0_INCLUDE").is_none() {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CUPORT_CANN_2_14_0_INCLUDE is required in CI (.ci/run runs tests/corpus/fetch_toolchains.sh)"
+        );
+        eprintln!("\n!!! SKIPPED: CUPORT_CANN_2_14_0_INCLUDE is not set (HCCL headers); the dual-stack SIMT check did not run !!!\n");
+        return;
+    }
+    let mut options = ascend_simt();
+    options.dual = vec![cuport_model::Target::Ascend, cuport_model::Target::Hip];
+    let dir = common::fixtures_root().join("simt_kernels");
+    let migration = migrate_dir(&dir, &options);
+    let out = write_output(&migration);
+    let root = out.path().join("tree");
+    let mut flags = simt_flags(&vendor, "9.1.0");
+    flags.push("-DCUPORT_BACKEND_ASCEND".into());
+    let file = migration
+        .files
+        .iter()
+        .find(|f| f.path == "softmax.cu")
+        .unwrap();
+    let errors = syntax_errors(&root, file, &flags);
+    assert!(errors.is_empty(), "{errors:#?}");
+}
