@@ -7,6 +7,7 @@
 use cuport_analyze::FileAnalysis;
 use cuport_model::{Language, Library, SiteKind};
 
+use crate::edit::apply_edits;
 use crate::headers::included_paths;
 use crate::options::MigrateOptions;
 use crate::plan::Planned;
@@ -34,7 +35,21 @@ pub(crate) fn add_implicit_std_headers(
         return;
     }
     let included = included_paths(src);
-    let calls: Vec<&str> = code_words(src, 0, src.len())
+    // The calls of the output, not of the input: a rename (`__expf` to
+    // `expf`) can bring a call in, and a second run would see it.
+    let (ported, _, _) = apply_edits(src, planned.edits.clone());
+    let calls = called_names(&ported);
+    for (header, functions) in &facts.headers {
+        let c_name = format!("{}.h", header.trim_start_matches('c'));
+        let has = included.iter().any(|i| *i == *header || *i == c_name);
+        if !has && calls.iter().any(|c| functions.iter().any(|f| f == c)) {
+            planned.headers.push(header.clone());
+        }
+    }
+}
+
+fn called_names(src: &[u8]) -> Vec<&str> {
+    code_words(src, 0, src.len())
         .into_iter()
         .filter(|(at, word)| {
             src[at + word.len()..]
@@ -43,12 +58,5 @@ pub(crate) fn add_implicit_std_headers(
                 .is_some_and(|&b| b == b'(')
         })
         .map(|(_, word)| word)
-        .collect();
-    for (header, functions) in &facts.headers {
-        let c_name = format!("{}.h", header.trim_start_matches('c'));
-        let has = included.iter().any(|i| *i == *header || *i == c_name);
-        if !has && calls.iter().any(|c| functions.iter().any(|f| f == c)) {
-            planned.headers.push(header.clone());
-        }
-    }
+        .collect()
 }

@@ -721,6 +721,21 @@ fn std_functions_cuda_runtime_brought_get_their_header() {
     assert!(!text.contains("<cstring>"), "{text}");
 }
 
+/// Fuzzing found a call that only the port brings in: SIMT renames `__expf`
+/// to `expf`, and a second run added <cmath> for it. The header comes in
+/// the first run, so porting the output again changes nothing.
+#[test]
+fn a_call_a_rename_brings_in_gets_its_header_in_the_first_run() {
+    let root = tree(&[(
+        "fast.cu",
+        "__device__ __forceinline__ float helper(float v) { return __expf(v); }\n",
+    )]);
+    let migration = migrate(root.path(), &common::ascend_simt());
+    let text = migrated_text(&migration, "fast.cu");
+    assert!(text.contains("#include <cmath>\n"), "{text}");
+    assert!(text.contains("return expf(v)"), "{text}");
+}
+
 /// llm.c's dev/cuda/common.h reads `deviceProp.maxThreadsPerMultiProcessor`;
 /// the Ascend port's property struct has six fields, so the port did not
 /// compile and nothing said why. Each use of a field it lacks is reported.
