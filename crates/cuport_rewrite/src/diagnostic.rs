@@ -113,6 +113,11 @@ cuport_codes! {
     /// A variable-length array with an initialiser: g++ (nvcc's host
     /// compiler) accepts it, clang-based compilers (hipcc, mcc) do not.
     INITIALISED_VLA = "CP0023", true, "A variable-length array with an initialiser, which clang-based compilers (hipcc, mcc) reject";
+    /// A launch (`--hip-kernel-launch ggl`) or a call rewritten through a
+    /// template whose configuration or arguments hold preprocessor
+    /// directive lines: kept as written, since a rewrite would put code on a
+    /// directive line or move a directive into a macro's arguments.
+    DIRECTIVE_IN_ARGUMENTS = "CP0024", true, "A launch or rewritten call whose arguments hold preprocessor directives, kept as written";
     /// An edit: a header the target needs, added at the top of the file.
     HEADER_ADDED = "CP0030", false, "A header the target needs, added to the file";
     /// An edit: an import the target needs (`import torch_npu`).

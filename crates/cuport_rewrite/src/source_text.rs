@@ -94,3 +94,11 @@ pub(crate) fn trim_end(src: &[u8], end: usize) -> usize {
 pub(crate) fn word_start(src: &[u8], end: usize) -> usize {
     end - src[..end].iter().rev().take_while(|b| is_word(b)).count()
 }
+
+/// Whether `text`, which starts inside a line (a call's or a launch's
+/// text after its first byte), holds a preprocessor directive line.
+pub(crate) fn holds_directive_line(text: &str) -> bool {
+    text.lines()
+        .skip(1)
+        .any(|line| line.trim_start().starts_with('#'))
+}

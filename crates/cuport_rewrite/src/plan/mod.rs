@@ -180,6 +180,10 @@ impl<'a> Planner<'a> {
         let mut pending = std::mem::take(&mut self.pending);
         pending.sort_by_key(|p| p.call.len());
         for rewrite in pending {
+            if crate::source_text::holds_directive_line(self.text(rewrite.call)) {
+                self.directive_in_arguments(&rewrite);
+                continue;
+            }
             match self.apply_template(&rewrite) {
                 Ok(text) => {
                     let call = rewrite.call;
@@ -248,16 +252,33 @@ impl<'a> Planner<'a> {
         text
     }
 
+    /// A template rebuilds the call from its arguments, which may be
+    /// reordered, dropped or given a default: with a directive line among
+    /// them the call is left as written.
+    fn directive_in_arguments(&mut self, rewrite: &PendingRewrite<'_>) {
+        let error = format!(
+            "`{}` has preprocessor directives among its arguments, and its rewrite (`{}`) rebuilds the argument list, which would move them; the call is left as written",
+            rewrite.cuda_name,
+            rewrite.template.source()
+        );
+        self.call_diagnostic(rewrite, codes::DIRECTIVE_IN_ARGUMENTS, error);
+    }
+
     fn template_failed(&mut self, rewrite: &PendingRewrite<'_>, error: &str) {
+        let message = format!(
+            "`{}` could not be rewritten automatically: {error}",
+            rewrite.cuda_name
+        );
+        self.call_diagnostic(rewrite, codes::TEMPLATE_FAILED, message);
+    }
+
+    fn call_diagnostic(&mut self, rewrite: &PendingRewrite<'_>, code: &str, message: String) {
         let at = self.lines.line_col(rewrite.call.start);
         self.out.diagnostics.push(Diagnostic {
-            code: codes::TEMPLATE_FAILED.to_owned(),
+            code: code.to_owned(),
             level: Level::Manual,
             effort: Some("low".into()),
-            message: format!(
-                "`{}` could not be rewritten automatically: {error}",
-                rewrite.cuda_name
-            ),
+            message,
             line: at.line,
             column: at.column,
             range: rewrite.call,

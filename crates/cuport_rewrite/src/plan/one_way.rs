@@ -9,6 +9,7 @@ use super::{plan_sites, FileInput, PendingRewrite, PlanSite, PlannedFile, Planne
 use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::options::HipLaunch;
 use crate::sdk::newer_release_needed;
+use crate::source_text::holds_directive_line;
 
 /// Plans a file for the one-way target.
 pub(crate) fn plan_file(input: &FileInput<'_>) -> PlannedFile {
@@ -780,21 +781,19 @@ impl<'a> Planner<'a> {
         let (Some(grid), Some(block)) = (config.first(), config.get(1)) else {
             return;
         };
-        let head = self.text(TextRange::new(call.start, grid.start));
-        if head
-            .lines()
-            .skip(1)
-            .any(|line| line.trim_start().starts_with('#'))
-        {
-            // A directive among the template arguments would be joined onto
-            // the macro's line and stop being one (a fuzzing finding:
-            // `fuzz_regressions::a_directive_inside_a_launch_is_not_moved`).
+        if holds_directive_line(self.text(call)) {
+            // hipLaunchKernelGGL is a macro: a directive inside its arguments
+            // is undefined behaviour ([cpp.replace]), and rebuilding the
+            // launch around the directive lines would put code on them
+            // (`dim3(block\n#ifdef X), smem`). The chevron form compiles
+            // with hipcc as it is.
             let message = format!(
-                "the launch of `{}` has a preprocessor directive inside its template arguments, which hipLaunchKernelGGL cannot carry; rewrite this launch by hand",
+                "the launch of `{}` has preprocessor directives inside its template arguments, launch configuration or arguments; it stays a `<<<...>>>` launch (hipcc compiles it), since hipLaunchKernelGGL is a macro and cannot carry them. Where the macro form is needed (HIP-CPU), write one hipLaunchKernelGGL per branch",
                 site.name
             );
-            self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message)
+            self.diagnose(site, codes::DIRECTIVE_IN_ARGUMENTS, Level::Manual, message)
                 .effort = Some("low".into());
+            self.respell_spaced_chevrons(site);
             return;
         }
         // The kernel's name and template arguments stay where they are, with

@@ -1,0 +1,122 @@
+//! HIP ports as a reviewer reads them (issue 29): nothing glued onto a
+//! directive line, no cast the argument already has, vector operators and
+//! build files as HIP defines them. Each test is a case found in real code
+//! or in the issue, kept with the smallest input that shows it.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod common;
+
+use common::{directive_line_violations, fixture_dirs, migrate_dir, rules};
+use cuport_analyze::{analyze_source, AnalyzeOptions};
+use cuport_model::{Language, Target};
+use cuport_rewrite::{migrate_file, FileMigration, HipLaunch, MigrateOptions};
+
+fn migrate(src: &str, options: &MigrateOptions) -> FileMigration {
+    let analysis = analyze_source(Language::Cuda, src.as_bytes(), &AnalyzeOptions::default());
+    migrate_file(
+        "k.cu",
+        Language::Cuda,
+        src.as_bytes(),
+        &analysis,
+        rules(),
+        options,
+    )
+}
+
+fn text(migration: &FileMigration) -> String {
+    String::from_utf8_lossy(&migration.output).into_owned()
+}
+
+fn ggl() -> MigrateOptions {
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.hip_launch = HipLaunch::Ggl;
+    options
+}
+
+/// Migrates `src`, checks that no directive line was touched and that a
+/// second run changes nothing, and returns the first run.
+fn migrate_checked(src: &str, options: &MigrateOptions) -> FileMigration {
+    let first = migrate(src, options);
+    let glued = directive_line_violations(src.as_bytes(), &first.edits);
+    assert!(glued.is_empty(), "{glued:#?}\n{}", text(&first));
+    let second = migrate(&text(&first), options);
+    assert!(
+        second.edits.is_empty(),
+        "second run edited: {:#?}",
+        second.edits
+    );
+    first
+}
+
+/// The issue's launch: `--hip-kernel-launch ggl` wrote
+/// `dim3(block\n#ifdef X), smem\n#endif, 0, args…`.
+#[test]
+fn a_launch_with_directives_inside_stays_a_chevron_launch() {
+    let src = "void f(float* a, float* b, dim3 grid, dim3 block, int smem) {\n  k<<<grid, block\n#ifdef X\n    , smem\n#endif\n    >>>(a\n#ifdef X\n      , b\n#endif\n  );\n  k<<<grid, block>>>(a);\n}\n";
+    let first = migrate_checked(src, &ggl());
+    let out = text(&first);
+    assert!(out.contains("  k<<<grid, block\n#ifdef X\n    , smem\n#endif\n    >>>(a\n#ifdef X\n      , b\n#endif\n  );"), "{out}");
+    assert!(
+        out.contains("hipLaunchKernelGGL(k, dim3(grid), dim3(block), 0, 0, a);"),
+        "{out}"
+    );
+    let flagged: Vec<_> = first
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "CP0024")
+        .collect();
+    assert_eq!(flagged.len(), 1, "{:#?}", first.diagnostics);
+    assert_eq!(flagged[0].line, 2);
+}
+
+/// A directive among the arguments alone, and one among the template
+/// arguments, are the same case.
+#[test]
+fn directives_in_arguments_or_template_arguments_keep_the_launch() {
+    for src in [
+        "void f(float* a) {\n  k<<<1, 2>>>(a,\n#if defined(USE_B)\n    1\n#else\n    2\n#endif\n  );\n}\n",
+        "template <typename T> void f(T* x) {\n  k<\n#ifdef __CUDACC__\nT\n#endif\n><<<1, 2>>>(x);\n}\n",
+    ] {
+        let first = migrate_checked(src, &ggl());
+        assert!(!text(&first).contains("hipLaunchKernelGGL"), "{}", text(&first));
+        assert!(first.diagnostics.iter().any(|d| d.code == "CP0024"));
+    }
+}
+
+/// A call a template rebuilds (a default argument written in) with a
+/// directive among its arguments is left as written.
+#[test]
+fn a_template_rewrite_with_directives_in_its_arguments_is_left() {
+    let src = "void f(cudaStream_t s, cudaEvent_t e) {\n  cudaStreamWaitEvent(s,\n#ifdef FAST\n    e\n#else\n    e\n#endif\n  );\n}\n";
+    let first = migrate_checked(src, &MigrateOptions::new(Target::Hip));
+    let out = text(&first);
+    assert!(out.contains("cudaStreamWaitEvent(s,\n#ifdef FAST"), "{out}");
+    assert!(out.contains("void f(hipStream_t s, hipEvent_t e)"), "{out}");
+    assert!(first.diagnostics.iter().any(|d| d.code == "CP0024"));
+}
+
+/// Every fixture, every target, both launch styles: no edit touches a
+/// directive line except to rename inside it or replace it whole.
+#[test]
+fn no_fixture_output_glues_code_onto_a_directive_line() {
+    for dir in fixture_dirs() {
+        for target in Target::ALL {
+            let mut setups = vec![MigrateOptions::new(target)];
+            if target == Target::Hip {
+                setups.push(ggl());
+            }
+            for options in setups {
+                let migration = migrate_dir(&dir, &options);
+                for file in migration.files.iter().filter(|f| f.language.is_c_family()) {
+                    let glued = directive_line_violations(&file.original, &file.result.edits);
+                    assert!(
+                        glued.is_empty(),
+                        "{}/{} ({target:?}): {glued:#?}",
+                        dir.display(),
+                        file.path
+                    );
+                }
+            }
+        }
+    }
+}
