@@ -120,3 +120,40 @@ fn no_fixture_output_glues_code_onto_a_directive_line() {
         }
     }
 }
+
+/// A launch configuration already written `dim3(...)` is not wrapped in a
+/// second `dim3(...)` (HIPIFY's kernel_launch_syntax.cu has 46 such lines).
+#[test]
+fn a_dim3_configuration_is_not_wrapped_twice() {
+    let src = "void f(float* a, int x) {\n  k<<<dim3(1, 1, 1), dim3(x)>>>(a);\n  k<<<dim3(1) + 0, x>>>(a);\n}\n";
+    let out = text(&migrate_checked(src, &ggl()));
+    assert!(
+        out.contains("hipLaunchKernelGGL(k, dim3(1, 1, 1), dim3(x), 0, 0, a);"),
+        "{out}"
+    );
+    assert!(
+        out.contains("hipLaunchKernelGGL(k, dim3(dim3(1) + 0), dim3(x), 0, 0, a);"),
+        "{out}"
+    );
+}
+
+/// `::k<<<...>>>` became `::hipLaunchKernelGGL(k, ...)`, which does not
+/// compile (the macro expands to a statement); the qualifier belongs to
+/// the kernel's name.
+#[test]
+fn a_qualified_kernel_name_goes_into_the_launch_macro_whole() {
+    let src = "namespace ns { __global__ void k(); }\n__global__ void g();\nvoid f() {\n  ::g<<<1, 1>>>();\n  ns::k<<<1, 2>>>();\n  ::ns::k<<<1, 2>>>();\n}\n";
+    let out = text(&migrate_checked(src, &ggl()));
+    assert!(
+        out.contains("  hipLaunchKernelGGL(::g, dim3(1), dim3(1), 0, 0);"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  hipLaunchKernelGGL(ns::k, dim3(1), dim3(2), 0, 0);"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  hipLaunchKernelGGL(::ns::k, dim3(1), dim3(2), 0, 0);"),
+        "{out}"
+    );
+}

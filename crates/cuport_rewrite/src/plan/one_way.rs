@@ -9,7 +9,7 @@ use super::{plan_sites, FileInput, PendingRewrite, PlanSite, PlannedFile, Planne
 use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::options::HipLaunch;
 use crate::sdk::newer_release_needed;
-use crate::source_text::holds_directive_line;
+use crate::source_text::{holds_directive_line, is_one_call_of, qualified_name_start};
 
 /// Plans a file for the one-way target.
 pub(crate) fn plan_file(input: &FileInput<'_>) -> PlannedFile {
@@ -798,9 +798,16 @@ impl<'a> Planner<'a> {
         }
         // The kernel's name and template arguments stay where they are, with
         // their own edits (`k<cuComplex>`): only text around them changes.
-        let (opening, name_end, after_name) = match site.template_args {
-            Some(targs) => ("hipLaunchKernelGGL(HIP_KERNEL_NAME(", targs.end, "), dim3("),
-            None => ("hipLaunchKernelGGL(", site.range.end, ", dim3("),
+        // A qualified name (`::k`, `ns::k`) goes into the macro whole.
+        let start = qualified_name_start(self.src, call.start);
+        let (opening, name_end) = match site.template_args {
+            Some(targs) => ("hipLaunchKernelGGL(HIP_KERNEL_NAME(", targs.end),
+            None => ("hipLaunchKernelGGL(", site.range.end),
+        };
+        let name_close = if site.template_args.is_some() {
+            ")"
+        } else {
+            ""
         };
         // What follows the last configuration value: the arguments, or the
         // end of the launch.
@@ -808,19 +815,31 @@ impl<'a> Planner<'a> {
             Some(first) => (first.start, ", "),
             None => (call.end, ")"),
         };
+        // A value already written `dim3(...)` is not wrapped again.
+        let wrap = |range: TextRange| !is_one_call_of(self.text(range), "dim3");
+        let (open_grid, close_grid) = if wrap(*grid) {
+            ("dim3(", ")")
+        } else {
+            ("", "")
+        };
+        let (open_block, close_block) = if wrap(*block) {
+            ("dim3(", ")")
+        } else {
+            ("", "")
+        };
         let mut pieces = vec![
-            (call.start, call.start, opening.to_owned()),
-            (name_end, grid.start, after_name.to_owned()),
-            (grid.end, block.start, "), dim3(".to_owned()),
+            (start, start, opening.to_owned()),
+            (name_end, grid.start, format!("{name_close}, {open_grid}")),
+            (grid.end, block.start, format!("{close_grid}, {open_block}")),
         ];
         match (config.get(2), config.get(3)) {
-            (None, _) => pieces.push((block.end, end, format!("), 0, 0{close}"))),
+            (None, _) => pieces.push((block.end, end, format!("{close_block}, 0, 0{close}"))),
             (Some(smem), None) => {
-                pieces.push((block.end, smem.start, "), ".to_owned()));
+                pieces.push((block.end, smem.start, format!("{close_block}, ")));
                 pieces.push((smem.end, end, format!(", 0{close}")));
             }
             (Some(smem), Some(stream)) => {
-                pieces.push((block.end, smem.start, "), ".to_owned()));
+                pieces.push((block.end, smem.start, format!("{close_block}, ")));
                 pieces.push((smem.end, stream.start, ", ".to_owned()));
                 pieces.push((stream.end, end, close.to_owned()));
             }
