@@ -157,3 +157,57 @@ fn a_qualified_kernel_name_goes_into_the_launch_macro_whole() {
         "{out}"
     );
 }
+
+/// The casts: `(void**)&p` is not cast again, a kernel passed to
+/// hipFuncSetCacheConfig gets the cast HIP's declaration needs, and `&v` of
+/// a `void*` needs none.
+#[test]
+fn a_cast_is_written_only_where_the_argument_lacks_it() {
+    let src = "__global__ void k(float* x) {}\nvoid f(void* h, float* p, void* v) {\n  cudaHostGetDevicePointer((void**)&p, h, 0);\n  cudaHostGetDevicePointer(&p, h, 0);\n  cudaHostGetDevicePointer(&v, h, 0);\n  cudaFuncSetCacheConfig(k, cudaFuncCachePreferL1);\n  cudaFuncSetCacheConfig((const void*)k, cudaFuncCachePreferL1);\n  cudaFuncGetAttributes(nullptr,\n                        k);\n}\n";
+    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    assert!(out.contains("  hipHostGetDevicePointer((void**)&p, h, 0);\n  hipHostGetDevicePointer((void**)&p, h, 0);\n  hipHostGetDevicePointer(&v, h, 0);"), "{out}");
+    assert!(
+        out.contains(
+            "hipFuncSetCacheConfig(reinterpret_cast<const void*>(k), hipFuncCachePreferL1);"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("hipFuncSetCacheConfig((const void*)k, hipFuncCachePreferL1);"),
+        "{out}"
+    );
+    // The call keeps its layout: only the name and the cast change.
+    assert!(out.contains("hipFuncGetAttributes(nullptr,\n                        reinterpret_cast<const void*>(k));"), "{out}");
+}
+
+/// HIP's hipMallocPitch takes `T**` from 6.3.0 (ROCm/HIP 006ce388): a port
+/// for an older release casts, one for the newest does not.
+#[test]
+fn a_cast_follows_the_selected_release() {
+    let src = "void f(float* p, size_t pitch) {\n  cudaMallocPitch(&p, &pitch, 4, 4);\n}\n";
+    let newest = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    assert!(
+        newest.contains("hipMallocPitch(&p, &pitch, 4, 4);"),
+        "{newest}"
+    );
+    let mut old = MigrateOptions::new(Target::Hip);
+    old.sdk_versions.insert(
+        Target::Hip,
+        cuport_model::SdkVersion::parse("5.2.3").unwrap(),
+    );
+    let old = text(&migrate_checked(src, &old));
+    assert!(
+        old.contains("hipMallocPitch((void**)&p, &pitch, 4, 4);"),
+        "{old}"
+    );
+}
+
+/// A device symbol is written `HIP_SYMBOL(name)`, as HIP documents it; an
+/// address or an expression is left as it is.
+#[test]
+fn a_symbol_argument_is_wrapped_once() {
+    let src = "__constant__ float c[4];\n__device__ int g;\nvoid f(float* h) {\n  cudaMemcpyToSymbol(c, h, 16);\n  cudaMemcpyFromSymbol(h, g, 4);\n  cudaMemcpyToSymbol(HIP_SYMBOL(c), h, 16);\n  cudaMemcpyToSymbolAsync(*&c, h, 16, 0, cudaMemcpyHostToDevice, 0);\n}\n";
+    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    assert!(out.contains("hipMemcpyToSymbol(HIP_SYMBOL(c), h, 16);\n  hipMemcpyFromSymbol(h, HIP_SYMBOL(g), 4);\n  hipMemcpyToSymbol(HIP_SYMBOL(c), h, 16);"), "{out}");
+    assert!(out.contains("hipMemcpyToSymbolAsync(*&c, h, 16,"), "{out}");
+}

@@ -185,6 +185,8 @@ pub(crate) struct TargetTable {
     pub(crate) enum_maps: HashMap<String, Arc<EnumMap>>,
     /// Declared name → the vendor header a row says declares it.
     pub(crate) declared_in: BTreeMap<String, String>,
+    /// CUDA function → its `[[argument]]` rules.
+    pub(crate) arguments: BTreeMap<String, Vec<crate::arguments::ArgumentRule>>,
 }
 
 impl TargetTable {
@@ -497,6 +499,18 @@ impl RuleSet {
     }
 
     /// The target signature of `name`, if the tables record one.
+    /// The `[[argument]]` rules of `target` for calls of `cuda_name`.
+    pub fn argument_rules(
+        &self,
+        target: Target,
+        cuda_name: &str,
+    ) -> &[crate::arguments::ArgumentRule] {
+        self.tables
+            .get(&target)
+            .and_then(|t| t.arguments.get(cuda_name))
+            .map_or(&[], Vec::as_slice)
+    }
+
     pub fn signature(&self, target: Target, name: &str) -> Option<&Signature> {
         let table = self.tables.get(&target)?;
         table

@@ -3,6 +3,7 @@
 //! (edits, diagnostics, headers and imports the edits need, template
 //! rewrites waiting for the edits inside their arguments). The one-way rules
 //! are in [`one_way`]; dual-stack planning (`crate::dual`) composes them.
+mod arguments;
 pub(crate) mod one_way;
 mod overloads;
 
@@ -209,6 +210,7 @@ impl<'a> Planner<'a> {
             .iter()
             .map(|&range| self.argument_text(range))
             .collect();
+        self.wrapped_argument_texts(&rewrite.cuda_name, &mut args);
         loop {
             let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
             let error = match rewrite.template.apply(&arg_refs) {

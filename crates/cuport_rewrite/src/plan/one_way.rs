@@ -109,7 +109,13 @@ impl<'a> Planner<'a> {
             Status::Approximate if resolved.template().is_some() => {
                 self.rewrite(site, &resolved, &code)
             }
-            Status::Renamed | Status::Approximate => self.rename(site, &resolved, &code),
+            Status::Renamed | Status::Approximate => {
+                let renamed = self.rename(site, &resolved, &code);
+                if renamed {
+                    self.wrap_arguments(site, &code);
+                }
+                renamed
+            }
             Status::Rewrite => self.rewrite(site, &resolved, &code),
             Status::Manual | Status::Unsupported => false,
         };
