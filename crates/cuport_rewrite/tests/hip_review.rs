@@ -211,3 +211,93 @@ fn a_symbol_argument_is_wrapped_once() {
     assert!(out.contains("hipMemcpyToSymbol(HIP_SYMBOL(c), h, 16);\n  hipMemcpyFromSymbol(h, HIP_SYMBOL(g), 4);\n  hipMemcpyToSymbol(HIP_SYMBOL(c), h, 16);"), "{out}");
     assert!(out.contains("hipMemcpyToSymbolAsync(*&c, h, 16,"), "{out}");
 }
+
+/// `cuda.h` then `cuda_runtime.h`, and the fifteen `curand_*.h` headers
+/// that all become `hiprand/hiprand_kernel.h`: a second include of one
+/// header is deleted where the first is unconditional or in the same
+/// branch; in two branches of an `#ifdef` both stay.
+#[test]
+fn a_header_included_twice_by_the_port_is_included_once() {
+    let src = "#include <cuda.h>\n#include <cuda_runtime.h>\n#include \"curand_kernel.h\"\n#include \"curand_normal.h\"\n#include \"curand_uniform.h\" // uniform\n#ifdef X\n#include <curand_mtgp32_host.h>\n#else\n#include <curand_mtgp32_host.h>\n#endif\n#include <curand_poisson.h>\n#include \"channel_descriptor.h\"\n";
+    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    assert_eq!(
+        out.matches("#include <hip/hip_runtime.h>").count(),
+        1,
+        "{out}"
+    );
+    assert!(!out.contains("curand_normal.h"), "{out}");
+    // A line with a comment is not deleted: the comment would go with it.
+    assert!(
+        out.contains("#include \"hiprand/hiprand_kernel.h\" // uniform"),
+        "{out}"
+    );
+    assert_eq!(out.matches("hiprand_kernel.h").count(), 2, "{out}");
+    assert_eq!(
+        out.matches("hiprand/hiprand_mtgp32_host.h").count(),
+        2,
+        "{out}"
+    );
+    assert!(
+        out.contains("#include \"hip/channel_descriptor.h\""),
+        "{out}"
+    );
+}
+
+/// A template that only renames and appends is applied as small edits: the
+/// call keeps its line breaks (here a CUDA default HIP's declaration
+/// lacks, and CUDA's C++ overloads that are other HIP functions).
+#[test]
+fn a_renaming_template_keeps_the_call_layout() {
+    let src = "void f(cudaStream_t s, cudaEvent_t e, cudaGraph_t g, cudaGraphExec_t* x, float** p) {\n  cudaStreamWaitEvent(s,\n                      e);\n  cudaEventCreate(&e, cudaEventDisableTiming);\n  cudaEventCreate(&e);\n  cudaGraphInstantiate(x, g, 0);\n  cudaMallocHost(p,\n                 64);\n}\n";
+    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    assert!(
+        out.contains("  hipStreamWaitEvent(s,\n                      e, 0);"),
+        "{out}"
+    );
+    assert!(
+        out.contains("hipEventCreateWithFlags(&e, hipEventDisableTiming);\n  hipEventCreate(&e);"),
+        "{out}"
+    );
+    assert!(
+        out.contains("hipGraphInstantiateWithFlags(x, g, 0);"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  hipHostMalloc(p,\n                 64, hipHostMallocDefault);"),
+        "{out}"
+    );
+}
+
+/// cuOccupancyMaxPotentialBlockSize's shared-memory callback has no HIP
+/// parameter: it is dropped, with an approximate diagnostic saying so.
+#[test]
+fn the_occupancy_callback_hip_lacks_is_dropped_and_reported() {
+    let src = "void f(int* g, int* b, CUfunction k) {\n  cuOccupancyMaxPotentialBlockSize(g, b, k, nullptr, 0, 256);\n}\n";
+    let first = migrate_checked(src, &MigrateOptions::new(Target::Hip));
+    let out = text(&first);
+    assert!(
+        out.contains("hipModuleOccupancyMaxPotentialBlockSize(g, b, k, 0, 256);"),
+        "{out}"
+    );
+    assert!(first
+        .diagnostics
+        .iter()
+        .any(|d| d.cuda_name == "cuOccupancyMaxPotentialBlockSize"
+            && d.level == cuport_rewrite::Level::Approximate));
+}
+
+/// `typedef ::cub::BlockRadixSort<...>`: the keyword before `::` was read as
+/// the first part of a qualified name, so the CUB name was never seen.
+#[test]
+fn a_cub_name_from_the_global_scope_becomes_hipcub() {
+    let src = "#include <cub/cub.cuh>\ntemplate <typename T> __global__ void k() {\n  typedef ::cub::BlockRadixSort<T, 1024, 4> A;\n  typedef cub::BlockLoad<int*, 128, 4, cub::BLOCK_LOAD_TRANSPOSE> B;\n}\n";
+    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    assert!(
+        out.contains("typedef ::hipcub::BlockRadixSort<T, 1024, 4> A;"),
+        "{out}"
+    );
+    assert!(
+        out.contains("typedef hipcub::BlockLoad<int*, 128, 4, hipcub::BLOCK_LOAD_TRANSPOSE> B;"),
+        "{out}"
+    );
+}

@@ -391,6 +391,7 @@ impl Builder {
             minimum_version: None,
             cuda_params: None,
             helpers: Vec::new(),
+            overloads: Vec::new(),
             origin,
             priority: p.priority,
             source: p.source.clone(),
@@ -458,6 +459,11 @@ impl Builder {
         rule.cuda_version.clone_from(&e.cuda_version);
         rule.unconfirmed = e.unconfirmed;
         rule.cuda_params.clone_from(&e.cuda_params);
+        rule.overloads = e
+            .overloads
+            .iter()
+            .map(|o| (o.arguments, o.to.clone()))
+            .collect();
         if let Some(template) = &e.template {
             self.compile_template(p, target, e, template, &mut rule);
         }

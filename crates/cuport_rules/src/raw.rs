@@ -141,9 +141,24 @@ pub(crate) struct RawEntry {
     /// states (`--rocm-version 5.2`: `__shfl_down_sync` → `__shfl_down`).
     #[serde(default)]
     pub(crate) older_sdk: Option<RawOlderSdk>,
+    /// The target name for a call with a given number of arguments, where
+    /// CUDA's C++ overloads map to target functions of other names
+    /// (`cudaEventCreate(&e, flags)` is hipEventCreateWithFlags).
+    #[serde(default)]
+    pub(crate) overloads: Vec<RawOverload>,
     /// The fact was not confirmed in a vendor header or doc; never `exact` or `renamed`.
     #[serde(default)]
     pub(crate) unconfirmed: bool,
+}
+
+/// One C++ overload of a CUDA function, told apart by its argument count.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RawOverload {
+    /// The number of arguments the CUDA call passes.
+    pub(crate) arguments: usize,
+    /// The target function such a call is renamed to.
+    pub(crate) to: String,
 }
 
 /// The rewrite for releases older than an entry's `target-version`.

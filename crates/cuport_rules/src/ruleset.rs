@@ -41,6 +41,9 @@ pub struct Rule {
     pub cuda_params: Option<Vec<String>>,
     /// Helper functions (shim) the template calls.
     pub helpers: Vec<String>,
+    /// (argument count, target name): CUDA's C++ overloads that are
+    /// functions of other names on the target.
+    pub overloads: Vec<(usize, String)>,
     pub origin: Location,
     pub priority: i32,
     /// The file's `source` line: where its facts come from.
@@ -249,6 +252,15 @@ impl<'a> Resolved<'a> {
     }
     pub fn template(&self) -> Option<&'a Template> {
         self.rule.template.as_ref()
+    }
+    /// The target name of the overload a call with `arguments` arguments
+    /// calls, when it differs from the rule's name.
+    pub fn overload(&self, arguments: usize) -> Option<&'a str> {
+        self.rule
+            .overloads
+            .iter()
+            .find(|(count, _)| *count == arguments)
+            .map(|(_, to)| to.as_str())
     }
     pub fn headers(&self) -> &'a [String] {
         &self.rule.headers

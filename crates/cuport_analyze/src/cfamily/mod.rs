@@ -222,10 +222,19 @@ impl<'a> Scanner<'a> {
             self.member(i);
             return i + 1;
         }
+        // A keyword before `::` (`typedef ::cub::BlockLoad<...>`, `return
+        // ::f()`) starts no qualified name: the `::` after it is the global
+        // scope of the name that follows.
+        let after_keyword =
+            |k: usize| self.kind_at(k) == Some(TokKind::Ident) && is_keyword(self.text(k));
         let leading_scope = i > 0
             && self.kind_at(i - 1) == Some(TokKind::Scope)
-            && !(i > 1 && self.kind_at(i - 2) == Some(TokKind::Ident));
-        if self.kind_at(i + 1) == Some(TokKind::Scope) && !leading_scope {
+            && !(i > 1 && self.kind_at(i - 2) == Some(TokKind::Ident) && !after_keyword(i - 2));
+        // `::cub::BlockLoad` names the library's namespace from the global
+        // scope; any other `::a::b` is left to the name's own rules.
+        let library_from_global = leading_scope && namespace_library(self.text(i)).is_some();
+        let qualified_start = !is_keyword(self.text(i)) && (!leading_scope || library_from_global);
+        if self.kind_at(i + 1) == Some(TokKind::Scope) && qualified_start {
             return self.qualified(i);
         }
         let name = self.text(i);
@@ -456,6 +465,36 @@ fn is_callable(kind: SiteKind) -> bool {
 }
 
 /// Keywords after which a name followed by `(` is a call, not a declaration.
+/// A C++ keyword that may stand right before `::` (so never the first
+/// part of a qualified name).
+fn is_keyword(word: &str) -> bool {
+    is_expression_keyword(word)
+        || matches!(
+            word,
+            "typedef"
+                | "using"
+                | "typename"
+                | "template"
+                | "const"
+                | "constexpr"
+                | "static"
+                | "extern"
+                | "inline"
+                | "volatile"
+                | "struct"
+                | "class"
+                | "enum"
+                | "union"
+                | "friend"
+                | "virtual"
+                | "public"
+                | "private"
+                | "protected"
+                | "sizeof"
+                | "decltype"
+        )
+}
+
 fn is_expression_keyword(word: &str) -> bool {
     matches!(
         word,

@@ -6,6 +6,7 @@
 //! call keeps its layout and the edits inside the argument; a template
 //! rewrite gets the argument text with it.
 use cuport_analyze::Site;
+use cuport_model::TextRange;
 use cuport_rules::ArgumentRule;
 
 use super::Planner;
@@ -30,13 +31,18 @@ impl Planner<'_> {
     /// Writes the needed wraps around the arguments of the call at `site`,
     /// which is renamed in place.
     pub(crate) fn wrap_arguments(&mut self, site: &Site, code: &str) {
-        if site.call.is_none() {
-            return;
+        if site.call.is_some() {
+            self.wrap_argument_ranges(&site.name, &site.args, code);
         }
+    }
+
+    /// Writes the needed wraps around the arguments (`args`) of a call of
+    /// `cuda_name`, as insertions.
+    pub(crate) fn wrap_argument_ranges(&mut self, cuda_name: &str, args: &[TextRange], code: &str) {
         let src = self.src;
         let mut edits = Vec::new();
-        for rule in self.needed_argument_rules(&site.name) {
-            let Some(&arg) = site.args.get(rule.position - 1) else {
+        for rule in self.needed_argument_rules(cuda_name) {
+            let Some(&arg) = args.get(rule.position - 1) else {
                 continue;
             };
             let text = self.text(arg);
@@ -50,8 +56,7 @@ impl Planner<'_> {
         }
         for (at, text) in edits {
             if !text.is_empty() {
-                let at = cuport_model::TextRange::new(at, at);
-                self.edit(at, text, code.to_owned(), &site.name);
+                self.edit(TextRange::new(at, at), text, code.to_owned(), cuda_name);
             }
         }
     }

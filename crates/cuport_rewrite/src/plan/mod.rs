@@ -4,6 +4,7 @@
 //! rewrites waiting for the edits inside their arguments). The one-way rules
 //! are in [`one_way`]; dual-stack planning (`crate::dual`) composes them.
 mod arguments;
+mod in_place;
 pub(crate) mod one_way;
 mod overloads;
 
@@ -85,6 +86,9 @@ pub(crate) struct Planner<'a> {
     /// Planning one target's view of a dual-stack site: the shim keeps
     /// CUDA's values of enum maps that convert at run time.
     pub(crate) for_dual_stack: bool,
+    /// Target headers the file's includes became so far, with the
+    /// preprocessor branch of each (`Site::condition`).
+    pub(crate) included: Vec<(String, Option<u32>)>,
 }
 
 impl<'a> Planner<'a> {
@@ -104,6 +108,7 @@ impl<'a> Planner<'a> {
             lines,
             out: Planned::default(),
             for_dual_stack: false,
+            included: Vec::new(),
         }
     }
 
@@ -111,6 +116,15 @@ impl<'a> Planner<'a> {
     /// each site once more per target, with that target's options).
     pub(crate) fn for_file(input: &FileInput<'a>, options: &'a MigrateOptions) -> Self {
         Planner::new(input.src, input.language, input.rules, options, input.lines)
+    }
+
+    /// How many arguments a call with these argument ranges passes (`f()`
+    /// has one empty range and passes none).
+    pub(crate) fn passed_arguments(&self, args: &[TextRange]) -> usize {
+        match args {
+            [only] if self.text(*only).trim().is_empty() => 0,
+            args => args.len(),
+        }
     }
 
     pub(crate) fn text(&self, range: TextRange) -> &'a str {
@@ -183,6 +197,9 @@ impl<'a> Planner<'a> {
         for rewrite in pending {
             if crate::source_text::holds_directive_line(self.text(rewrite.call)) {
                 self.directive_in_arguments(&rewrite);
+                continue;
+            }
+            if self.apply_in_place(&rewrite) {
                 continue;
             }
             match self.apply_template(&rewrite) {

@@ -86,10 +86,17 @@ impl<'a> Planner<'a> {
     /// A name the rule tables decide: rename, rewrite through a template,
     /// or report.
     fn mapped(&mut self, site: &Site) {
-        let Some(resolved) = self.lookup(&site.name) else {
+        let Some(mut resolved) = self.lookup(&site.name) else {
             self.unknown(site);
             return;
         };
+        // CUDA's C++ overload that is another function on the target
+        // (`cudaEventCreate(&e, flags)`: hipEventCreateWithFlags).
+        if site.call.is_some() {
+            if let Some(to) = resolved.overload(self.passed_arguments(&site.args)) {
+                resolved.target_name = Some(std::borrow::Cow::Borrowed(to));
+            }
+        }
         if self.needs_newer_sdk(site, &resolved) {
             return;
         }
@@ -160,8 +167,7 @@ impl<'a> Planner<'a> {
             return false;
         };
         let variadic = signature.params.iter().any(|p| p.trim() == "...");
-        let empty_call = site.args.len() == 1 && self.text(site.args[0]).trim().is_empty();
-        let passed = if empty_call { 0 } else { site.args.len() };
+        let passed = self.passed_arguments(&site.args);
         if variadic || passed == signature.params.len() {
             return false;
         }
@@ -600,6 +606,15 @@ impl<'a> Planner<'a> {
         let code = resolved.code().map_or_else(String::new, |c| c.to_string());
         match (resolved.status(), resolved.target_name.as_deref()) {
             (Status::Exact, _) => {}
+            (Status::Renamed | Status::Approximate, Some(to)) if self.includes_again(site, to) => {
+                // `cuda.h` then `cuda_runtime.h`, or fifteen `curand_*.h`
+                // headers that all become hiprand_kernel.h: a second include
+                // of the same header in the same branch is deleted, as a
+                // reviewer would.
+                if let Some(range) = self.lone_include_line(site) {
+                    self.edit(range, String::new(), code, &site.name);
+                }
+            }
             (Status::Renamed | Status::Approximate, Some(to)) => {
                 // The delimiters as written; an include cut off before its
                 // closing `>` or `"` stays so (a fuzzing finding:
@@ -634,6 +649,31 @@ impl<'a> Planner<'a> {
                 self.table_diagnostic(site, &resolved, &code, level);
             }
         }
+    }
+
+    /// Whether an earlier include of this file became `to` in the same
+    /// preprocessor branch or unconditionally; records this one otherwise.
+    fn includes_again(&mut self, site: &Site, to: &str) -> bool {
+        let earlier = self.included.iter().any(|(header, branch)| {
+            header == to && (branch.is_none() || *branch == site.condition)
+        });
+        if !earlier {
+            self.included.push((to.to_owned(), site.condition));
+        }
+        earlier && self.lone_include_line(site).is_some()
+    }
+
+    /// The whole line of the include at `site` when it holds nothing else
+    /// (no comment, no continuation), so that deleting it loses nothing.
+    fn lone_include_line(&self, site: &Site) -> Option<TextRange> {
+        let range = self
+            .lines
+            .line_range(self.lines.line_of(site.range.start))?;
+        let line = self.text(range).trim_end();
+        let name_end = site.range.end.checked_sub(range.start)?;
+        let rest = line.get(name_end..)?.trim();
+        let directive = line.trim_start().strip_prefix('#')?.trim_start();
+        (directive.starts_with("include") && rest.is_empty()).then_some(range)
     }
 
     /// `"cuda"`, `"cuda:1"`, `f"cuda:{rank}"`: only the device word changes.

@@ -175,7 +175,11 @@ pub(crate) fn directive_line_violations(src: &[u8], edits: &[cuport_rewrite::Edi
         continued = line.strip_suffix(b"\r").unwrap_or(line).ends_with(b"\\");
         if directive {
             for edit in edits {
-                if let Some(problem) = touches_directive(edit, line_start, content_end, next) {
+                let starts_a_line =
+                    edit.range.start == 0 || src.get(edit.range.start - 1) == Some(&b'\n');
+                if let Some(problem) =
+                    touches_directive(edit, starts_a_line, line_start, content_end, next)
+                {
                     found.push(format!(
                         "{problem}: directive {:?}, edit {edit:?}",
                         String::from_utf8_lossy(line)
@@ -197,6 +201,7 @@ pub(crate) fn directive_line_violations(src: &[u8], edits: &[cuport_rewrite::Edi
 /// any, ends at `next`), if it does.
 fn touches_directive(
     edit: &cuport_rewrite::Edit,
+    starts_a_line: bool,
     start: usize,
     end: usize,
     next: usize,
@@ -206,9 +211,10 @@ fn touches_directive(
         return None;
     }
     if t == start {
-        // Text written right before the `#`: it must end a line of its own.
-        let writes = !(s == t && text.is_empty());
-        return (writes && !text.ends_with('\n'))
+        // Text written right before the `#` must end a line of its own; an
+        // edit that deletes whole lines before it leaves it alone.
+        let nothing = text.is_empty() && (s == t || starts_a_line);
+        return (!nothing && !text.ends_with('\n'))
             .then_some("code written before a directive on its line");
     }
     if start <= s && t <= end {
