@@ -166,6 +166,13 @@ pub struct VectorTypeFacts {
     /// (`operator+=(const V&)`): a project's own `operator+=(V&, V)` is
     /// ambiguous there and is compiled out where the macro is defined.
     pub compound_operators_guard: Option<String>,
+    /// The operators the target's vector types define as non-template
+    /// members (`+=`, `++`): only a project's own operator among these
+    /// (with a vector operand) is ambiguous there and compiled out; the
+    /// others (HIP's `%=` is a member template, its binary operators are
+    /// templates) lose overload resolution to the project's and stay.
+    #[serde(default)]
+    pub member_operators: Vec<String>,
     /// Where the target's `dim3` has no constructor from its `uint3`
     /// (CUDA's has `dim3(uint3)`): the constructor that takes the three
     /// values instead, written for a `make_uint3(...)` that initialises

@@ -137,6 +137,10 @@ cuport_codes! {
     /// Dual-stack Python: a dtype a selected target does not support (fp64
     /// on Ascend). The code is kept; nothing converts it silently.
     DUAL_UNSUPPORTED_DTYPE = "CP0050", true, "Dual-stack Python: a dtype a selected target does not support";
+    /// A `dim3` initialised from a `uint3` a call returns: HIP's `dim3` does
+    /// not convert from `uint3`, and `dim3(v.x, v.y, v.z)` would call it
+    /// three times.
+    DIM3_FROM_UINT3_CALL = "CP1095", true, "A dim3 initialised from the uint3 a call returns (HIP's dim3 does not convert from uint3)";
     /// An edit: `make_uint3(...)` that initialises a `dim3`, written with the
     /// target's `dim3(x, y, z)` (HIP's dim3 does not convert from uint3).
     DIM3_CONSTRUCTOR = "CP1096", false, "A make_uint3(...) that initialises a dim3, written dim3(...) (HIP's dim3 does not convert from uint3)";

@@ -241,6 +241,9 @@ impl<'a> Scanner<'a> {
         if name == "namespace" {
             self.namespace_alias(i);
         }
+        if name == "using" {
+            self.using_namespace(i);
+        }
         let usage = self.usage_after(i);
         let classified = classify(name, usage, self.cuda_file);
         let declarable = classified.is_some_and(|(_, kind)| is_callable(kind))
@@ -401,15 +404,41 @@ impl<'a> Scanner<'a> {
         last + 1
     }
 
-    /// `namespace cg = cooperative_groups;`
+    /// `namespace cg = cooperative_groups;`, `namespace wmma =
+    /// nvcuda::wmma;`
     fn namespace_alias(&mut self, i: usize) {
         if self.kind_at(i + 1) == Some(TokKind::Ident)
             && self.kind_at(i + 2) == Some(TokKind::Punct(b'='))
             && self.kind_at(i + 3) == Some(TokKind::Ident)
         {
-            if let Some(library) = namespace_library(self.text(i + 3)) {
-                self.namespace_aliases
-                    .insert(self.text(i + 1), (self.text(i + 3), library));
+            let Some(library) = namespace_library(self.text(i + 3)) else {
+                return;
+            };
+            let nested = (self.kind_at(i + 4) == Some(TokKind::Scope))
+                .then(|| nested_namespace(self.text(i + 3), self.text(i + 5)))
+                .flatten();
+            let target = nested.unwrap_or(self.text(i + 3));
+            self.namespace_aliases
+                .insert(self.text(i + 1), (target, library));
+        }
+    }
+
+    /// `using namespace nvcuda;`: the namespaces nested in it (`wmma`) are
+    /// then written without it.
+    fn using_namespace(&mut self, i: usize) {
+        if self.kind_at(i + 1) != Some(TokKind::Ident)
+            || self.text(i + 1) != "namespace"
+            || self.kind_at(i + 2) != Some(TokKind::Ident)
+        {
+            return;
+        }
+        let outer = self.text(i + 2);
+        let Some(library) = namespace_library(outer) else {
+            return;
+        };
+        for (parent, inner, full) in NESTED_NAMESPACES {
+            if *parent == outer {
+                self.namespace_aliases.insert(inner, (full, library));
             }
         }
     }
@@ -465,6 +494,19 @@ fn is_callable(kind: SiteKind) -> bool {
 }
 
 /// Keywords after which a name followed by `(` is a call, not a declaration.
+/// CUDA namespaces nested in a library's namespace, as `(parent, name,
+/// full name)`: after `using namespace nvcuda;`, `wmma::fragment` is
+/// `nvcuda::wmma::fragment` (CUDA's mma.h).
+const NESTED_NAMESPACES: &[(&str, &str, &str)] = &[("nvcuda", "wmma", "nvcuda::wmma")];
+
+/// The full name of the namespace `inner` nested in `outer`, if CUDA has it.
+fn nested_namespace(outer: &str, inner: &str) -> Option<&'static str> {
+    NESTED_NAMESPACES
+        .iter()
+        .find(|(parent, name, _)| *parent == outer && *name == inner)
+        .map(|(_, _, full)| *full)
+}
+
 /// A C++ keyword that may stand right before `::` (so never the first
 /// part of a qualified name).
 fn is_keyword(word: &str) -> bool {

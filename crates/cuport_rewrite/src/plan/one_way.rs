@@ -442,7 +442,10 @@ impl<'a> Planner<'a> {
             site.name.as_str(),
             "threadIdx" | "blockIdx" | "blockDim" | "gridDim" | "warpSize"
         );
-        let native_kind = matches!(site.kind, SiteKind::Qualifier | SiteKind::Type);
+        // A namespaced name (`nvcuda::wmma::fragment`) is a library's, not
+        // the kernel language's: unknown, it is reported.
+        let native_kind =
+            matches!(site.kind, SiteKind::Qualifier | SiteKind::Type) && !site.name.contains("::");
         native_target && site.library == Library::Device && (builtin || native_kind)
     }
 
@@ -484,6 +487,14 @@ impl<'a> Planner<'a> {
             parts[parts.len() - keep..].join(".")
         } else if let Some(replacement) = self.python_path_through_alias(site, written, to) {
             replacement
+        } else if self.language.is_c_family()
+            && written.contains("::")
+            && last_segment(written) == last_segment(&site.name)
+        {
+            // `wmma::fragment` after `using namespace nvcuda;` (the analyser
+            // names it `nvcuda::wmma::fragment`): the target's name is
+            // written in full, whatever the alias stood for.
+            to.to_owned()
         } else {
             let message = format!(
                 "`{written}` refers to `{}` through an alias; rename it by hand to `{to}`",
@@ -913,6 +924,11 @@ impl<'a> Planner<'a> {
         };
         self.diagnose(site, codes::WARP_SIZE, level, message).effort = Some("low".into());
     }
+}
+
+/// `c` of `a::b::c`.
+fn last_segment(name: &str) -> &str {
+    name.rsplit("::").next().unwrap_or(name)
 }
 
 fn effort_id(effort: cuport_rules::Effort) -> &'static str {
