@@ -374,8 +374,12 @@ impl<'a> Scanner<'a> {
                     .then_some(Library::Torch)
             })
             .or_else(|| {
-                (matches!(first, "at" | "c10" | "torch") && self.text(last).contains("CUDA"))
-                    .then_some(Library::Torch)
+                // `at::hip::getCurrentHIPStreamMasqueradingAsCUDA` is ROCm
+                // PyTorch's own name (what the HIP port writes), not CUDA's.
+                (matches!(first, "at" | "c10" | "torch")
+                    && second != "hip"
+                    && self.text(last).contains("CUDA"))
+                .then_some(Library::Torch)
             });
         let Some(library) = library else {
             return last + 1;
