@@ -23,9 +23,9 @@ pub use generated::{is_cuport_generated, GENERATED_MARKER};
 pub use language::Language;
 pub use library::Library;
 pub use profile::{
-    CmakeFacts, CoordinateFacts, KernelFacts, KernelModel, LibraryProfile, OperatorHints,
-    ProfileError, Profiles, PythonFacts, ShimFacts, TargetFacts, TargetProfile, VectorTypeFacts,
-    VersionFacts, VersionFeature, WarpDiagnostic, WarpFacts,
+    CmakeFacts, CoordinateFacts, KernelFacts, KernelModel, LibraryProfile, OneWayCmake,
+    OperatorHints, ProfileError, Profiles, PythonFacts, ShimFacts, TargetFacts, TargetProfile,
+    VectorTypeFacts, VersionFacts, VersionFeature, WarpDiagnostic, WarpFacts,
 };
 pub use site_kind::{looks_like_cuda_name, SiteKind};
 pub use target::Target;

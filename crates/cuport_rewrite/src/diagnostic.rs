@@ -137,6 +137,9 @@ cuport_codes! {
     /// Dual-stack Python: a dtype a selected target does not support (fp64
     /// on Ascend). The code is kept; nothing converts it silently.
     DUAL_UNSUPPORTED_DTYPE = "CP0050", true, "Dual-stack Python: a dtype a selected target does not support";
+    /// An edit: `.cu` sources of a CMake target marked with the target's
+    /// language (`set_source_files_properties(... PROPERTIES LANGUAGE HIP)`).
+    HIP_SOURCE_LANGUAGE = "CP1094", false, "CMake .cu sources marked LANGUAGE HIP (CMake's HIP language compiles only .hip files by default)";
     /// A `dim3` initialised from a `uint3` a call returns: HIP's `dim3` does
     /// not convert from `uint3`, and `dim3(v.x, v.y, v.z)` would call it
     /// three times.

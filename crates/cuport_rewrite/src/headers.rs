@@ -106,8 +106,12 @@ fn runtime_header_wanted(
     planned: &Planned,
     main_header: &MainHeader<'_>,
 ) -> RuntimeHeader {
+    // Where kernels compile as they are, a file with only `__device__`
+    // functions needs the header for its qualifiers (CMake's HIP language
+    // compiles it with clang, which does not include it either).
     let uses_runtime = analysis.sites.iter().any(|s| {
-        matches!(s.library, Library::Runtime | Library::Device) && s.kind != SiteKind::Qualifier
+        matches!(s.library, Library::Runtime | Library::Device)
+            && (s.kind != SiteKind::Qualifier || main_header.even_without_edits)
     });
     let edited = !planned.edits.is_empty() || main_header.even_without_edits;
     // A C++ file with kernels was compiled as CUDA (`nvcc -x cu`, CMake's

@@ -375,10 +375,16 @@ fn cmake_nvcc_flags_variables_in_strings_and_architecture_lists() {
     let root = tree(&[("CMakeLists.txt", cmake)]);
     let migration = migrate(root.path(), &MigrateOptions::new(Target::Hip));
     let text = migrated_text(&migration, "CMakeLists.txt");
+    // NVIDIA numbers become AMD GPU names (the profile's default, noted),
+    // and an nvcc switch hipcc rejects and needs nothing for goes, with the
+    // option call it was alone in (issue 29).
+    assert!(
+        !text.contains("--extended-lambda") && !text.contains("target_compile_options"),
+        "{text}"
+    );
     for expected in [
-        "set(CMAKE_HIP_ARCHITECTURES 75 80 86)",
+        "set(CMAKE_HIP_ARCHITECTURES gfx90a;gfx942)",
         "set(CMAKE_HIP_FLAGS \"${CMAKE_HIP_FLAGS} -gline-tables-only -ffast-math -G\")",
-        "$<$<COMPILE_LANGUAGE:HIP>:--extended-lambda>",
         "cxx_std_17 hip_std_17",
         "execute_process(COMMAND cmake -G Ninja .)",
         "PROPERTIES HIP_ARCHITECTURES native)",
@@ -419,9 +425,11 @@ fn every_nvcc_flag_the_hip_tables_know_is_converted_or_reported() {
             .iter()
             .filter(|(_, name)| *name == flag)
             .count();
+        // Each flag left in the output is reported; one converted or
+        // deleted may be reported too (a note saying so).
         let left = text.matches(flag.as_str()).count();
-        assert_eq!(
-            left, reported,
+        assert!(
+            left <= reported,
             "{flag}: {left} left, {reported} reported:\n{text}"
         );
     }

@@ -491,3 +491,91 @@ fn wmma_becomes_rocwmma() {
         String::from_utf8_lossy(&compiled.stderr)
     );
 }
+
+/// A CMake CUDA project with relocatable device code (a kernel calls a
+/// device function from another .cu file), NVIDIA architectures, nvcc
+/// flags and CUDA:: targets: ported with `--hip-arch gfx90a`, it configures
+/// with CMake's HIP language and builds with Debian's HIP toolchain.
+#[test]
+fn a_cmake_project_builds_with_cmakes_hip_language() {
+    let cmake = "cmake_minimum_required(VERSION 3.21)\nproject(rdc LANGUAGES CXX CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 80 90)\nset(CMAKE_CUDA_STANDARD 17)\nfind_package(CUDAToolkit REQUIRED)\nadd_executable(rdc main.cu scale.cu host.cpp)\nset_target_properties(rdc PROPERTIES\n  CUDA_SEPARABLE_COMPILATION ON\n  CUDA_RESOLVE_DEVICE_SYMBOLS ON)\ntarget_compile_options(rdc PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--use_fast_math -lineinfo --expt-relaxed-constexpr -Xcompiler=-Wall>)\ntarget_link_libraries(rdc PRIVATE CUDA::cudart)\n";
+    let main = "#include <cstdio>\nextern __device__ float twice(float x);\nint answer();\n__global__ void k(float* x) { x[threadIdx.x] = twice(x[threadIdx.x]); }\nint main() {\n  float* d = nullptr;\n  cudaMalloc(&d, 4 * sizeof(float));\n  k<<<1, 4>>>(d);\n  cudaDeviceSynchronize();\n  cudaFree(d);\n  std::printf(\"%d\\n\", answer());\n  return 0;\n}\n";
+    let scale = "__device__ float twice(float x) { return 2.0f * x; }\n";
+    let host = "int answer() { return 42; }\n";
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        ("CMakeLists.txt", cmake),
+        ("main.cu", main),
+        ("scale.cu", scale),
+        ("host.cpp", host),
+    ] {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.gpu_architectures = vec!["gfx90a".into()];
+    let migration = migrate_dir(dir.path(), &options);
+    let out = common::write_output(&migration);
+    let tree = out.path().join("tree");
+    let ported = std::fs::read_to_string(tree.join("CMakeLists.txt")).unwrap();
+    for expected in [
+        "project(rdc LANGUAGES CXX HIP)",
+        "set(CMAKE_HIP_ARCHITECTURES gfx90a)",
+        "find_package(hip REQUIRED)",
+        "set_source_files_properties(main.cu scale.cu PROPERTIES LANGUAGE HIP)",
+        "target_compile_options(rdc PRIVATE $<$<COMPILE_LANGUAGE:HIP>:-fgpu-rdc>)\ntarget_link_options(rdc PRIVATE $<$<LINK_LANGUAGE:HIP>:-fgpu-rdc>)",
+        "$<$<COMPILE_LANGUAGE:HIP>:-ffast-math -gline-tables-only -Wall>",
+        "target_link_libraries(rdc PRIVATE hip::host)",
+    ] {
+        assert!(ported.contains(expected), "{expected}\n{ported}");
+    }
+    assert!(
+        !ported.contains("SEPARABLE")
+            && !ported.contains("RESOLVE_DEVICE")
+            && !ported.contains("PROPERTIES\n"),
+        "{ported}"
+    );
+    if !common::require("cmake") || !common::require("hipcc") {
+        return;
+    }
+    let build = out.path().join("build");
+    let mut configure = std::process::Command::new("cmake");
+    configure.arg("-S").arg(&tree).arg("-B").arg(&build);
+    // Debian splits ROCm over /usr: CMake's HIP language looks for
+    // hip-lang-config.cmake under <ROCm root>/lib/cmake, so a root with that
+    // one link stands in, and clang needs the ROCm paths hipcc passes it.
+    let debian = std::path::Path::new("/usr/lib/x86_64-linux-gnu/cmake/hip-lang");
+    if debian.is_dir() {
+        let root = out.path().join("rocm");
+        std::fs::create_dir_all(root.join("lib/cmake")).unwrap();
+        std::os::unix::fs::symlink(debian, root.join("lib/cmake/hip-lang")).unwrap();
+        configure
+            .env("CMAKE_PREFIX_PATH", "/usr/lib/x86_64-linux-gnu/cmake")
+            .arg(format!("-DCMAKE_HIP_COMPILER_ROCM_ROOT={}", root.display()))
+            .arg("-DCMAKE_HIP_COMPILER=clang++-15")
+            .arg("-DCMAKE_HIP_FLAGS=--rocm-path=/usr --hip-device-lib-path=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode");
+    }
+    let configured = configure.output().unwrap();
+    assert!(
+        configured.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&configured.stdout),
+        String::from_utf8_lossy(&configured.stderr)
+    );
+    let built = std::process::Command::new("cmake")
+        .arg("--build")
+        .arg(&build)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&built.stdout),
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let link = std::fs::read_to_string(build.join("CMakeFiles/rdc.dir/link.txt")).unwrap();
+    assert!(
+        link.contains("-fgpu-rdc") && link.contains("--offload-arch=gfx90a"),
+        "{link}"
+    );
+    assert!(build.join("rdc").is_file());
+}

@@ -4,6 +4,7 @@
 //! rewrites waiting for the edits inside their arguments). The one-way rules
 //! are in [`one_way`]; dual-stack planning (`crate::dual`) composes them.
 mod arguments;
+mod cmake_build;
 mod in_place;
 pub(crate) mod one_way;
 mod overloads;

@@ -16,6 +16,7 @@ pub(crate) fn plan_file(input: &FileInput<'_>) -> PlannedFile {
     let mut planner = Planner::for_file(input, input.options);
     let stats = plan_sites(&mut planner, input);
     planner.collapsed_overloads(&input.analysis.sites);
+    planner.mark_cuda_sources();
     planner.compose_rewrites();
     PlannedFile {
         planned: planner.out,
@@ -52,6 +53,7 @@ impl<'a> Planner<'a> {
             // ported on its own, which is all the call needs.
             SiteKind::FrameworkCall
                 if site.name.ends_with("[cuda]") && self.lookup("cuda").is_some() => {}
+            SiteKind::BuildRule if self.cmake_one_way_site(site) => {}
             SiteKind::PreprocessorCondition if site.library != Library::Preprocessor => {
                 self.api_name_in_condition(site)
             }
