@@ -579,3 +579,33 @@ fn a_cmake_project_builds_with_cmakes_hip_language() {
     );
     assert!(build.join("rdc").is_file());
 }
+
+/// nvcc switches hipcc rejects and needs nothing for are deleted, and so is
+/// what would be left doing nothing: cuda-samples' `set(CMAKE_CUDA_FLAGS
+/// "${CMAKE_CUDA_FLAGS} -Wno-deprecated-gpu-targets")` (44 files) became
+/// `set(CMAKE_HIP_FLAGS "${CMAKE_HIP_FLAGS}")`.
+#[test]
+fn a_dropped_nvcc_switch_leaves_no_empty_setting_behind() {
+    let cmake = "project(p LANGUAGES CXX CUDA)\nset(CMAKE_CUDA_FLAGS \"${CMAKE_CUDA_FLAGS} -Wno-deprecated-gpu-targets\")\nset(CMAKE_CUDA_FLAGS \"${CMAKE_CUDA_FLAGS} --expt-relaxed-constexpr -O2\")\nstring(APPEND CMAKE_CUDA_FLAGS \" --extended-lambda\")\nadd_executable(app app.cu)\ntarget_compile_options(app PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-extended-lambda>)\ntarget_compile_options(app PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-fopenmp,-Wall>)\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("CMakeLists.txt"), cmake).unwrap();
+    std::fs::write(dir.path().join("app.cu"), "__global__ void k() {}\n").unwrap();
+    let migration = migrate_dir(dir.path(), &MigrateOptions::new(Target::Hip));
+    let file = migration
+        .files
+        .iter()
+        .find(|f| f.path == "CMakeLists.txt")
+        .unwrap();
+    let out = String::from_utf8_lossy(&file.result.output).into_owned();
+    assert_eq!(
+        out,
+        "project(p LANGUAGES CXX HIP)\nset(CMAKE_HIP_FLAGS \"${CMAKE_HIP_FLAGS} -O2\")\nadd_executable(app app.cu)\nset_source_files_properties(app.cu PROPERTIES LANGUAGE HIP)\ntarget_compile_options(app PRIVATE $<$<COMPILE_LANGUAGE:HIP>:-fopenmp -Wall>)\n"
+    );
+    let notes = file
+        .result
+        .diagnostics
+        .iter()
+        .filter(|d| d.level == cuport_rewrite::Level::Note)
+        .count();
+    assert_eq!(notes, 5, "{:#?}", file.result.diagnostics);
+}

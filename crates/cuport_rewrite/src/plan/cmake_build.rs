@@ -250,12 +250,21 @@ impl<'a> Planner<'a> {
         // `string(APPEND CMAKE_HIP_FLAGS " --expt-relaxed-constexpr")`: the
         // call holds nothing else, so it goes whole.
         let words = cmake_arguments(self.src, command.open + 1, command.close);
+        let word = |i: usize| {
+            words
+                .get(i)
+                .map_or("", |&(s, e)| self.text(TextRange::new(s, e)))
+        };
         let appends_only_this = command.name.eq_ignore_ascii_case("string")
             && words.len() == 3
-            && self
-                .text(TextRange::new(words[2].0, words[2].1))
-                .trim_matches(['"', ' ', '\t'])
-                == site.name;
+            && word(2).trim_matches(['"', ' ', '\t']) == site.name;
+        // `set(CMAKE_CUDA_FLAGS "${CMAKE_CUDA_FLAGS} -Wno-deprecated-gpu-targets")`
+        // would be left setting the variable to itself.
+        let sets_only_this = command.name.eq_ignore_ascii_case("set")
+            && words.len() == 2
+            && word(1).trim_matches('"').replace(&site.name, "").trim()
+                == format!("${{{}}}", word(0));
+        let appends_only_this = appends_only_this || sets_only_this;
         // The argument holding the flag: gone whole when nothing else is
         // in it (`$<$<COMPILE_LANGUAGE:CUDA>:--extended-lambda>`), and the
         // call too when only its target and scope would be left.
