@@ -609,3 +609,13 @@ fn a_dropped_nvcc_switch_leaves_no_empty_setting_behind() {
         .count();
     assert_eq!(notes, 5, "{:#?}", file.result.diagnostics);
 }
+
+/// cuda-samples' conjugateGradient declares `cublasStatus_t cublasStatus;`:
+/// `cublasStatus` is also a legacy cuBLAS type name, so every use of the
+/// variable became `hipblasStatus_t = hipblasCreate(...)`.
+#[test]
+fn a_variable_named_like_a_cuda_type_stays_a_variable() {
+    let src = "#include <cublas_v2.h>\nint f(cublasHandle_t h) {\n  cublasStatus_t cublasStatus;\n  cublasStatus = cublasCreate(&h);\n  return cublasStatus == CUBLAS_STATUS_SUCCESS;\n}\n";
+    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    assert!(out.contains("  hipblasStatus_t cublasStatus;\n  cublasStatus = hipblasCreate(&h);\n  return cublasStatus == HIPBLAS_STATUS_SUCCESS;"), "{out}");
+}

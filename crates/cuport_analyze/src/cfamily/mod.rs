@@ -13,7 +13,7 @@ mod preprocessor;
 mod syntax;
 
 use cuport_model::{Library, LineIndex, SiteKind, TextRange};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::known::KnownNames;
 use crate::site::{FileAnalysis, ParseIssue, Site};
@@ -46,6 +46,7 @@ pub(crate) fn analyze(
         sites: Vec::new(),
         conditions: ConditionTracker::default(),
         defined_names: Vec::new(),
+        variables: FxHashSet::default(),
         namespace_aliases: FxHashMap::default(),
         directive: None,
     };
@@ -118,6 +119,10 @@ pub(crate) struct Scanner<'a> {
     sites: Vec<Site>,
     conditions: ConditionTracker,
     defined_names: Vec<String>,
+    /// Variables this file declares with a name that looks like (or is) a
+    /// CUDA API's (`cublasStatus_t cublasStatus;`): its other uses that are
+    /// not calls are the variable, not the API.
+    variables: FxHashSet<&'a str>,
     /// `namespace cg = cooperative_groups;`: alias → (namespace, library).
     namespace_aliases: FxHashMap<&'a str, (&'a str, Library)>,
     directive: Option<Directive>,
@@ -252,10 +257,18 @@ impl<'a> Scanner<'a> {
             self.defined_names.push(name.to_owned());
             return i + 1;
         }
-        if classified.is_some() && self.is_variable_definition(i) {
+        let table_known = classified.is_some() || self.table_name(name).is_some();
+        if table_known && self.is_variable_definition(i) {
             // `const ncclDataType_t ncclFloatX = ncclFloat;` (llm.c): the
             // project's own name that only looks like a library's.
             self.defined_names.push(name.to_owned());
+            self.variables.insert(name);
+            return i + 1;
+        }
+        if usage != Usage::Call && self.variables.contains(name) {
+            // `cublasStatus = cublasCreate(&h);` after `cublasStatus_t
+            // cublasStatus;` (cuda-samples conjugateGradient): the variable,
+            // which a rename to the legacy type's HIP name broke.
             return i + 1;
         }
         if let Some((library, kind)) = classified {
@@ -296,9 +309,7 @@ impl<'a> Scanner<'a> {
     /// The token before `i` is a name that is no keyword starting an
     /// expression (`int f`, `cudaError_t e`; not `return f`).
     fn follows_a_type_name(&self, i: usize) -> bool {
-        i > 0
-            && self.kind_at(i - 1) == Some(TokKind::Ident)
-            && !is_expression_keyword(self.text(i - 1))
+        i > 0 && self.kind_at(i - 1) == Some(TokKind::Ident) && !is_keyword(self.text(i - 1))
     }
 
     /// `TYPE NAME =` or `TYPE NAME;`: the name at token `i` is a variable
@@ -519,6 +530,8 @@ fn is_keyword(word: &str) -> bool {
             word,
             "typedef"
                 | "using"
+                | "namespace"
+                | "goto"
                 | "typename"
                 | "template"
                 | "const"
