@@ -150,6 +150,57 @@ pub fn cmake_closing_paren(src: &[u8], from: usize) -> Option<usize> {
     None
 }
 
+/// One CMake command call: its name as written, where it starts, and its
+/// parentheses.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CmakeCommand {
+    pub name: String,
+    pub start: usize,
+    pub open: usize,
+    pub close: usize,
+}
+
+/// Every command call in `src`, read as CMake reads it (comments and
+/// quoted arguments skipped, no line break between a name and its `(`).
+pub fn cmake_commands(src: &[u8]) -> Vec<CmakeCommand> {
+    let mut commands = Vec::new();
+    let mut k = 0;
+    while k < src.len() {
+        match src[k] {
+            b'#' => k = skip_comment(src, k),
+            b'"' => k = skip_string(src, k),
+            b if b.is_ascii_alphabetic() || b == b'_' => {
+                let end = k + src[k..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_alphanumeric() || **b == b'_')
+                    .count();
+                let call = opening_paren(src, end)
+                    .and_then(|open| Some((open, cmake_closing_paren(src, open + 1)?)));
+                match call {
+                    Some((open, close)) => {
+                        commands.push(CmakeCommand {
+                            name: String::from_utf8_lossy(&src[k..end]).into_owned(),
+                            start: k,
+                            open,
+                            close,
+                        });
+                        k = close + 1;
+                    }
+                    None => k = end,
+                }
+            }
+            _ => k += 1,
+        }
+    }
+    commands
+}
+
+/// The byte ranges of a command's arguments between `from` and `to`
+/// (quoted ones with their quotes), comments left out.
+pub fn cmake_arguments(src: &[u8], from: usize, to: usize) -> Vec<(usize, usize)> {
+    argument_words(src, from, to)
+}
+
 /// `arguments` with each `#` comment blanked out (same length, so offsets
 /// hold): a word in a comment is no argument.
 fn without_comments(arguments: &[u8]) -> Vec<u8> {

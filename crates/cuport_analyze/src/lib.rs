@@ -22,7 +22,10 @@ mod tree;
 mod ts_errors;
 
 pub use cfamily::library_of;
-pub use cmake::{cmake_closing_paren, is_cmake_command_at, CUDA_ARCHITECTURE_VALUES};
+pub use cmake::{
+    cmake_arguments, cmake_closing_paren, cmake_commands, is_cmake_command_at, CmakeCommand,
+    CUDA_ARCHITECTURE_VALUES,
+};
 pub use cpp_extension::ExtensionBuild;
 pub use document::{scan_schema, ScanDocument, ScanSummary, SCAN_FORMAT_NAME, SCAN_FORMAT_VERSION};
 pub use error::AnalyzeError;

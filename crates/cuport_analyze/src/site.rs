@@ -137,7 +137,7 @@ pub struct FunctionDefinition {
     pub range: TextRange,
 }
 
-/// A definition of `operator@=(V&, V)` for a CUDA vector type `V`.
+/// A definition of `operator@=(V&, V)` or `operator++(V&)` for a CUDA vector type `V`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OperatorDefinition {

@@ -65,7 +65,7 @@ pub(crate) enum AscendKernelsArg {
                                                     one source for CUDA, Ascend and HIP plus the cuport/ shim
 
 Project settings may live in cuport.toml at the root of the migrated tree
-([migrate] target, dual, exclude, ignore, rules, hip-kernel-launch, hip-libs, annotate,
+([migrate] target, dual, exclude, ignore, rules, hip-kernel-launch, hip-libs, hip-arch, annotate,
 cann-version, rocm-version, ascend-kernels);
 flags override them; --show-settings prints the result and where each value came from.
 
@@ -123,6 +123,11 @@ pub(crate) struct MigrateArgs {
     /// every rule applies): names HIP added later become CP0016 diagnostics.
     #[arg(long, value_name = "VERSION")]
     pub(crate) rocm_version: Option<String>,
+    /// AMD GPU architectures for build files (CMake's HIP_ARCHITECTURES),
+    /// comma-separated: `gfx90a,gfx942`. Default: gfx90a and gfx942 (MI200,
+    /// MI300), noted where written.
+    #[arg(long, value_name = "GFX,...", value_delimiter = ',')]
+    pub(crate) hip_arch: Vec<String>,
     /// Exit 1 when a diagnostic at this level or above remains.
     #[arg(long, value_enum)]
     pub(crate) fail_on: Option<FailOn>,
@@ -183,6 +188,7 @@ impl MigrateArgs {
                     vec![("ascend-kernels".to_owned(), value.to_owned())]
                 })
                 .unwrap_or_default(),
+            hip_arch: self.hip_arch.clone(),
             sdk_versions: [
                 ("cann-version", self.cann_version.clone()),
                 ("rocm-version", self.rocm_version.clone()),

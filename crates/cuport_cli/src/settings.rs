@@ -24,6 +24,7 @@ pub(crate) struct Flags {
     pub(crate) hip_kernel_launch: Option<HipLaunch>,
     pub(crate) hip_libs: Option<Flavour>,
     pub(crate) annotate: bool,
+    pub(crate) hip_arch: Vec<String>,
     /// `(flag, version)` as given: `("cann-version", "8.2.RC1")`.
     pub(crate) sdk_versions: Vec<(String, String)>,
     /// `(flag, model)` as given: `("ascend-kernels", "simt")`.
@@ -58,6 +59,8 @@ pub(crate) struct Settings {
     pub(crate) rules: Setting<Vec<PathBuf>>,
     pub(crate) hip_launch: Setting<HipLaunch>,
     pub(crate) hip_libs: Setting<Flavour>,
+    /// AMD GPU architectures build files name (empty: the HIP profile's).
+    pub(crate) hip_arch: Setting<Vec<String>>,
     pub(crate) annotate: Setting<bool>,
     /// The SDK release each target's port is made for, where one was chosen.
     pub(crate) sdk_versions: Vec<(Target, Setting<SdkVersion>)>,
@@ -87,6 +90,7 @@ struct MigrateConfig {
     rules: Vec<PathBuf>,
     hip_kernel_launch: Option<String>,
     hip_libs: Option<String>,
+    hip_arch: Option<Vec<String>>,
     annotate: Option<bool>,
     #[serde(alias = "cann_version")]
     cann_version: Option<String>,
@@ -160,6 +164,7 @@ pub(crate) fn resolve(args: &Flags) -> anyhow::Result<Settings> {
         },
         hip_launch: resolve_launch(args, config.hip_kernel_launch.as_deref(), &from_file)?,
         hip_libs: resolve_libs(args, config.hip_libs.as_deref(), &from_file)?,
+        hip_arch: resolve_hip_arch(args, config.hip_arch.clone(), &from_file)?,
         annotate: if args.annotate {
             Setting::new(true, "--annotate")
         } else {
@@ -185,6 +190,37 @@ fn ignore_globs(globs: &[String], source: &str) -> anyhow::Result<globset::GlobS
     builder.build().map_err(|e| {
         anyhow::anyhow!("{source}: the ignore globs do not build ({e}); fix the patterns")
     })
+}
+
+/// `--hip-arch`, else `hip-arch` in cuport.toml, else none (the profile's
+/// default); every name must be an AMD GPU target (`gfx90a`,
+/// `gfx90a:xnack+`).
+fn resolve_hip_arch(
+    args: &Flags,
+    config: Option<Vec<String>>,
+    from_file: &dyn Fn(&str) -> String,
+) -> anyhow::Result<Setting<Vec<String>>> {
+    let setting = match (args.hip_arch.is_empty(), config) {
+        (false, _) => Setting::new(args.hip_arch.clone(), "--hip-arch"),
+        (true, Some(list)) => Setting::new(list, from_file("hip-arch")),
+        (true, None) => Setting::new(Vec::new(), "default"),
+    };
+    for name in &setting.value {
+        let (gpu, features) = name.split_once(':').unwrap_or((name, ""));
+        let valid_gpu = gpu
+            .strip_prefix("gfx")
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_hexdigit()));
+        let valid_features = features
+            .split(':')
+            .all(|f| f.is_empty() || f.ends_with(['+', '-']));
+        if !valid_gpu || !valid_features {
+            anyhow::bail!(
+                "`{name}` (from {}) is not an AMD GPU architecture; write names such as gfx90a, gfx942 or gfx1100",
+                setting.source
+            );
+        }
+    }
+    Ok(setting)
 }
 
 fn config_path(path: &Path) -> Option<PathBuf> {
@@ -432,6 +468,7 @@ impl Settings {
             target: self.target.value,
             flavour: self.hip_libs.value,
             hip_launch: self.hip_launch.value,
+            gpu_architectures: self.hip_arch.value.clone(),
             annotate: self.annotate.value,
             dual: if self.dual.value {
                 self.targets.value.clone()
@@ -551,6 +588,16 @@ impl Settings {
             "hip-libs           {:<24} from {}",
             self.hip_libs.value.id(),
             self.hip_libs.source
+        );
+        let arch = if self.hip_arch.value.is_empty() {
+            "(profile default)".to_owned()
+        } else {
+            self.hip_arch.value.join(",")
+        };
+        let _ = writeln!(
+            text,
+            "hip-arch           {arch:<24} from {}",
+            self.hip_arch.source
         );
         let _ = writeln!(
             text,

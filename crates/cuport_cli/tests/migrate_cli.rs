@@ -790,3 +790,29 @@ fn bom_and_crlf_outside_the_edits_survive() {
         "{ported:?}"
     );
 }
+
+/// `--hip-arch` names the AMD GPUs a CMake port builds for; an NVIDIA
+/// architecture there is refused before anything runs.
+#[test]
+fn hip_arch_chooses_the_cmake_architectures() {
+    let s = Scratch::new().fixture("cmake_project", "");
+    let run = s
+        .migrate(&[
+            "--to",
+            "hip",
+            "--diff",
+            "--hip-arch",
+            "gfx1100,gfx90a:xnack-",
+        ])
+        .expect_code(0);
+    assert!(
+        run.stdout
+            .contains("+  set(CMAKE_HIP_ARCHITECTURES gfx1100;gfx90a:xnack-)"),
+        "{}",
+        run.stdout
+    );
+    let run = s
+        .migrate(&["--to", "hip", "--hip-arch", "sm_80"])
+        .expect_code(2);
+    assert!(run.stderr.contains("`sm_80`"), "{}", run.stderr);
+}

@@ -185,6 +185,13 @@ pub struct VectorTypeFacts {
     /// (`operator+=(const V&)`): a project's own `operator+=(V&, V)` is
     /// ambiguous there and is compiled out where the macro is defined.
     pub compound_operators_guard: Option<String>,
+    /// The operators the target's vector types define as non-template
+    /// members (`+=`, `++`): only a project's own operator among these
+    /// (with a vector operand) is ambiguous there and compiled out; the
+    /// others (HIP's `%=` is a member template, its binary operators are
+    /// templates) lose overload resolution to the project's and stay.
+    #[serde(default)]
+    pub member_operators: Vec<String>,
     /// Where the target's `dim3` has no constructor from its `uint3`
     /// (CUDA's has `dim3(uint3)`): the constructor that takes the three
     /// values instead, written for a `make_uint3(...)` that initialises
@@ -368,6 +375,34 @@ pub struct CmakeFacts {
     pub home_default: Option<String>,
     /// A comment written into the module for this backend.
     pub note: Option<String>,
+    /// How a one-way port writes CUDA-only CMake settings for the target
+    /// (absent: the rule tables alone decide).
+    #[serde(default)]
+    pub one_way: Option<OneWayCmake>,
+}
+
+/// CUDA-only CMake settings and their form on the target, for one-way
+/// ports (`[cmake.one-way]` in `target.toml`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct OneWayCmake {
+    /// The compile and link option CUDA_SEPARABLE_COMPILATION becomes.
+    pub relocatable_device_code: String,
+    /// GPU architectures written for NVIDIA architecture numbers when the
+    /// run names none (`--hip-arch`), and why these.
+    pub architectures: Vec<String>,
+    pub architectures_note: String,
+    /// CUDA target properties the target needs nothing for (deleted).
+    #[serde(default)]
+    pub dropped_properties: Vec<String>,
+    /// nvcc options the target's compiler rejects and needs nothing for.
+    #[serde(default)]
+    pub dropped_flags: Vec<String>,
+    /// nvcc options that pass options to the host compiler, which the
+    /// target's compiler takes directly (`-Xcompiler=-Wall,-Wextra`).
+    #[serde(default)]
+    pub host_option_forwarders: Vec<String>,
+    pub reference: String,
 }
 
 #[derive(Debug, Clone, Default, Deserialize)]

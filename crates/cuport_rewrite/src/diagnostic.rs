@@ -124,6 +124,11 @@ cuport_codes! {
     SIMT_DEVICE_LAUNCH = "CP0026", true, "A kernel launch or a memory allocation in device code, which the SIMT model does not have";
     /// `printf` in device code: the SIMT model buffers it, with limits.
     SIMT_PRINTF = "CP0027", true, "printf in device code, which the SIMT model buffers with limits on size and formats";
+    /// A launch (`--hip-kernel-launch ggl`) or a call rewritten through a
+    /// template whose configuration or arguments hold preprocessor
+    /// directive lines: kept as written, since a rewrite would put code on a
+    /// directive line or move a directive into a macro's arguments.
+    DIRECTIVE_IN_ARGUMENTS = "CP0029", true, "A launch or rewritten call whose arguments hold preprocessor directives, kept as written";
     /// An edit: a header the target needs, added at the top of the file.
     HEADER_ADDED = "CP0030", false, "A header the target needs, added to the file";
     /// An edit: an import the target needs (`import torch_npu`).
@@ -149,6 +154,13 @@ cuport_codes! {
     /// Dual-stack Python: a dtype a selected target does not support (fp64
     /// on Ascend). The code is kept; nothing converts it silently.
     DUAL_UNSUPPORTED_DTYPE = "CP0050", true, "Dual-stack Python: a dtype a selected target does not support";
+    /// An edit: `.cu` sources of a CMake target marked with the target's
+    /// language (`set_source_files_properties(... PROPERTIES LANGUAGE HIP)`).
+    HIP_SOURCE_LANGUAGE = "CP1094", false, "CMake .cu sources marked LANGUAGE HIP (CMake's HIP language compiles only .hip files by default)";
+    /// A `dim3` initialised from a `uint3` a call returns: HIP's `dim3` does
+    /// not convert from `uint3`, and `dim3(v.x, v.y, v.z)` would call it
+    /// three times.
+    DIM3_FROM_UINT3_CALL = "CP1095", true, "A dim3 initialised from the uint3 a call returns (HIP's dim3 does not convert from uint3)";
     /// An edit: `make_uint3(...)` that initialises a `dim3`, written with the
     /// target's `dim3(x, y, z)` (HIP's dim3 does not convert from uint3).
     DIM3_CONSTRUCTOR = "CP1096", false, "A make_uint3(...) that initialises a dim3, written dim3(...) (HIP's dim3 does not convert from uint3)";

@@ -3,18 +3,21 @@
 //! `[vector-types] dim3-from-values` in `mappings/<target>/target.toml`).
 //! A `make_uint3(...)` that initialises or is assigned to a `dim3`
 //! variable is written with the target's constructor, which takes the
-//! same three values.
+//! same three values; a `uint3` variable `u` there is written
+//! `dim3(u.x, u.y, u.z)`; the `uint3` a call returns is reported (CP1095):
+//! spelling out its three members would call it three times.
 use cuport_analyze::FileAnalysis;
-use cuport_model::Target;
+use cuport_model::{Library, LineIndex, SiteKind, Target, TextRange};
 
-use crate::diagnostic::codes;
+use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::edit::Edit;
 use crate::plan::Planned;
-use crate::source_text::{declared_variables, trim_end, word_start};
+use crate::source_text::{declared_variables, is_word, trim_end, word_start};
 
 /// One edit per `make_uint3` whose value goes straight into a `dim3`.
 pub(crate) fn construct_dim3_from_values(
     src: &[u8],
+    lines: &LineIndex,
     analysis: &FileAnalysis,
     targets: &[Target],
     planned: &mut Planned,
@@ -47,6 +50,83 @@ pub(crate) fn construct_dim3_from_values(
             });
         }
     }
+    // Variables of type uint3, and functions that return one
+    // (`__device__ uint3 idx()`).
+    let mut uint3_names: Vec<&str> = analysis
+        .sites
+        .iter()
+        .filter(|s| s.name == "uint3")
+        .flat_map(|s| {
+            let mut names = declared_variables(src, s.range.end);
+            names.extend(declared_function(src, s.range.end));
+            names
+        })
+        .collect();
+    uint3_names.sort_unstable();
+    uint3_names.dedup();
+    for name in uint3_names {
+        for at in memchr::memmem::find_iter(src, name.as_bytes()) {
+            let end = at + name.len();
+            let whole = word_start(src, end) == at && src.get(end).is_none_or(|b| !is_word(b));
+            let into_dim3 = whole
+                && initialised_variable(src, at)
+                    .is_some_and(|v| v == "dim3" || variables.contains(&v));
+            if !into_dim3 {
+                continue;
+            }
+            match src[end..].iter().find(|b| !b.is_ascii_whitespace()) {
+                Some(b';' | b')' | b'}' | b',') => planned.edits.push(Edit {
+                    range: TextRange::new(at, end),
+                    replacement: format!("{constructor}({name}.x, {name}.y, {name}.z)"),
+                    code: codes::DIM3_CONSTRUCTOR.into(),
+                    cuda_name: "uint3".into(),
+                }),
+                Some(b'(') => {
+                    report_call(lines, TextRange::new(at, end), name, constructor, planned)
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The function a declaration right after a return type declares
+/// (`uint3 idx(`).
+fn declared_function(src: &[u8], after_type: usize) -> Option<&str> {
+    let at = after_type
+        + src[after_type..]
+            .iter()
+            .take_while(|b| b.is_ascii_whitespace())
+            .count();
+    let name = crate::source_text::word_at(src, at)?;
+    let rest = src[at + name.len()..]
+        .iter()
+        .find(|b| !b.is_ascii_whitespace());
+    (rest == Some(&b'(')).then_some(name)
+}
+
+fn report_call(
+    lines: &LineIndex,
+    range: TextRange,
+    name: &str,
+    constructor: &str,
+    planned: &mut Planned,
+) {
+    let at = lines.line_col(range.start);
+    planned.diagnostics.push(Diagnostic {
+        code: codes::DIM3_FROM_UINT3_CALL.into(),
+        level: Level::Manual,
+        effort: Some("low".into()),
+        message: format!("`{name}(...)` returns a uint3, which initialises a dim3 here; the target's dim3 does not convert from uint3"),
+        line: at.line,
+        column: at.column,
+        range,
+        cuda_name: "dim3".into(),
+        library: Library::Runtime,
+        kind: SiteKind::Type,
+        suggestion: Some(format!("keep the value in a uint3 variable `v` and write `{constructor}(v.x, v.y, v.z)`")),
+        reference: None,
+    });
 }
 
 /// `v = make_uint3(`, `v(make_uint3(` or `v{make_uint3(` with the call at

@@ -59,7 +59,7 @@ pub fn migrate_file(
     guard_target_provided(src, &lines, analysis, options.targets(), &mut planned);
     if matches!(language, Language::Cuda | Language::Cpp) {
         cast_coordinate_arguments(src, analysis, options.targets(), &mut planned);
-        construct_dim3_from_values(src, analysis, options.targets(), &mut planned);
+        construct_dim3_from_values(src, &lines, analysis, options.targets(), &mut planned);
     }
     if matches!(language, Language::Cuda | Language::Cpp) {
         report_retyped_arguments(src, &lines, analysis, &mut planned);

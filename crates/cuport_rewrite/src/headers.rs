@@ -132,11 +132,24 @@ fn runtime_header_wanted(
     planned: &Planned,
     main_header: &MainHeader<'_>,
 ) -> RuntimeHeader {
+    // Where kernels compile as they are, a file with only `__device__`
+    // functions needs the header for its qualifiers (CMake's HIP language
+    // compiles it with clang, which does not include it either).
     let uses_runtime = analysis.sites.iter().any(|s| {
-        matches!(s.library, Library::Runtime | Library::Device) && s.kind != SiteKind::Qualifier
+        matches!(s.library, Library::Runtime | Library::Device)
+            && (s.kind != SiteKind::Qualifier || main_header.even_without_edits)
     });
     let edited = !planned.edits.is_empty() || main_header.even_without_edits;
-    if language != Language::Cuda || !uses_runtime || !edited || main_header.already_ported {
+    // A C++ file with kernels was compiled as CUDA (`nvcc -x cu`, CMake's
+    // LANGUAGE CUDA): it relied on the implicit header as a `.cu` file does
+    // (HIPIFY's samples/MallocManaged.cpp).
+    let compiled_as_cuda = language == Language::Cuda
+        || (language == Language::Cpp
+            && analysis
+                .sites
+                .iter()
+                .any(|s| matches!(s.kind, SiteKind::KernelDefinition | SiteKind::KernelLaunch)));
+    if !compiled_as_cuda || !uses_runtime || !edited || main_header.already_ported {
         return RuntimeHeader::NotWanted;
     }
     let first_include = analysis

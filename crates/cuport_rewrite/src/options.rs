@@ -27,6 +27,9 @@ pub struct MigrateOptions {
     /// The SDK release a port is made for, per target (`--cann-version`,
     /// `--rocm-version`); a target not listed gets its profile's default.
     pub sdk_versions: BTreeMap<Target, SdkVersion>,
+    /// The GPU architectures build files name (`--hip-arch gfx90a,gfx942`);
+    /// empty: the target profile's default.
+    pub gpu_architectures: Vec<String>,
     /// The kernel model chosen per target (`--ascend-kernels simt`); a
     /// target not listed uses its profile's model.
     pub kernel_models: BTreeMap<Target, KernelModel>,
@@ -42,6 +45,7 @@ impl MigrateOptions {
             dual: Vec::new(),
             sdk_versions: BTreeMap::new(),
             kernel_models: BTreeMap::new(),
+            gpu_architectures: Vec::new(),
         }
     }
 

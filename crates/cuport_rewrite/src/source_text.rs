@@ -138,3 +138,56 @@ fn after_literal(src: &[u8], at: usize, end: usize, quote: u8) -> usize {
     }
     end
 }
+
+/// Whether `text`, which starts inside a line (a call's or a launch's
+/// text after its first byte), holds a preprocessor directive line.
+pub(crate) fn holds_directive_line(text: &str) -> bool {
+    text.lines()
+        .skip(1)
+        .any(|line| line.trim_start().starts_with('#'))
+}
+
+/// Where the qualified name whose last part starts at `at` starts: `ns::k`
+/// and `::k` are launched and called as written, qualifier included.
+pub(crate) fn qualified_name_start(src: &[u8], at: usize) -> usize {
+    let mut start = at;
+    loop {
+        let before = trim_end(src, start);
+        if before < 2 || &src[before - 2..before] != b"::" {
+            return start;
+        }
+        let name_end = trim_end(src, before - 2);
+        let name_start = word_start(src, name_end);
+        if name_start == name_end {
+            return before - 2;
+        }
+        start = name_start;
+    }
+}
+
+/// Whether `text` is one call of `callee` and nothing else (`dim3(1, 2)`,
+/// not `dim3(1) + d` or `dim3`).
+pub(crate) fn is_one_call_of(text: &str, callee: &str) -> bool {
+    let Some(rest) = text.trim().strip_prefix(callee) else {
+        return false;
+    };
+    let rest = rest.trim_start();
+    if !rest.starts_with('(') || !rest.ends_with(')') {
+        return false;
+    }
+    // The `(` after the callee must close at the very end.
+    let mut depth = 0usize;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return i + 1 == rest.len();
+                }
+            }
+            _ => {}
+        }
+    }
+    false
+}

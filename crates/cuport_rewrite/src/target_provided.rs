@@ -1,9 +1,10 @@
 //! A project's own definitions of what the target already defines, each
 //! compiled out where the target's exists (CP0015):
-//! - compound assignments on CUDA's vector types (`operator+=(float4&,
-//!   float4)`, cuda-samples' `helper_math.h`) where the target's vector
-//!   types define the same operator, which makes every use ambiguous
-//!   (`[vector-types]` in `mappings/<target>/target.toml`);
+//! - compound assignments and increments on CUDA's vector types
+//!   (`operator+=(float4&, float4)`, cuda-samples' `helper_math.h`) where
+//!   the target's vector types define the same operator as a member, which
+//!   makes every use ambiguous (`[vector-types] member-operators` in
+//!   `mappings/<target>/target.toml`);
 //! - functions CUDA lacks and the target defines (`__device__ double
 //!   atomicMax(double*, double)`, a CAS loop many projects carry), which
 //!   are redefinitions there (`[provided-functions]`).
@@ -65,11 +66,25 @@ fn vector_operators(analysis: &FileAnalysis, targets: &[Target]) -> Vec<(String,
         return Vec::new();
     };
     let reference = facts.iter().find_map(|f| f.reference.clone());
+    // Only an operator the target's vector types define as a member clashes
+    // (the others lose to the project's, which then must stay).
+    let clashes = |operator: &str| {
+        let symbol = operator.strip_prefix("operator").unwrap_or(operator);
+        facts
+            .iter()
+            .any(|f| f.member_operators.iter().any(|m| m == symbol))
+    };
     analysis
         .vector_operators
         .iter()
+        .filter(|d| clashes(&d.operator))
         .map(|d| {
-            let signature = format!("{}({}&, {})", d.operator, d.vector_type, d.vector_type);
+            let increment = d.operator.ends_with("++") || d.operator.ends_with("--");
+            let signature = if increment {
+                format!("{}({}&)", d.operator, d.vector_type)
+            } else {
+                format!("{}({}&, {})", d.operator, d.vector_type, d.vector_type)
+            };
             let message = format!(
                 "the project's own `{signature}` is compiled out where the target's `{}` defines the same operator (every use would be ambiguous); check that the project's is component-wise like the target's",
                 d.vector_type

@@ -162,24 +162,37 @@ fn a_projects_vector_compound_assignment_is_compiled_out_where_hip_has_it() {
 
 /// cuda-samples' simpleMultiCopy and bilateralFilter call cudaHostAlloc and
 /// cudaMallocPitch with `float **` / `uint **`, which CUDA's C++ template
-/// overloads accept; HIP 5.2 declares only the `void **` forms, so the
-/// renamed calls did not compile. The port casts as CUDA's template does.
+/// overloads accept; HIP 5.2 declares only `hipMallocPitch(void **, ...)`,
+/// so the renamed call did not compile. A port for HIP 5.2 casts as CUDA's
+/// template does; hipHostMalloc has its own `T **` overload there, and HIP
+/// 6.3 has one for hipMallocPitch too, so a port for the newest HIP casts
+/// neither (`mappings/hip/arguments.toml`).
 #[test]
 fn allocation_calls_keep_working_with_typed_pointers() {
     let root = tree(&[(
         "a.cpp",
         "#include <cuda_runtime.h>\nvoid f() { float* p; size_t pitch; cudaHostAlloc(&p, 64, cudaHostAllocDefault); cudaMallocPitch(&p, &pitch, 16, 4); }\n",
     )]);
-    let migration = migrate(root.path(), &MigrateOptions::new(Target::Hip));
-    let text = String::from_utf8_lossy(&output(&migration, "a.cpp").output).into_owned();
-    assert!(
-        text.contains("hipHostMalloc((void **)&p, 64, hipHostMallocDefault)"),
-        "{text}"
+    let mut hip_5_2 = MigrateOptions::new(Target::Hip);
+    hip_5_2.sdk_versions.insert(
+        Target::Hip,
+        cuport_model::SdkVersion::parse("5.2.3").expect("a version"),
     );
-    assert!(
-        text.contains("hipMallocPitch((void **)&p, &pitch, 16, 4)"),
-        "{text}"
-    );
+    for (options, pitch) in [
+        (hip_5_2, "hipMallocPitch((void**)&p, &pitch, 16, 4)"),
+        (
+            MigrateOptions::new(Target::Hip),
+            "hipMallocPitch(&p, &pitch, 16, 4)",
+        ),
+    ] {
+        let migration = migrate(root.path(), &options);
+        let text = String::from_utf8_lossy(&output(&migration, "a.cpp").output).into_owned();
+        assert!(
+            text.contains("hipHostMalloc(&p, 64, hipHostMallocDefault)"),
+            "{text}"
+        );
+        assert!(text.contains(pitch), "{text}");
+    }
 }
 
 /// The diagnostics of `path` as `(code, CUDA name)`.
@@ -362,10 +375,16 @@ fn cmake_nvcc_flags_variables_in_strings_and_architecture_lists() {
     let root = tree(&[("CMakeLists.txt", cmake)]);
     let migration = migrate(root.path(), &MigrateOptions::new(Target::Hip));
     let text = migrated_text(&migration, "CMakeLists.txt");
+    // NVIDIA numbers become AMD GPU names (the profile's default, noted),
+    // and an nvcc switch hipcc rejects and needs nothing for goes, with the
+    // option call it was alone in (issue 29).
+    assert!(
+        !text.contains("--extended-lambda") && !text.contains("target_compile_options"),
+        "{text}"
+    );
     for expected in [
-        "set(CMAKE_HIP_ARCHITECTURES 75 80 86)",
+        "set(CMAKE_HIP_ARCHITECTURES gfx90a;gfx942)",
         "set(CMAKE_HIP_FLAGS \"${CMAKE_HIP_FLAGS} -gline-tables-only -ffast-math -G\")",
-        "$<$<COMPILE_LANGUAGE:HIP>:--extended-lambda>",
         "cxx_std_17 hip_std_17",
         "execute_process(COMMAND cmake -G Ninja .)",
         "PROPERTIES HIP_ARCHITECTURES native)",
@@ -406,9 +425,11 @@ fn every_nvcc_flag_the_hip_tables_know_is_converted_or_reported() {
             .iter()
             .filter(|(_, name)| *name == flag)
             .count();
+        // Each flag left in the output is reported; one converted or
+        // deleted may be reported too (a note saying so).
         let left = text.matches(flag.as_str()).count();
-        assert_eq!(
-            left, reported,
+        assert!(
+            left <= reported,
             "{flag}: {left} left, {reported} reported:\n{text}"
         );
     }

@@ -7,6 +7,9 @@
 //! * every range the analyser or the rewriter reports lies inside the input;
 //! * the applied edits are sorted and disjoint, and the output is the input
 //!   with exactly those edits applied: no byte outside an edit changes;
+//! * in C-family sources the output's directive lines are the input's,
+//!   with only the edits inside them applied, plus whole lines edits write:
+//!   nothing is glued onto a directive line (`common::directive_line_violations`);
 //! * migrating the output again with the same options edits nothing (four
 //!   justified exceptions, counted and printed: see `check_second_run`);
 //! * valid UTF-8 in gives valid UTF-8 out.
@@ -85,11 +88,11 @@ fn check_file(source: &Source, setup: &Setup) -> Result<(), TestCaseError> {
         migrate_file(setup.path, language, src, analysis, rules(), &setup.migrate)
     };
     let first = migrate(src, &analysis);
-    check_result(src, &first)?;
+    check_result(language, src, &first)?;
     let again = analyze_source(language, &first.output, &analyze);
     check_sites(&again, first.output.len())?;
     let second = migrate(&first.output, &again);
-    check_result(&first.output, &second)?;
+    check_result(language, &first.output, &second)?;
     check_second_run(language, src, [&analysis, &again], [&first, &second])
 }
 
@@ -224,7 +227,7 @@ fn check_tree(files: &[(usize, Source)], setup: &Setup) -> Result<(), TestCaseEr
     }
     let (first_scan, first) = migrate_tree(root.path(), setup)?;
     for file in &first.files {
-        check_result(&file.original, &file.result)?;
+        check_result(file.language, &file.original, &file.result)?;
     }
     let out = tempfile::tempdir().unwrap();
     first
@@ -238,7 +241,7 @@ fn check_tree(files: &[(usize, Source)], setup: &Setup) -> Result<(), TestCaseEr
             .map(|f| f.analysis.clone())
     };
     for file in &second.files {
-        check_result(&file.original, &file.result)?;
+        check_result(file.language, &file.original, &file.result)?;
         let before = first.files.iter().find(|f| f.path == file.path);
         let analyses = (
             analysis(&first_scan, &file.path),
@@ -314,8 +317,14 @@ fn check_sites(analysis: &FileAnalysis, len: usize) -> Result<(), TestCaseError>
 }
 
 /// The output is the input with the applied edits spliced in, and nothing
-/// else; diagnostics point inside the input; UTF-8 stays UTF-8.
-fn check_result(src: &[u8], result: &FileMigration) -> Result<(), TestCaseError> {
+/// else; diagnostics point inside the input; UTF-8 stays UTF-8; in C-family
+/// sources no edit glues code onto a directive line or splits one
+/// (`common::directive_line_violations` says precisely what holds).
+fn check_result(
+    language: Language,
+    src: &[u8],
+    result: &FileMigration,
+) -> Result<(), TestCaseError> {
     let mut rebuilt = Vec::with_capacity(result.output.len());
     let mut cursor = 0;
     for edit in &result.edits {
@@ -339,6 +348,10 @@ fn check_result(src: &[u8], result: &FileMigration) -> Result<(), TestCaseError>
         );
     }
     prop_assert_eq!(result.stats.edits, result.edits.len());
+    if language.is_c_family() {
+        let glued = common::directive_line_violations(src, &result.edits);
+        prop_assert!(glued.is_empty(), "directive lines changed: {glued:#?}");
+    }
     if std::str::from_utf8(src).is_ok() {
         if let Err(error) = std::str::from_utf8(&result.output) {
             let at = error.valid_up_to();

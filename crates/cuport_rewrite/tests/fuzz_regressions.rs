@@ -715,7 +715,7 @@ fn a_directive_inside_a_launch_is_not_moved() {
     assert!(first
         .diagnostics
         .iter()
-        .any(|d| d.code == "CP0003" && d.cuda_name == "k"));
+        .any(|d| d.code == "CP0029" && d.cuda_name == "k"));
     assert_second_run_edits_nothing(&second);
 }
 

@@ -105,6 +105,61 @@ impl Builder {
         for m in &p.file.enum_map {
             self.declare_enum_map(p, target, m);
         }
+        for a in &p.file.argument {
+            self.declare_argument(p, target, a);
+        }
+    }
+
+    fn declare_argument(&mut self, p: &Parsed, target: Target, a: &crate::raw::RawArgument) {
+        let not_needed_from = match &a.not_needed_from {
+            Some(text) => match cuport_model::MinimumVersion::from_text(text) {
+                Some(minimum) => Some(minimum),
+                None => {
+                    let msg = format!(
+                        "`not-needed-from = \"{text}\"` is not `PRODUCT >= VERSION` (`HIP >= 6.3.0`)"
+                    );
+                    self.error(p.at(&a.wrap), DiagKind::BadTemplate, msg);
+                    return;
+                }
+            },
+            None => None,
+        };
+        if a.position == 0 {
+            let msg = "`position` counts from 1 (the first argument)".to_owned();
+            self.error(p.at(&a.cuda), DiagKind::BadTemplate, msg);
+            return;
+        }
+        let rule = crate::arguments::ArgumentRule::new(
+            a.cuda.get_ref().clone(),
+            a.position,
+            a.wrap.get_ref(),
+            &a.already,
+            a.when,
+            a.declared.as_deref(),
+            not_needed_from,
+            a.note.clone(),
+            a.reference.clone(),
+        );
+        let Ok(rule) = rule else {
+            let msg = format!(
+                "`wrap = \"{}\"` needs exactly one `$` where the argument goes",
+                a.wrap.get_ref()
+            );
+            self.error(p.at(&a.wrap), DiagKind::BadTemplate, msg);
+            return;
+        };
+        let table = self.set.tables.entry(target).or_default();
+        let rules = table.arguments.entry(rule.cuda.clone()).or_default();
+        if rules.iter().any(|r| r.position == rule.position) {
+            let msg = format!(
+                "argument {} of `{}` has two [[argument]] rules; keep one",
+                a.position,
+                a.cuda.get_ref()
+            );
+            self.error(p.at(&a.cuda), DiagKind::Duplicate, msg);
+            return;
+        }
+        rules.push(rule);
     }
 
     fn require_target(&mut self, p: &Parsed) {
@@ -114,7 +169,8 @@ impl Builder {
             && f.unsupported.is_empty()
             && f.enum_map.is_empty()
             && f.function.is_empty()
-            && f.helper.is_empty();
+            && f.helper.is_empty()
+            && f.argument.is_empty();
         let needs = !empty;
         if needs {
             let msg = "[meta] has no `target`, but the file has rules or declarations; add `target = \"hip\"` (or ascend, musa, mlu)";
@@ -271,6 +327,7 @@ impl Builder {
             minimum_version: None,
             cuda_params: None,
             helpers: Vec::new(),
+            overloads: Vec::new(),
             origin,
             priority: p.priority,
             source: p.source.clone(),
@@ -338,6 +395,11 @@ impl Builder {
         rule.cuda_version.clone_from(&e.cuda_version);
         rule.unconfirmed = e.unconfirmed;
         rule.cuda_params.clone_from(&e.cuda_params);
+        rule.overloads = e
+            .overloads
+            .iter()
+            .map(|o| (o.arguments, o.to.clone()))
+            .collect();
         if let Some(template) = &e.template {
             self.compile_template(p, target, e, template, &mut rule);
         }

@@ -9,6 +9,7 @@
 //! every target function the tables use, for compile checks of ported code.
 
 pub mod api_support;
+mod arguments;
 mod builder;
 mod check;
 mod declarations;
@@ -26,6 +27,7 @@ use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 
+pub use arguments::{squeeze, ArgumentRule, ArgumentShape};
 pub use diag::{DiagKind, Diagnostic, Location, RulesError};
 pub use model::{library_digit, Effort, Flavour, NameKind, RuleCode, Status};
 pub use raw::CudaVersion;

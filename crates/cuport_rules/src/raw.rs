@@ -42,6 +42,10 @@ pub(crate) struct RuleFile {
     /// CUDA enums, so that enum maps can be checked for gaps.
     #[serde(default)]
     pub(crate) cuda_enum: Vec<RawCudaEnum>,
+    /// How an argument of a CUDA call is written for the target (a cast or a
+    /// macro its declaration needs), unless the argument already has it.
+    #[serde(default)]
+    pub(crate) argument: Vec<RawArgument>,
 }
 
 /// File-wide settings; entries inherit them unless they set their own.
@@ -137,9 +141,24 @@ pub(crate) struct RawEntry {
     /// states (`--rocm-version 5.2`: `__shfl_down_sync` → `__shfl_down`).
     #[serde(default)]
     pub(crate) older_sdk: Option<RawOlderSdk>,
+    /// The target name for a call with a given number of arguments, where
+    /// CUDA's C++ overloads map to target functions of other names
+    /// (`cudaEventCreate(&e, flags)` is hipEventCreateWithFlags).
+    #[serde(default)]
+    pub(crate) overloads: Vec<RawOverload>,
     /// The fact was not confirmed in a vendor header or doc; never `exact` or `renamed`.
     #[serde(default)]
     pub(crate) unconfirmed: bool,
+}
+
+/// One C++ overload of a CUDA function, told apart by its argument count.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RawOverload {
+    /// The number of arguments the CUDA call passes.
+    pub(crate) arguments: usize,
+    /// The target function such a call is renamed to.
+    pub(crate) to: String,
 }
 
 /// The rewrite for releases older than an entry's `target-version`.
@@ -266,6 +285,57 @@ pub(crate) struct RawEnumMap {
 
 fn yes() -> bool {
     true
+}
+
+/// An argument of a CUDA call that the target's declaration takes in
+/// another form: `hipHostGetDevicePointer(void**, ...)` for CUDA's
+/// `T**` overload, `hipFuncSetCacheConfig(const void*, ...)` for CUDA's
+/// overload taking the kernel. Written only where the argument does not
+/// already have it and the selected release needs it.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub(crate) struct RawArgument {
+    /// The CUDA function whose calls it applies to.
+    #[schemars(with = "String")]
+    pub(crate) cuda: Spanned<String>,
+    /// The argument's position in the CUDA call (1-based).
+    pub(crate) position: usize,
+    /// The argument as the target takes it; `$` stands for the argument
+    /// (`(void**)$`, `reinterpret_cast<const void*>($)`, `HIP_SYMBOL($)`).
+    #[schemars(with = "String")]
+    pub(crate) wrap: Spanned<String>,
+    /// Spellings an argument that already has the conversion starts with,
+    /// compared without white space (`(void**)`,
+    /// `reinterpret_cast<void**>(`); the wrap's own text before `$` always
+    /// counts.
+    #[serde(default)]
+    pub(crate) already: Vec<String>,
+    /// `name`: only an argument that is a name (`x`, `ns::x`) is wrapped;
+    /// `any` (the default): any argument.
+    #[serde(default)]
+    pub(crate) when: ArgumentShape,
+    /// A type (`void*`): the argument `&v` of a variable this file declares
+    /// with it needs nothing.
+    #[serde(default)]
+    pub(crate) declared: Option<String>,
+    /// `PRODUCT >= VERSION` from which the target's declarations take the
+    /// argument as written (an overload): ports made for that release or a
+    /// newer one (or for no release) get no wrap.
+    #[serde(default)]
+    pub(crate) not_needed_from: Option<String>,
+    /// Why the target needs it (its declaration).
+    pub(crate) note: String,
+    /// The header or document that says so.
+    pub(crate) reference: String,
+}
+
+/// Which arguments an [`RawArgument`] rule wraps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum ArgumentShape {
+    #[default]
+    Any,
+    Name,
 }
 
 /// A C function signature as documented by the vendor.

@@ -42,6 +42,9 @@ pub struct Rule {
     pub cuda_params: Option<Vec<String>>,
     /// Helper functions (shim) the template calls.
     pub helpers: Vec<String>,
+    /// (argument count, target name): CUDA's C++ overloads that are
+    /// functions of other names on the target.
+    pub overloads: Vec<(usize, String)>,
     pub origin: Location,
     pub priority: i32,
     /// The file's `source` line: where its facts come from.
@@ -186,6 +189,8 @@ pub(crate) struct TargetTable {
     pub(crate) enum_maps: HashMap<String, Arc<EnumMap>>,
     /// Declared name → the vendor header a row says declares it.
     pub(crate) declared_in: BTreeMap<String, String>,
+    /// CUDA function → its `[[argument]]` rules.
+    pub(crate) arguments: BTreeMap<String, Vec<crate::arguments::ArgumentRule>>,
 }
 
 impl TargetTable {
@@ -236,6 +241,15 @@ impl<'a> Resolved<'a> {
     }
     pub fn template(&self) -> Option<&'a Template> {
         self.rule.template.as_ref()
+    }
+    /// The target name of the overload a call with `arguments` arguments
+    /// calls, when it differs from the rule's name.
+    pub fn overload(&self, arguments: usize) -> Option<&'a str> {
+        self.rule
+            .overloads
+            .iter()
+            .find(|(count, _)| *count == arguments)
+            .map(|(_, to)| to.as_str())
     }
     pub fn headers(&self) -> &'a [String] {
         &self.rule.headers
@@ -486,6 +500,18 @@ impl RuleSet {
     }
 
     /// The target signature of `name`, if the tables record one.
+    /// The `[[argument]]` rules of `target` for calls of `cuda_name`.
+    pub fn argument_rules(
+        &self,
+        target: Target,
+        cuda_name: &str,
+    ) -> &[crate::arguments::ArgumentRule] {
+        self.tables
+            .get(&target)
+            .and_then(|t| t.arguments.get(cuda_name))
+            .map_or(&[], Vec::as_slice)
+    }
+
     pub fn signature(&self, target: Target, name: &str) -> Option<&Signature> {
         let table = self.tables.get(&target)?;
         table

@@ -429,8 +429,14 @@ fn header_file_library(file: &str) -> Option<Library> {
         | "cuda_bf16"
         | "cuda_fp8"
         | "crt" => Library::Device,
-        "driver_types" | "cuda_runtime" | "cuda_runtime_api" | "library_types" | "helper_cuda"
-        | "cuComplex" => Library::Runtime,
+        "driver_types"
+        | "cuda_runtime"
+        | "cuda_runtime_api"
+        | "library_types"
+        | "helper_cuda"
+        | "cuComplex"
+        | "channel_descriptor"
+        | "texture_fetch_functions" => Library::Runtime,
         _ => return stem_library(stem),
     };
     Some(lib)

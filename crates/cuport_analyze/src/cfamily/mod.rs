@@ -13,7 +13,7 @@ mod preprocessor;
 mod syntax;
 
 use cuport_model::{Library, LineIndex, SiteKind, TextRange};
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::known::KnownNames;
 use crate::site::{FileAnalysis, ParseIssue, Site};
@@ -46,6 +46,7 @@ pub(crate) fn analyze(
         sites: Vec::new(),
         conditions: ConditionTracker::default(),
         defined_names: Vec::new(),
+        variables: FxHashSet::default(),
         namespace_aliases: FxHashMap::default(),
         directive: None,
     };
@@ -118,6 +119,10 @@ pub(crate) struct Scanner<'a> {
     sites: Vec<Site>,
     conditions: ConditionTracker,
     defined_names: Vec<String>,
+    /// Variables this file declares with a name that looks like (or is) a
+    /// CUDA API's (`cublasStatus_t cublasStatus;`): its other uses that are
+    /// not calls are the variable, not the API.
+    variables: FxHashSet<&'a str>,
     /// `namespace cg = cooperative_groups;`: alias → (namespace, library).
     namespace_aliases: FxHashMap<&'a str, (&'a str, Library)>,
     directive: Option<Directive>,
@@ -222,15 +227,27 @@ impl<'a> Scanner<'a> {
             self.member(i);
             return i + 1;
         }
+        // A keyword before `::` (`typedef ::cub::BlockLoad<...>`, `return
+        // ::f()`) starts no qualified name: the `::` after it is the global
+        // scope of the name that follows.
+        let after_keyword =
+            |k: usize| self.kind_at(k) == Some(TokKind::Ident) && is_keyword(self.text(k));
         let leading_scope = i > 0
             && self.kind_at(i - 1) == Some(TokKind::Scope)
-            && !(i > 1 && self.kind_at(i - 2) == Some(TokKind::Ident));
-        if self.kind_at(i + 1) == Some(TokKind::Scope) && !leading_scope {
+            && !(i > 1 && self.kind_at(i - 2) == Some(TokKind::Ident) && !after_keyword(i - 2));
+        // `::cub::BlockLoad` names the library's namespace from the global
+        // scope; any other `::a::b` is left to the name's own rules.
+        let library_from_global = leading_scope && namespace_library(self.text(i)).is_some();
+        let qualified_start = !is_keyword(self.text(i)) && (!leading_scope || library_from_global);
+        if self.kind_at(i + 1) == Some(TokKind::Scope) && qualified_start {
             return self.qualified(i);
         }
         let name = self.text(i);
         if name == "namespace" {
             self.namespace_alias(i);
+        }
+        if name == "using" {
+            self.using_namespace(i);
         }
         let usage = self.usage_after(i);
         let classified = classify(name, usage, self.cuda_file);
@@ -240,10 +257,18 @@ impl<'a> Scanner<'a> {
             self.defined_names.push(name.to_owned());
             return i + 1;
         }
-        if classified.is_some() && self.is_variable_definition(i) {
+        let table_known = classified.is_some() || self.table_name(name).is_some();
+        if table_known && self.is_variable_definition(i) {
             // `const ncclDataType_t ncclFloatX = ncclFloat;` (llm.c): the
             // project's own name that only looks like a library's.
             self.defined_names.push(name.to_owned());
+            self.variables.insert(name);
+            return i + 1;
+        }
+        if usage != Usage::Call && self.variables.contains(name) {
+            // `cublasStatus = cublasCreate(&h);` after `cublasStatus_t
+            // cublasStatus;` (cuda-samples conjugateGradient): the variable,
+            // which a rename to the legacy type's HIP name broke.
             return i + 1;
         }
         if let Some((library, kind)) = classified {
@@ -284,9 +309,7 @@ impl<'a> Scanner<'a> {
     /// The token before `i` is a name that is no keyword starting an
     /// expression (`int f`, `cudaError_t e`; not `return f`).
     fn follows_a_type_name(&self, i: usize) -> bool {
-        i > 0
-            && self.kind_at(i - 1) == Some(TokKind::Ident)
-            && !is_expression_keyword(self.text(i - 1))
+        i > 0 && self.kind_at(i - 1) == Some(TokKind::Ident) && !is_keyword(self.text(i - 1))
     }
 
     /// `TYPE NAME =` or `TYPE NAME;`: the name at token `i` is a variable
@@ -362,8 +385,12 @@ impl<'a> Scanner<'a> {
                     .then_some(Library::Torch)
             })
             .or_else(|| {
-                (matches!(first, "at" | "c10" | "torch") && self.text(last).contains("CUDA"))
-                    .then_some(Library::Torch)
+                // `at::hip::getCurrentHIPStreamMasqueradingAsCUDA` is ROCm
+                // PyTorch's own name (what the HIP port writes), not CUDA's.
+                (matches!(first, "at" | "c10" | "torch")
+                    && second != "hip"
+                    && self.text(last).contains("CUDA"))
+                .then_some(Library::Torch)
             });
         let Some(library) = library else {
             return last + 1;
@@ -392,15 +419,41 @@ impl<'a> Scanner<'a> {
         last + 1
     }
 
-    /// `namespace cg = cooperative_groups;`
+    /// `namespace cg = cooperative_groups;`, `namespace wmma =
+    /// nvcuda::wmma;`
     fn namespace_alias(&mut self, i: usize) {
         if self.kind_at(i + 1) == Some(TokKind::Ident)
             && self.kind_at(i + 2) == Some(TokKind::Punct(b'='))
             && self.kind_at(i + 3) == Some(TokKind::Ident)
         {
-            if let Some(library) = namespace_library(self.text(i + 3)) {
-                self.namespace_aliases
-                    .insert(self.text(i + 1), (self.text(i + 3), library));
+            let Some(library) = namespace_library(self.text(i + 3)) else {
+                return;
+            };
+            let nested = (self.kind_at(i + 4) == Some(TokKind::Scope))
+                .then(|| nested_namespace(self.text(i + 3), self.text(i + 5)))
+                .flatten();
+            let target = nested.unwrap_or(self.text(i + 3));
+            self.namespace_aliases
+                .insert(self.text(i + 1), (target, library));
+        }
+    }
+
+    /// `using namespace nvcuda;`: the namespaces nested in it (`wmma`) are
+    /// then written without it.
+    fn using_namespace(&mut self, i: usize) {
+        if self.kind_at(i + 1) != Some(TokKind::Ident)
+            || self.text(i + 1) != "namespace"
+            || self.kind_at(i + 2) != Some(TokKind::Ident)
+        {
+            return;
+        }
+        let outer = self.text(i + 2);
+        let Some(library) = namespace_library(outer) else {
+            return;
+        };
+        for (parent, inner, full) in NESTED_NAMESPACES {
+            if *parent == outer {
+                self.namespace_aliases.insert(inner, (full, library));
             }
         }
     }
@@ -456,6 +509,51 @@ fn is_callable(kind: SiteKind) -> bool {
 }
 
 /// Keywords after which a name followed by `(` is a call, not a declaration.
+/// CUDA namespaces nested in a library's namespace, as `(parent, name,
+/// full name)`: after `using namespace nvcuda;`, `wmma::fragment` is
+/// `nvcuda::wmma::fragment` (CUDA's mma.h).
+const NESTED_NAMESPACES: &[(&str, &str, &str)] = &[("nvcuda", "wmma", "nvcuda::wmma")];
+
+/// The full name of the namespace `inner` nested in `outer`, if CUDA has it.
+fn nested_namespace(outer: &str, inner: &str) -> Option<&'static str> {
+    NESTED_NAMESPACES
+        .iter()
+        .find(|(parent, name, _)| *parent == outer && *name == inner)
+        .map(|(_, _, full)| *full)
+}
+
+/// A C++ keyword that may stand right before `::` (so never the first
+/// part of a qualified name).
+fn is_keyword(word: &str) -> bool {
+    is_expression_keyword(word)
+        || matches!(
+            word,
+            "typedef"
+                | "using"
+                | "namespace"
+                | "goto"
+                | "typename"
+                | "template"
+                | "const"
+                | "constexpr"
+                | "static"
+                | "extern"
+                | "inline"
+                | "volatile"
+                | "struct"
+                | "class"
+                | "enum"
+                | "union"
+                | "friend"
+                | "virtual"
+                | "public"
+                | "private"
+                | "protected"
+                | "sizeof"
+                | "decltype"
+        )
+}
+
 fn is_expression_keyword(word: &str) -> bool {
     matches!(
         word,

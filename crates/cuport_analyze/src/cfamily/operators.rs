@@ -1,8 +1,10 @@
-//! A project's own compound assignments on CUDA's vector types
-//! (`inline __host__ __device__ void operator+=(float4 &a, float4 b)`, as
-//! cuda-samples' `helper_math.h` defines them). CUDA's vector types have no
-//! operators; a target whose vector types define the same operator (HIP's
-//! `HIP_vector_type`) makes every use of the project's one ambiguous.
+//! A project's own compound assignments and increments on CUDA's vector
+//! types (`inline __host__ __device__ void operator+=(float4 &a, float4 b)`,
+//! as cuda-samples' `helper_math.h` defines them; `operator++(float4 &a)`).
+//! CUDA's vector types have no operators; a target whose vector types
+//! define the same operator as a non-template member (HIP's
+//! `HIP_vector_type`) makes every use of the project's one ambiguous. Which
+//! operators those are is the target's data (`member-operators`).
 use cuport_model::TextRange;
 
 use super::brackets::UNMATCHED;
@@ -24,13 +26,22 @@ pub(crate) fn vector_operator_definitions(
         if tokens[i].kind != TokKind::Ident || text(i) != "operator" {
             continue;
         }
-        let Some((operator, open)) = compound_operator(src, tokens, i + 1) else {
-            continue;
+        let (operator, open, increment) = match compound_operator(src, tokens, i + 1) {
+            Some((operator, open)) => (operator, open, false),
+            None => match increment_operator(tokens, i + 1) {
+                Some((operator, open)) => (operator.to_owned(), open, true),
+                None => continue,
+            },
         };
         let Some(close) = matching(open) else {
             continue;
         };
-        let Some(vector_type) = same_vector_parameters(tokens, src, open + 1, close) else {
+        let vector_type = if increment {
+            incremented_vector(tokens, src, open + 1, close)
+        } else {
+            same_vector_parameters(tokens, src, open + 1, close)
+        };
+        let Some(vector_type) = vector_type else {
             continue;
         };
         let Some(body) =
@@ -157,6 +168,35 @@ fn compound_operator(src: &[u8], tokens: &[Token], at: usize) -> Option<(String,
         b"+-*/%^|&".contains(&symbol) && equals.start == first.end && equals.is_punct(b'=');
     let open = at + 2;
     (adjacent && tokens.get(open)?.is_punct(b'(')).then(|| (format!("{}=", symbol as char), open))
+}
+
+/// `++` or `--` starting at token `at` (two adjacent `+`/`-` tokens), and
+/// the index of the `(` after it.
+fn increment_operator(tokens: &[Token], at: usize) -> Option<(&'static str, usize)> {
+    let (first, second) = (tokens.get(at)?, tokens.get(at + 1)?);
+    let operator = match first.kind {
+        TokKind::Punct(b'+') if second.is_punct(b'+') => "++",
+        TokKind::Punct(b'-') if second.is_punct(b'-') => "--",
+        _ => return None,
+    };
+    let adjacent = second.start == first.end;
+    (adjacent && tokens.get(at + 2)?.is_punct(b'(')).then(|| (operator, at + 2))
+}
+
+/// The vector type when the parameters between `from` and `to` are `V &a`
+/// (prefix) or `V &a, int` (postfix) of one CUDA vector type `V`.
+fn incremented_vector(tokens: &[Token], src: &[u8], from: usize, to: usize) -> Option<String> {
+    let words: Vec<&str> = (from..to)
+        .map(|k| std::str::from_utf8(tokens[k].text(src)).unwrap_or(""))
+        .collect();
+    let (first, rest) = match words.iter().position(|w| *w == ",") {
+        Some(comma) => (&words[..comma], &words[comma + 1..]),
+        None => (&words[..], &[][..]),
+    };
+    let by_reference = first.len() >= 2 && first[1] == "&";
+    let postfix_or_prefix = rest.is_empty() || rest.first() == Some(&"int");
+    let vector = *first.first()?;
+    (by_reference && is_vector_type(vector) && postfix_or_prefix).then(|| vector.to_owned())
 }
 
 /// The vector type when the parameters between `from` and `to` are `V &a`

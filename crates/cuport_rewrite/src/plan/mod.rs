@@ -3,6 +3,9 @@
 //! (edits, diagnostics, headers and imports the edits need, template
 //! rewrites waiting for the edits inside their arguments). The one-way rules
 //! are in [`one_way`]; dual-stack planning (`crate::dual`) composes them.
+mod arguments;
+mod cmake_build;
+mod in_place;
 pub(crate) mod one_way;
 mod overloads;
 
@@ -84,6 +87,9 @@ pub(crate) struct Planner<'a> {
     /// Planning one target's view of a dual-stack site: the shim keeps
     /// CUDA's values of enum maps that convert at run time.
     pub(crate) for_dual_stack: bool,
+    /// Target headers the file's includes became so far, with the
+    /// preprocessor branch of each (`Site::condition`).
+    pub(crate) included: Vec<(String, Option<u32>)>,
 }
 
 impl<'a> Planner<'a> {
@@ -103,6 +109,7 @@ impl<'a> Planner<'a> {
             lines,
             out: Planned::default(),
             for_dual_stack: false,
+            included: Vec::new(),
         }
     }
 
@@ -110,6 +117,15 @@ impl<'a> Planner<'a> {
     /// each site once more per target, with that target's options).
     pub(crate) fn for_file(input: &FileInput<'a>, options: &'a MigrateOptions) -> Self {
         Planner::new(input.src, input.language, input.rules, options, input.lines)
+    }
+
+    /// How many arguments a call with these argument ranges passes (`f()`
+    /// has one empty range and passes none).
+    pub(crate) fn passed_arguments(&self, args: &[TextRange]) -> usize {
+        match args {
+            [only] if self.text(*only).trim().is_empty() => 0,
+            args => args.len(),
+        }
     }
 
     pub(crate) fn text(&self, range: TextRange) -> &'a str {
@@ -185,6 +201,13 @@ impl<'a> Planner<'a> {
         let mut pending = std::mem::take(&mut self.pending);
         pending.sort_by_key(|p| p.call.len());
         for rewrite in pending {
+            if crate::source_text::holds_directive_line(self.text(rewrite.call)) {
+                self.directive_in_arguments(&rewrite);
+                continue;
+            }
+            if self.apply_in_place(&rewrite) {
+                continue;
+            }
             match self.apply_template(&rewrite) {
                 Ok(text) => {
                     let call = rewrite.call;
@@ -210,6 +233,7 @@ impl<'a> Planner<'a> {
             .iter()
             .map(|&range| self.argument_text(range))
             .collect();
+        self.wrapped_argument_texts(&rewrite.cuda_name, &mut args);
         loop {
             let arg_refs: Vec<&str> = args.iter().map(String::as_str).collect();
             let error = match rewrite.template.apply(&arg_refs) {
@@ -253,16 +277,33 @@ impl<'a> Planner<'a> {
         text
     }
 
+    /// A template rebuilds the call from its arguments, which may be
+    /// reordered, dropped or given a default: with a directive line among
+    /// them the call is left as written.
+    fn directive_in_arguments(&mut self, rewrite: &PendingRewrite<'_>) {
+        let error = format!(
+            "`{}` has preprocessor directives among its arguments, and its rewrite (`{}`) rebuilds the argument list, which would move them; the call is left as written",
+            rewrite.cuda_name,
+            rewrite.template.source()
+        );
+        self.call_diagnostic(rewrite, codes::DIRECTIVE_IN_ARGUMENTS, error);
+    }
+
     fn template_failed(&mut self, rewrite: &PendingRewrite<'_>, error: &str) {
+        let message = format!(
+            "`{}` could not be rewritten automatically: {error}",
+            rewrite.cuda_name
+        );
+        self.call_diagnostic(rewrite, codes::TEMPLATE_FAILED, message);
+    }
+
+    fn call_diagnostic(&mut self, rewrite: &PendingRewrite<'_>, code: &str, message: String) {
         let at = self.lines.line_col(rewrite.call.start);
         self.out.diagnostics.push(Diagnostic {
-            code: codes::TEMPLATE_FAILED.to_owned(),
+            code: code.to_owned(),
             level: Level::Manual,
             effort: Some("low".into()),
-            message: format!(
-                "`{}` could not be rewritten automatically: {error}",
-                rewrite.cuda_name
-            ),
+            message,
             line: at.line,
             column: at.column,
             range: rewrite.call,

@@ -9,12 +9,14 @@ use super::{plan_sites, FileInput, PendingRewrite, PlanSite, PlannedFile, Planne
 use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::options::HipLaunch;
 use crate::sdk::newer_release_needed;
+use crate::source_text::{holds_directive_line, is_one_call_of, qualified_name_start};
 
 /// Plans a file for the one-way target.
 pub(crate) fn plan_file(input: &FileInput<'_>) -> PlannedFile {
     let mut planner = Planner::for_file(input, input.options);
     let stats = plan_sites(&mut planner, input);
     planner.collapsed_overloads(&input.analysis.sites);
+    planner.mark_cuda_sources();
     planner.compose_rewrites();
     PlannedFile {
         planned: planner.out,
@@ -51,6 +53,7 @@ impl<'a> Planner<'a> {
             // ported on its own, which is all the call needs.
             SiteKind::FrameworkCall
                 if site.name.ends_with("[cuda]") && self.lookup("cuda").is_some() => {}
+            SiteKind::BuildRule if self.cmake_one_way_site(site) => {}
             SiteKind::PreprocessorCondition if site.library != Library::Preprocessor => {
                 self.api_name_in_condition(site)
             }
@@ -85,10 +88,17 @@ impl<'a> Planner<'a> {
     /// A name the rule tables decide: rename, rewrite through a template,
     /// or report.
     fn mapped(&mut self, site: &Site) {
-        let Some(resolved) = self.lookup(&site.name) else {
+        let Some(mut resolved) = self.lookup(&site.name) else {
             self.unknown(site);
             return;
         };
+        // CUDA's C++ overload that is another function on the target
+        // (`cudaEventCreate(&e, flags)`: hipEventCreateWithFlags).
+        if site.call.is_some() {
+            if let Some(to) = resolved.overload(self.passed_arguments(&site.args)) {
+                resolved.target_name = Some(std::borrow::Cow::Borrowed(to));
+            }
+        }
         if self.needs_newer_sdk(site, &resolved) {
             return;
         }
@@ -108,7 +118,13 @@ impl<'a> Planner<'a> {
             Status::Approximate if resolved.template().is_some() => {
                 self.rewrite(site, &resolved, &code)
             }
-            Status::Renamed | Status::Approximate => self.rename(site, &resolved, &code),
+            Status::Renamed | Status::Approximate => {
+                let renamed = self.rename(site, &resolved, &code);
+                if renamed {
+                    self.wrap_arguments(site, &code);
+                }
+                renamed
+            }
             Status::Rewrite => self.rewrite(site, &resolved, &code),
             Status::Manual | Status::Unsupported => false,
         };
@@ -153,8 +169,7 @@ impl<'a> Planner<'a> {
             return false;
         };
         let variadic = signature.params.iter().any(|p| p.trim() == "...");
-        let empty_call = site.args.len() == 1 && self.text(site.args[0]).trim().is_empty();
-        let passed = if empty_call { 0 } else { site.args.len() };
+        let passed = self.passed_arguments(&site.args);
         if variadic || passed == signature.params.len() {
             return false;
         }
@@ -429,7 +444,10 @@ impl<'a> Planner<'a> {
             site.name.as_str(),
             "threadIdx" | "blockIdx" | "blockDim" | "gridDim" | "warpSize"
         );
-        let native_kind = matches!(site.kind, SiteKind::Qualifier | SiteKind::Type);
+        // A namespaced name (`nvcuda::wmma::fragment`) is a library's, not
+        // the kernel language's: unknown, it is reported.
+        let native_kind =
+            matches!(site.kind, SiteKind::Qualifier | SiteKind::Type) && !site.name.contains("::");
         native_target && site.library == Library::Device && (builtin || native_kind)
     }
 
@@ -475,6 +493,14 @@ impl<'a> Planner<'a> {
             parts[parts.len() - keep..].join(".")
         } else if let Some(replacement) = self.python_path_through_alias(site, written, to) {
             replacement
+        } else if self.language.is_c_family()
+            && written.contains("::")
+            && last_segment(written) == last_segment(&site.name)
+        {
+            // `wmma::fragment` after `using namespace nvcuda;` (the analyser
+            // names it `nvcuda::wmma::fragment`): the target's name is
+            // written in full, whatever the alias stood for.
+            to.to_owned()
         } else {
             let message = format!(
                 "`{written}` refers to `{}` through an alias; rename it by hand to `{to}`",
@@ -597,6 +623,15 @@ impl<'a> Planner<'a> {
         let code = resolved.code().map_or_else(String::new, |c| c.to_string());
         match (resolved.status(), resolved.target_name.as_deref()) {
             (Status::Exact, _) => {}
+            (Status::Renamed | Status::Approximate, Some(to)) if self.includes_again(site, to) => {
+                // `cuda.h` then `cuda_runtime.h`, or fifteen `curand_*.h`
+                // headers that all become hiprand_kernel.h: a second include
+                // of the same header in the same branch is deleted, as a
+                // reviewer would.
+                if let Some(range) = self.lone_include_line(site) {
+                    self.edit(range, String::new(), code, &site.name);
+                }
+            }
             (Status::Renamed | Status::Approximate, Some(to)) => {
                 // The delimiters as written; an include cut off before its
                 // closing `>` or `"` stays so (a fuzzing finding:
@@ -631,6 +666,31 @@ impl<'a> Planner<'a> {
                 self.table_diagnostic(site, &resolved, &code, level);
             }
         }
+    }
+
+    /// Whether an earlier include of this file became `to` in the same
+    /// preprocessor branch or unconditionally; records this one otherwise.
+    fn includes_again(&mut self, site: &Site, to: &str) -> bool {
+        let earlier = self.included.iter().any(|(header, branch)| {
+            header == to && (branch.is_none() || *branch == site.condition)
+        });
+        if !earlier {
+            self.included.push((to.to_owned(), site.condition));
+        }
+        earlier && self.lone_include_line(site).is_some()
+    }
+
+    /// The whole line of the include at `site` when it holds nothing else
+    /// (no comment, no continuation), so that deleting it loses nothing.
+    fn lone_include_line(&self, site: &Site) -> Option<TextRange> {
+        let range = self
+            .lines
+            .line_range(self.lines.line_of(site.range.start))?;
+        let line = self.text(range).trim_end();
+        let name_end = site.range.end.checked_sub(range.start)?;
+        let rest = line.get(name_end..)?.trim();
+        let directive = line.trim_start().strip_prefix('#')?.trim_start();
+        (directive.starts_with("include") && rest.is_empty()).then_some(range)
     }
 
     /// `"cuda"`, `"cuda:1"`, `f"cuda:{rank}"`: only the device word changes.
@@ -784,28 +844,33 @@ impl<'a> Planner<'a> {
         let (Some(grid), Some(block)) = (config.first(), config.get(1)) else {
             return;
         };
-        let head = self.text(TextRange::new(call.start, grid.start));
-        if head
-            .lines()
-            .skip(1)
-            .any(|line| line.trim_start().starts_with('#'))
-        {
-            // A directive among the template arguments would be joined onto
-            // the macro's line and stop being one (a fuzzing finding:
-            // `fuzz_regressions::a_directive_inside_a_launch_is_not_moved`).
+        if holds_directive_line(self.text(call)) {
+            // hipLaunchKernelGGL is a macro: a directive inside its arguments
+            // is undefined behaviour ([cpp.replace]), and rebuilding the
+            // launch around the directive lines would put code on them
+            // (`dim3(block\n#ifdef X), smem`). The chevron form compiles
+            // with hipcc as it is.
             let message = format!(
-                "the launch of `{}` has a preprocessor directive inside its template arguments, which hipLaunchKernelGGL cannot carry; rewrite this launch by hand",
+                "the launch of `{}` has preprocessor directives inside its template arguments, launch configuration or arguments; it stays a `<<<...>>>` launch (hipcc compiles it), since hipLaunchKernelGGL is a macro and cannot carry them. Where the macro form is needed (HIP-CPU), write one hipLaunchKernelGGL per branch",
                 site.name
             );
-            self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message)
+            self.diagnose(site, codes::DIRECTIVE_IN_ARGUMENTS, Level::Manual, message)
                 .effort = Some("low".into());
+            self.respell_spaced_chevrons(site);
             return;
         }
         // The kernel's name and template arguments stay where they are, with
         // their own edits (`k<cuComplex>`): only text around them changes.
-        let (opening, name_end, after_name) = match site.template_args {
-            Some(targs) => ("hipLaunchKernelGGL(HIP_KERNEL_NAME(", targs.end, "), dim3("),
-            None => ("hipLaunchKernelGGL(", site.range.end, ", dim3("),
+        // A qualified name (`::k`, `ns::k`) goes into the macro whole.
+        let start = qualified_name_start(self.src, call.start);
+        let (opening, name_end) = match site.template_args {
+            Some(targs) => ("hipLaunchKernelGGL(HIP_KERNEL_NAME(", targs.end),
+            None => ("hipLaunchKernelGGL(", site.range.end),
+        };
+        let name_close = if site.template_args.is_some() {
+            ")"
+        } else {
+            ""
         };
         // What follows the last configuration value: the arguments, or the
         // end of the launch.
@@ -813,19 +878,31 @@ impl<'a> Planner<'a> {
             Some(first) => (first.start, ", "),
             None => (call.end, ")"),
         };
+        // A value already written `dim3(...)` is not wrapped again.
+        let wrap = |range: TextRange| !is_one_call_of(self.text(range), "dim3");
+        let (open_grid, close_grid) = if wrap(*grid) {
+            ("dim3(", ")")
+        } else {
+            ("", "")
+        };
+        let (open_block, close_block) = if wrap(*block) {
+            ("dim3(", ")")
+        } else {
+            ("", "")
+        };
         let mut pieces = vec![
-            (call.start, call.start, opening.to_owned()),
-            (name_end, grid.start, after_name.to_owned()),
-            (grid.end, block.start, "), dim3(".to_owned()),
+            (start, start, opening.to_owned()),
+            (name_end, grid.start, format!("{name_close}, {open_grid}")),
+            (grid.end, block.start, format!("{close_grid}, {open_block}")),
         ];
         match (config.get(2), config.get(3)) {
-            (None, _) => pieces.push((block.end, end, format!("), 0, 0{close}"))),
+            (None, _) => pieces.push((block.end, end, format!("{close_block}, 0, 0{close}"))),
             (Some(smem), None) => {
-                pieces.push((block.end, smem.start, "), ".to_owned()));
+                pieces.push((block.end, smem.start, format!("{close_block}, ")));
                 pieces.push((smem.end, end, format!(", 0{close}")));
             }
             (Some(smem), Some(stream)) => {
-                pieces.push((block.end, smem.start, "), ".to_owned()));
+                pieces.push((block.end, smem.start, format!("{close_block}, ")));
                 pieces.push((smem.end, stream.start, ", ".to_owned()));
                 pieces.push((stream.end, end, close.to_owned()));
             }
@@ -858,6 +935,11 @@ impl<'a> Planner<'a> {
         };
         self.diagnose(site, codes::WARP_SIZE, level, message).effort = Some("low".into());
     }
+}
+
+/// `c` of `a::b::c`.
+fn last_segment(name: &str) -> &str {
+    name.rsplit("::").next().unwrap_or(name)
 }
 
 fn effort_id(effort: cuport_rules::Effort) -> &'static str {

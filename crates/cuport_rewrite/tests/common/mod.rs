@@ -175,3 +175,110 @@ pub(crate) fn files_under(dir: &Path) -> Vec<String> {
         .map(|e| e.path)
         .collect()
 }
+
+/// Where `edits` (sorted, disjoint, over `src`) would glue code onto a
+/// preprocessor directive line or split one, as messages; empty when
+/// none does. What is precisely true of a correct port: every directive
+/// line of the input is in the output with only the edits that lie wholly
+/// inside it applied (a renamed macro in an `#ifdef`, a renamed header),
+/// none of which adds a line break, or one edit replaces it whole (an
+/// include HIP does not need); and every directive line an edit writes
+/// (an added include, a guard) is a whole line of the output. A directive
+/// line is a physical line whose first non-blank byte is `#` and that does
+/// not continue the line before it (a backslash at its end).
+pub(crate) fn directive_line_violations(src: &[u8], edits: &[cuport_rewrite::Edit]) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut line_start = 0;
+    let mut continued = false;
+    while line_start < src.len() {
+        let content_end =
+            memchr::memchr(b'\n', &src[line_start..]).map_or(src.len(), |k| line_start + k);
+        let next = (content_end + 1).min(src.len());
+        let line = &src[line_start..content_end];
+        let directive = !continued && line.trim_ascii_start().first() == Some(&b'#');
+        continued = line.strip_suffix(b"\r").unwrap_or(line).ends_with(b"\\");
+        if directive {
+            for edit in edits {
+                let starts_a_line =
+                    edit.range.start == 0 || src.get(edit.range.start - 1) == Some(&b'\n');
+                if let Some(problem) =
+                    touches_directive(edit, starts_a_line, line_start, content_end, next)
+                {
+                    found.push(format!(
+                        "{problem}: directive {:?}, edit {edit:?}",
+                        String::from_utf8_lossy(line)
+                    ));
+                }
+            }
+        }
+        line_start = if next > content_end { next } else { src.len() };
+    }
+    for edit in edits {
+        if let Some(problem) = partial_directive_in_replacement(src, edit) {
+            found.push(format!("{problem}: edit {edit:?}"));
+        }
+    }
+    found
+}
+
+/// How `edit` breaks the directive line `start..end` (its line break, if
+/// any, ends at `next`), if it does.
+fn touches_directive(
+    edit: &cuport_rewrite::Edit,
+    starts_a_line: bool,
+    start: usize,
+    end: usize,
+    next: usize,
+) -> Option<&'static str> {
+    let (s, t, text) = (edit.range.start, edit.range.end, edit.replacement.as_str());
+    if t < start || s >= next.max(end + 1) {
+        return None;
+    }
+    if t == start {
+        // Text written right before the `#` must end a line of its own; an
+        // edit that deletes whole lines before it leaves it alone.
+        let nothing = text.is_empty() && (s == t || starts_a_line);
+        return (!nothing && !text.ends_with('\n'))
+            .then_some("code written before a directive on its line");
+    }
+    if start <= s && t <= end {
+        if s == end && t == end {
+            return (!text.is_empty() && !text.starts_with('\n') && !text.starts_with("\r\n"))
+                .then_some("code appended to a directive line");
+        }
+        return text
+            .contains('\n')
+            .then_some("a line break written inside a directive line");
+    }
+    if s <= start && t >= next {
+        return None;
+    }
+    Some("an edit that covers part of a directive line and text beyond it")
+}
+
+/// A directive line that an edit's replacement starts or ends in the middle
+/// of an output line.
+fn partial_directive_in_replacement(
+    src: &[u8],
+    edit: &cuport_rewrite::Edit,
+) -> Option<&'static str> {
+    let text = edit.replacement.as_bytes();
+    let at_line_start = edit.range.start == 0 || src[edit.range.start - 1] == b'\n';
+    let at_line_end = edit.range.end == src.len() || matches!(src[edit.range.end], b'\n' | b'\r');
+    let mut line_start = 0;
+    for (index, line) in text.split(|&b| b == b'\n').enumerate() {
+        let first = index == 0;
+        let last = line_start + line.len() == text.len();
+        line_start += line.len() + 1;
+        if line.trim_ascii_start().first() != Some(&b'#') {
+            continue;
+        }
+        if first && !at_line_start {
+            return Some("a directive written after code on its line");
+        }
+        if last && !at_line_end {
+            return Some("a directive written with code after it on its line");
+        }
+    }
+    None
+}

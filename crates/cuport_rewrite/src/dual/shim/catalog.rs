@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use cuport_model::{KernelModel, Library, MinimumVersion, SdkVersion, Target};
 use cuport_rules::{EnumMap, Flavour, NameKind, RuleSet, Status};
 
-use super::entry::{macro_provision, provision, Provision};
+use super::entry::{macro_provision, provision, with_argument_rules, Provision};
 use crate::diagnostic::codes;
 use crate::dual::names::{is_shimmed, portable_name};
 use crate::sdk::newer_release_needed;
@@ -88,7 +88,15 @@ impl Section {
                 libraries.extend(resolved.libraries().iter().cloned());
             }
             let provided = match (newer_release_needed(&resolved, target, sdk), sdk) {
-                (None, _) | (_, None) => provision(cuda_name, &resolved, target),
+                (None, _) | (_, None) => {
+                    let product = target.profile().versions.product.as_deref();
+                    let wraps: Vec<_> = rules
+                        .argument_rules(target, cuda_name)
+                        .iter()
+                        .filter(|r| r.needed_for(product, sdk.as_ref()))
+                        .collect();
+                    with_argument_rules(provision(cuda_name, &resolved, target), &resolved, &wraps)
+                }
                 (Some(minimum), Some(sdk)) => match resolved.older_sdk() {
                     Some((older, _)) => macro_provision(&resolved, older),
                     None => too_new(cuda_name, &resolved, target, &minimum, sdk),

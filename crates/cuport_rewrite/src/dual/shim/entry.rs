@@ -67,6 +67,35 @@ pub(crate) fn macro_provision(
     Provision::Macro { params, body }
 }
 
+/// An alias whose calls need [[argument]] wraps (`(void**)` where HIP has
+/// no `T**` overload) becomes a function-like macro that writes them, when
+/// the CUDA parameters are known; otherwise it stays an alias.
+pub(crate) fn with_argument_rules(
+    provided: Provision,
+    resolved: &Resolved<'_>,
+    rules: &[&cuport_rules::ArgumentRule],
+) -> Provision {
+    let (Provision::Alias { to, .. }, Some(params)) = (&provided, resolved.cuda_params()) else {
+        return provided;
+    };
+    if rules.is_empty() {
+        return provided;
+    }
+    let args: Vec<String> = (1..=params.len())
+        .map(|position| {
+            let placeholder = format!("${position}");
+            rules
+                .iter()
+                .find(|r| r.position == position)
+                .map_or_else(|| placeholder.clone(), |r| r.around(&placeholder))
+        })
+        .collect();
+    match cuport_rules::Template::parse(&format!("{to}({})", args.join(", "))) {
+        Ok(template) => macro_provision(resolved, &template),
+        Err(_) => provided,
+    }
+}
+
 fn unavailable_message(cuda_name: &str, resolved: &Resolved<'_>, target: Target) -> String {
     let what = match resolved.status() {
         Status::Unsupported => "has no counterpart",

@@ -1,0 +1,621 @@
+//! HIP ports as a reviewer reads them (issue 29): nothing glued onto a
+//! directive line, no cast the argument already has, vector operators and
+//! build files as HIP defines them. Each test is a case found in real code
+//! or in the issue, kept with the smallest input that shows it.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+mod common;
+
+use common::{directive_line_violations, fixture_dirs, migrate_dir};
+use cuport_model::Target;
+use cuport_rewrite::{FileMigration, HipLaunch, MigrateOptions};
+
+/// Migrates `src` as `k.cu` of a tree, as `cuport migrate` does (the scan
+/// knows the names the rule tables know).
+fn migrate(src: &str, options: &MigrateOptions) -> FileMigration {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), src).unwrap();
+    let migration = migrate_dir(dir.path(), options);
+    migration
+        .files
+        .into_iter()
+        .find(|f| f.path == "k.cu")
+        .map(|f| f.result)
+        .unwrap()
+}
+
+fn text(migration: &FileMigration) -> String {
+    String::from_utf8_lossy(&migration.output).into_owned()
+}
+
+fn ggl() -> MigrateOptions {
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.hip_launch = HipLaunch::Ggl;
+    options
+}
+
+/// Migrates `src`, checks that no directive line was touched and that a
+/// second run changes nothing, and returns the first run.
+fn migrate_checked(src: &str, options: &MigrateOptions) -> FileMigration {
+    let first = migrate(src, options);
+    let glued = directive_line_violations(src.as_bytes(), &first.edits);
+    assert!(glued.is_empty(), "{glued:#?}\n{}", text(&first));
+    let second = migrate(&text(&first), options);
+    assert!(
+        second.edits.is_empty(),
+        "second run edited: {:#?}",
+        second.edits
+    );
+    first
+}
+
+/// The issue's launch: `--hip-kernel-launch ggl` wrote
+/// `dim3(block\n#ifdef X), smem\n#endif, 0, args…`.
+#[test]
+fn a_launch_with_directives_inside_stays_a_chevron_launch() {
+    let src = "void f(float* a, float* b, dim3 grid, dim3 block, int smem) {\n  k<<<grid, block\n#ifdef X\n    , smem\n#endif\n    >>>(a\n#ifdef X\n      , b\n#endif\n  );\n  k<<<grid, block>>>(a);\n}\n";
+    let first = migrate_checked(src, &ggl());
+    let out = text(&first);
+    assert!(out.contains("  k<<<grid, block\n#ifdef X\n    , smem\n#endif\n    >>>(a\n#ifdef X\n      , b\n#endif\n  );"), "{out}");
+    assert!(
+        out.contains("hipLaunchKernelGGL(k, dim3(grid), dim3(block), 0, 0, a);"),
+        "{out}"
+    );
+    let flagged: Vec<_> = first
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "CP0029")
+        .collect();
+    assert_eq!(flagged.len(), 1, "{:#?}", first.diagnostics);
+    assert_eq!(flagged[0].line, 2);
+}
+
+/// A directive among the arguments alone, and one among the template
+/// arguments, are the same case.
+#[test]
+fn directives_in_arguments_or_template_arguments_keep_the_launch() {
+    for src in [
+        "void f(float* a) {\n  k<<<1, 2>>>(a,\n#if defined(USE_B)\n    1\n#else\n    2\n#endif\n  );\n}\n",
+        "template <typename T> void f(T* x) {\n  k<\n#ifdef __CUDACC__\nT\n#endif\n><<<1, 2>>>(x);\n}\n",
+    ] {
+        let first = migrate_checked(src, &ggl());
+        assert!(!text(&first).contains("hipLaunchKernelGGL"), "{}", text(&first));
+        assert!(first.diagnostics.iter().any(|d| d.code == "CP0029"));
+    }
+}
+
+/// A call a template rebuilds (a default argument written in) with a
+/// directive among its arguments is left as written.
+#[test]
+fn a_template_rewrite_with_directives_in_its_arguments_is_left() {
+    let src = "void f(cudaStream_t s, cudaEvent_t e) {\n  cudaStreamWaitEvent(s,\n#ifdef FAST\n    e\n#else\n    e\n#endif\n  );\n}\n";
+    let first = migrate_checked(src, &MigrateOptions::new(Target::Hip));
+    let out = text(&first);
+    assert!(out.contains("cudaStreamWaitEvent(s,\n#ifdef FAST"), "{out}");
+    assert!(out.contains("void f(hipStream_t s, hipEvent_t e)"), "{out}");
+    assert!(first.diagnostics.iter().any(|d| d.code == "CP0029"));
+}
+
+/// Every fixture, every target, both launch styles: no edit touches a
+/// directive line except to rename inside it or replace it whole.
+#[test]
+fn no_fixture_output_glues_code_onto_a_directive_line() {
+    for dir in fixture_dirs() {
+        for target in Target::ALL {
+            let mut setups = vec![MigrateOptions::new(target)];
+            if target == Target::Hip {
+                setups.push(ggl());
+            }
+            for options in setups {
+                let migration = migrate_dir(&dir, &options);
+                for file in migration.files.iter().filter(|f| f.language.is_c_family()) {
+                    let glued = directive_line_violations(&file.original, &file.result.edits);
+                    assert!(
+                        glued.is_empty(),
+                        "{}/{} ({target:?}): {glued:#?}",
+                        dir.display(),
+                        file.path
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// A launch configuration already written `dim3(...)` is not wrapped in a
+/// second `dim3(...)` (HIPIFY's kernel_launch_syntax.cu has 46 such lines).
+#[test]
+fn a_dim3_configuration_is_not_wrapped_twice() {
+    let src = "void f(float* a, int x) {\n  k<<<dim3(1, 1, 1), dim3(x)>>>(a);\n  k<<<dim3(1) + 0, x>>>(a);\n}\n";
+    let out = text(&migrate_checked(src, &ggl()));
+    assert!(
+        out.contains("hipLaunchKernelGGL(k, dim3(1, 1, 1), dim3(x), 0, 0, a);"),
+        "{out}"
+    );
+    assert!(
+        out.contains("hipLaunchKernelGGL(k, dim3(dim3(1) + 0), dim3(x), 0, 0, a);"),
+        "{out}"
+    );
+}
+
+/// `::k<<<...>>>` became `::hipLaunchKernelGGL(k, ...)`, which does not
+/// compile (the macro expands to a statement); the qualifier belongs to
+/// the kernel's name.
+#[test]
+fn a_qualified_kernel_name_goes_into_the_launch_macro_whole() {
+    let src = "namespace ns { __global__ void k(); }\n__global__ void g();\nvoid f() {\n  ::g<<<1, 1>>>();\n  ns::k<<<1, 2>>>();\n  ::ns::k<<<1, 2>>>();\n}\n";
+    let out = text(&migrate_checked(src, &ggl()));
+    assert!(
+        out.contains("  hipLaunchKernelGGL(::g, dim3(1), dim3(1), 0, 0);"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  hipLaunchKernelGGL(ns::k, dim3(1), dim3(2), 0, 0);"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  hipLaunchKernelGGL(::ns::k, dim3(1), dim3(2), 0, 0);"),
+        "{out}"
+    );
+}
+
+/// The issue's casts: `(void**)&p` is not cast again, a kernel passed to
+/// hipFuncSetCacheConfig gets the cast HIP's declaration needs, and `&v` of
+/// a `void*` needs none.
+#[test]
+fn a_cast_is_written_only_where_the_argument_lacks_it() {
+    let src = "__global__ void k(float* x) {}\nvoid f(void* h, float* p, void* v) {\n  cudaHostGetDevicePointer((void**)&p, h, 0);\n  cudaHostGetDevicePointer(&p, h, 0);\n  cudaHostGetDevicePointer(&v, h, 0);\n  cudaFuncSetCacheConfig(k, cudaFuncCachePreferL1);\n  cudaFuncSetCacheConfig((const void*)k, cudaFuncCachePreferL1);\n  cudaFuncGetAttributes(nullptr,\n                        k);\n}\n";
+    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    assert!(out.contains("  hipHostGetDevicePointer((void**)&p, h, 0);\n  hipHostGetDevicePointer((void**)&p, h, 0);\n  hipHostGetDevicePointer(&v, h, 0);"), "{out}");
+    assert!(
+        out.contains(
+            "hipFuncSetCacheConfig(reinterpret_cast<const void*>(k), hipFuncCachePreferL1);"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("hipFuncSetCacheConfig((const void*)k, hipFuncCachePreferL1);"),
+        "{out}"
+    );
+    // The call keeps its layout: only the name and the cast change.
+    assert!(out.contains("hipFuncGetAttributes(nullptr,\n                        reinterpret_cast<const void*>(k));"), "{out}");
+}
+
+/// HIP's hipMallocPitch takes `T**` from 6.3.0 (ROCm/HIP 006ce388): a port
+/// for an older release casts, one for the newest does not.
+#[test]
+fn a_cast_follows_the_selected_release() {
+    let src = "void f(float* p, size_t pitch) {\n  cudaMallocPitch(&p, &pitch, 4, 4);\n}\n";
+    let newest = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    assert!(
+        newest.contains("hipMallocPitch(&p, &pitch, 4, 4);"),
+        "{newest}"
+    );
+    let mut old = MigrateOptions::new(Target::Hip);
+    old.sdk_versions.insert(
+        Target::Hip,
+        cuport_model::SdkVersion::parse("5.2.3").unwrap(),
+    );
+    let old = text(&migrate_checked(src, &old));
+    assert!(
+        old.contains("hipMallocPitch((void**)&p, &pitch, 4, 4);"),
+        "{old}"
+    );
+}
+
+/// A device symbol is written `HIP_SYMBOL(name)`, as HIP documents it; an
+/// address or an expression is left as it is.
+#[test]
+fn a_symbol_argument_is_wrapped_once() {
+    let src = "__constant__ float c[4];\n__device__ int g;\nvoid f(float* h) {\n  cudaMemcpyToSymbol(c, h, 16);\n  cudaMemcpyFromSymbol(h, g, 4);\n  cudaMemcpyToSymbol(HIP_SYMBOL(c), h, 16);\n  cudaMemcpyToSymbolAsync(*&c, h, 16, 0, cudaMemcpyHostToDevice, 0);\n}\n";
+    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    assert!(out.contains("hipMemcpyToSymbol(HIP_SYMBOL(c), h, 16);\n  hipMemcpyFromSymbol(h, HIP_SYMBOL(g), 4);\n  hipMemcpyToSymbol(HIP_SYMBOL(c), h, 16);"), "{out}");
+    assert!(out.contains("hipMemcpyToSymbolAsync(*&c, h, 16,"), "{out}");
+}
+
+/// `cuda.h` then `cuda_runtime.h`, and the fifteen `curand_*.h` headers
+/// that all become `hiprand/hiprand_kernel.h`: a second include of one
+/// header is deleted where the first is unconditional or in the same
+/// branch; in two branches of an `#ifdef` both stay.
+#[test]
+fn a_header_included_twice_by_the_port_is_included_once() {
+    let src = "#include <cuda.h>\n#include <cuda_runtime.h>\n#include \"curand_kernel.h\"\n#include \"curand_normal.h\"\n#include \"curand_uniform.h\" // uniform\n#ifdef X\n#include <curand_mtgp32_host.h>\n#else\n#include <curand_mtgp32_host.h>\n#endif\n#include <curand_poisson.h>\n#include \"channel_descriptor.h\"\n";
+    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    assert_eq!(
+        out.matches("#include <hip/hip_runtime.h>").count(),
+        1,
+        "{out}"
+    );
+    assert!(!out.contains("curand_normal.h"), "{out}");
+    // A line with a comment is not deleted: the comment would go with it.
+    assert!(
+        out.contains("#include \"hiprand/hiprand_kernel.h\" // uniform"),
+        "{out}"
+    );
+    assert_eq!(out.matches("hiprand_kernel.h").count(), 2, "{out}");
+    assert_eq!(
+        out.matches("hiprand/hiprand_mtgp32_host.h").count(),
+        2,
+        "{out}"
+    );
+    assert!(
+        out.contains("#include \"hip/channel_descriptor.h\""),
+        "{out}"
+    );
+}
+
+/// A template that only renames and appends is applied as small edits: the
+/// call keeps its line breaks (here a CUDA default HIP's declaration
+/// lacks, and CUDA's C++ overloads that are other HIP functions).
+#[test]
+fn a_renaming_template_keeps_the_call_layout() {
+    let src = "void f(cudaStream_t s, cudaEvent_t e, cudaGraph_t g, cudaGraphExec_t* x, float** p) {\n  cudaStreamWaitEvent(s,\n                      e);\n  cudaEventCreate(&e, cudaEventDisableTiming);\n  cudaEventCreate(&e);\n  cudaGraphInstantiate(x, g, 0);\n  cudaMallocHost(p,\n                 64);\n}\n";
+    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    assert!(
+        out.contains("  hipStreamWaitEvent(s,\n                      e, 0);"),
+        "{out}"
+    );
+    assert!(
+        out.contains("hipEventCreateWithFlags(&e, hipEventDisableTiming);\n  hipEventCreate(&e);"),
+        "{out}"
+    );
+    assert!(
+        out.contains("hipGraphInstantiateWithFlags(x, g, 0);"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  hipHostMalloc(p,\n                 64, hipHostMallocDefault);"),
+        "{out}"
+    );
+}
+
+/// cuOccupancyMaxPotentialBlockSize's shared-memory callback has no HIP
+/// parameter: it is dropped, with an approximate diagnostic saying so.
+#[test]
+fn the_occupancy_callback_hip_lacks_is_dropped_and_reported() {
+    let src = "void f(int* g, int* b, CUfunction k) {\n  cuOccupancyMaxPotentialBlockSize(g, b, k, nullptr, 0, 256);\n}\n";
+    let first = migrate_checked(src, &MigrateOptions::new(Target::Hip));
+    let out = text(&first);
+    assert!(
+        out.contains("hipModuleOccupancyMaxPotentialBlockSize(g, b, k, 0, 256);"),
+        "{out}"
+    );
+    assert!(first
+        .diagnostics
+        .iter()
+        .any(|d| d.cuda_name == "cuOccupancyMaxPotentialBlockSize"
+            && d.level == cuport_rewrite::Level::Approximate));
+}
+
+/// `typedef ::cub::BlockRadixSort<...>`: the keyword before `::` was read as
+/// the first part of a qualified name, so the CUB name was never seen.
+#[test]
+fn a_cub_name_from_the_global_scope_becomes_hipcub() {
+    let src = "#include <cub/cub.cuh>\ntemplate <typename T> __global__ void k() {\n  typedef ::cub::BlockRadixSort<T, 1024, 4> A;\n  typedef cub::BlockLoad<int*, 128, 4, cub::BLOCK_LOAD_TRANSPOSE> B;\n}\n";
+    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    assert!(
+        out.contains("typedef ::hipcub::BlockRadixSort<T, 1024, 4> A;"),
+        "{out}"
+    );
+    assert!(
+        out.contains("typedef hipcub::BlockLoad<int*, 128, 4, hipcub::BLOCK_LOAD_TRANSPOSE> B;"),
+        "{out}"
+    );
+}
+
+/// A project's own operators on CUDA vector types, every kind it may
+/// define: on HIP only +=, -=, *=, /= with a vector operand and ++/-- are
+/// ambiguous (HIP_vector_type's non-template members), so only those are
+/// compiled out; the port compiles with Debian's hipcc, uses included.
+#[test]
+fn a_projects_vector_operators_are_compiled_out_only_where_hip_has_them() {
+    let mut src = String::from("#include <cuda_runtime.h>\n");
+    let mut uses = String::new();
+    for v in ["float4", "int4"] {
+        for op in ["+=", "-=", "*=", "/="] {
+            src.push_str(&format!(
+                "inline __host__ __device__ void operator{op}({v} &a, {v} b) {{ a.x {op} b.x; }}\n"
+            ));
+            src.push_str(&format!(
+                "inline __host__ __device__ void operator{op}({v} &a, int b) {{ a.x {op} b; }}\n"
+            ));
+            uses.push_str(&format!("  {{ {v} x{{}}, y{{}}; x {op} y; x {op} 2; }}\n"));
+        }
+        for op in ["+", "-", "*", "/", "==", "!="] {
+            src.push_str(&format!(
+                "inline __host__ __device__ {v} operator{op}({v} a, {v} b) {{ return a; }}\n"
+            ));
+            uses.push_str(&format!(
+                "  {{ {v} x{{}}, y{{}}; auto z = x {op} y; (void)z; }}\n"
+            ));
+        }
+        src.push_str(&format!(
+            "inline __host__ __device__ {v} operator-({v} &a) {{ return a; }}\n"
+        ));
+        src.push_str(&format!(
+            "inline __host__ __device__ {v}& operator++({v} &a) {{ return a; }}\n"
+        ));
+        src.push_str(&format!(
+            "inline __host__ __device__ {v} operator--({v} &a, int) {{ return a; }}\n"
+        ));
+        uses.push_str(&format!(
+            "  {{ {v} x{{}}; auto z = -x; ++x; x--; (void)z; }}\n"
+        ));
+    }
+    src.push_str("inline __host__ __device__ void operator%=(int4 &a, int4 b) { a.x %= b.x; }\n");
+    src.push_str("inline __host__ __device__ void operator%=(float4 &a, float4 b) { }\n");
+    uses.push_str("  { int4 x{}, y{}; x %= y; float4 f{}, g{}; f %= g; }\n");
+    src.push_str(&format!("__global__ void k() {{\n{uses}}}\n"));
+    let first = migrate_checked(&src, &MigrateOptions::new(Target::Hip));
+    let out = text(&first);
+    let guarded: Vec<&str> = first
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "CP0015")
+        .map(|d| d.cuda_name.as_str())
+        .collect();
+    // Per vector type: four compound assignments, ++ and -- .
+    assert_eq!(guarded.len(), 12, "{guarded:?}\n{out}");
+    assert!(
+        guarded.iter().all(|g| [
+            "operator+=",
+            "operator-=",
+            "operator*=",
+            "operator/=",
+            "operator++",
+            "operator--"
+        ]
+        .contains(g)),
+        "{guarded:?}"
+    );
+    if !common::require("hipcc") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("ops.hip");
+    std::fs::write(&path, &first.output).unwrap();
+    let compiled = std::process::Command::new("hipcc")
+        .args(["-fsyntax-only", "--offload-arch=gfx90a", "-w"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        compiled.status.success(),
+        "{}\n{out}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+}
+
+/// CUDA's dim3 converts from uint3, HIP's does not: `make_uint3(...)` and a
+/// uint3 variable are written with HIP's constructor; the uint3 a call
+/// returns is reported (spelling out its members would call it three
+/// times). Everything else compiles with Debian's hipcc.
+#[test]
+fn a_dim3_from_a_uint3_is_written_with_hips_constructor() {
+    let src = "#include <cuda_runtime.h>\n__device__ uint3 idx() { return make_uint3(1, 2, 3); }\n__global__ void k(int* out) {\n  dim3 a = make_uint3(1, 2, 3);\n  uint3 u = make_uint3(4, 5, 6);\n  dim3 c = u;\n  dim3 d(u);\n  c = u;\n  dim3 e = threadIdx;\n  dim3 h = idx();\n  out[0] = a.x + c.x + d.x + e.x + h.x;\n}\n";
+    let first = migrate_checked(src, &MigrateOptions::new(Target::Hip));
+    let out = text(&first);
+    assert!(out.contains("dim3 a = dim3(1, 2, 3);"), "{out}");
+    assert!(out.contains("dim3 c = dim3(u.x, u.y, u.z);\n  dim3 d(dim3(u.x, u.y, u.z));\n  c = dim3(u.x, u.y, u.z);"), "{out}");
+    let reported: Vec<u32> = first
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "CP1095")
+        .map(|d| d.line)
+        .collect();
+    assert_eq!(reported, [10]);
+    if !common::require("hipcc") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dim3.hip");
+    std::fs::write(&path, &first.output).unwrap();
+    let compiled = std::process::Command::new("hipcc")
+        .args(["-fsyntax-only", "--offload-arch=gfx90a", "-w"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&compiled.stderr);
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error:")).collect();
+    assert!(
+        errors.len() == 1 && errors[0].contains("dim3.hip:10:"),
+        "{stderr}\n{out}"
+    );
+}
+
+/// CUDA's WMMA (mma.h, nvcuda::wmma) becomes rocWMMA, including names
+/// written through `using namespace nvcuda;`; the fragment type carries
+/// the wavefront caveat, 1-bit MMA is reported with what to use instead.
+/// With `CUPORT_ROCWMMA_INCLUDE` (rocWMMA's library/include, e.g. of its
+/// rocm-5.2.3 tag) the port is compiled with hipcc.
+#[test]
+fn wmma_becomes_rocwmma() {
+    let src = "#include <mma.h>\nusing namespace nvcuda;\n__global__ void k(half* a, half* b, float* c) {\n  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a_frag;\n  wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> b_frag;\n  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> c_frag;\n  wmma::fill_fragment(c_frag, 0.0f);\n  wmma::load_matrix_sync(a_frag, a, 16);\n  wmma::load_matrix_sync(b_frag, b, 16);\n  wmma::mma_sync(c_frag, a_frag, b_frag, c_frag);\n  wmma::store_matrix_sync(c, c_frag, 16, wmma::mem_row_major);\n}\n__global__ void bits() {\n  namespace w = nvcuda::wmma;\n  w::bmma_sync();\n}\n";
+    let first = migrate_checked(src, &MigrateOptions::new(Target::Hip));
+    let out = text(&first);
+    assert!(
+        out.contains("#include <rocwmma/rocwmma.hpp>\nusing namespace rocwmma;"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "rocwmma::fragment<rocwmma::matrix_a, 16, 16, 16, half, rocwmma::row_major> a_frag;"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("rocwmma::mma_sync(c_frag, a_frag, b_frag, c_frag);"),
+        "{out}"
+    );
+    assert!(
+        out.contains("rocwmma::store_matrix_sync(c, c_frag, 16, rocwmma::mem_row_major);"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("nvcuda") || out.contains("w::bmma_sync"),
+        "{out}"
+    );
+    assert!(first
+        .diagnostics
+        .iter()
+        .any(|d| d.cuda_name == "nvcuda::wmma::bmma_sync"
+            && d.level == cuport_rewrite::Level::Unsupported));
+    assert!(
+        !first.diagnostics.iter().any(|d| d.code == "CP0001"),
+        "{:#?}",
+        first.diagnostics
+    );
+    let Some(include) = std::env::var_os("CUPORT_ROCWMMA_INCLUDE") else {
+        eprintln!("!!! CUPORT_ROCWMMA_INCLUDE is not set: the rocWMMA port was not compiled !!!");
+        return;
+    };
+    let kernel = out.split("__global__ void bits").next().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("wmma.hip");
+    std::fs::write(&path, kernel).unwrap();
+    let compiled = std::process::Command::new("hipcc")
+        .args([
+            "-std=c++17",
+            "-fsyntax-only",
+            "--offload-arch=gfx90a",
+            "-w",
+            "-I",
+        ])
+        .arg(include)
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(
+        compiled.status.success(),
+        "{}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+}
+
+/// A CMake CUDA project with relocatable device code (a kernel calls a
+/// device function from another .cu file), NVIDIA architectures, nvcc
+/// flags and CUDA:: targets: ported with `--hip-arch gfx90a`, it configures
+/// with CMake's HIP language and builds with Debian's HIP toolchain.
+#[test]
+fn a_cmake_project_builds_with_cmakes_hip_language() {
+    let cmake = "cmake_minimum_required(VERSION 3.21)\nproject(rdc LANGUAGES CXX CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 80 90)\nset(CMAKE_CUDA_STANDARD 17)\nfind_package(CUDAToolkit REQUIRED)\nadd_executable(rdc main.cu scale.cu host.cpp)\nset_target_properties(rdc PROPERTIES\n  CUDA_SEPARABLE_COMPILATION ON\n  CUDA_RESOLVE_DEVICE_SYMBOLS ON)\ntarget_compile_options(rdc PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--use_fast_math -lineinfo --expt-relaxed-constexpr -Xcompiler=-Wall>)\ntarget_link_libraries(rdc PRIVATE CUDA::cudart)\n";
+    let main = "#include <cstdio>\nextern __device__ float twice(float x);\nint answer();\n__global__ void k(float* x) { x[threadIdx.x] = twice(x[threadIdx.x]); }\nint main() {\n  float* d = nullptr;\n  cudaMalloc(&d, 4 * sizeof(float));\n  k<<<1, 4>>>(d);\n  cudaDeviceSynchronize();\n  cudaFree(d);\n  std::printf(\"%d\\n\", answer());\n  return 0;\n}\n";
+    let scale = "__device__ float twice(float x) { return 2.0f * x; }\n";
+    let host = "int answer() { return 42; }\n";
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        ("CMakeLists.txt", cmake),
+        ("main.cu", main),
+        ("scale.cu", scale),
+        ("host.cpp", host),
+    ] {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.gpu_architectures = vec!["gfx90a".into()];
+    let migration = migrate_dir(dir.path(), &options);
+    let out = common::write_output(&migration);
+    let tree = out.path().join("tree");
+    let ported = std::fs::read_to_string(tree.join("CMakeLists.txt")).unwrap();
+    for expected in [
+        "project(rdc LANGUAGES CXX HIP)",
+        "set(CMAKE_HIP_ARCHITECTURES gfx90a)",
+        "find_package(hip REQUIRED)",
+        "set_source_files_properties(main.cu scale.cu PROPERTIES LANGUAGE HIP)",
+        "target_compile_options(rdc PRIVATE $<$<COMPILE_LANGUAGE:HIP>:-fgpu-rdc>)\ntarget_link_options(rdc PRIVATE $<$<LINK_LANGUAGE:HIP>:-fgpu-rdc>)",
+        "$<$<COMPILE_LANGUAGE:HIP>:-ffast-math -gline-tables-only -Wall>",
+        "target_link_libraries(rdc PRIVATE hip::host)",
+    ] {
+        assert!(ported.contains(expected), "{expected}\n{ported}");
+    }
+    assert!(
+        !ported.contains("SEPARABLE")
+            && !ported.contains("RESOLVE_DEVICE")
+            && !ported.contains("PROPERTIES\n"),
+        "{ported}"
+    );
+    if !common::require("cmake") || !common::require("hipcc") {
+        return;
+    }
+    let build = out.path().join("build");
+    let mut configure = std::process::Command::new("cmake");
+    configure.arg("-S").arg(&tree).arg("-B").arg(&build);
+    // Debian splits ROCm over /usr: CMake's HIP language looks for
+    // hip-lang-config.cmake under <ROCm root>/lib/cmake, so a root with that
+    // one link stands in, and clang needs the ROCm paths hipcc passes it.
+    let debian = std::path::Path::new("/usr/lib/x86_64-linux-gnu/cmake/hip-lang");
+    if debian.is_dir() {
+        let root = out.path().join("rocm");
+        std::fs::create_dir_all(root.join("lib/cmake")).unwrap();
+        std::os::unix::fs::symlink(debian, root.join("lib/cmake/hip-lang")).unwrap();
+        configure
+            .env("CMAKE_PREFIX_PATH", "/usr/lib/x86_64-linux-gnu/cmake")
+            .arg(format!("-DCMAKE_HIP_COMPILER_ROCM_ROOT={}", root.display()))
+            .arg("-DCMAKE_HIP_COMPILER=clang++-15")
+            .arg("-DCMAKE_HIP_FLAGS=--rocm-path=/usr --hip-device-lib-path=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode");
+    }
+    let configured = configure.output().unwrap();
+    assert!(
+        configured.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&configured.stdout),
+        String::from_utf8_lossy(&configured.stderr)
+    );
+    let built = std::process::Command::new("cmake")
+        .arg("--build")
+        .arg(&build)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&built.stdout),
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let link = std::fs::read_to_string(build.join("CMakeFiles/rdc.dir/link.txt")).unwrap();
+    assert!(
+        link.contains("-fgpu-rdc") && link.contains("--offload-arch=gfx90a"),
+        "{link}"
+    );
+    assert!(build.join("rdc").is_file());
+}
+
+/// nvcc switches hipcc rejects and needs nothing for are deleted, and so is
+/// what would be left doing nothing: cuda-samples' `set(CMAKE_CUDA_FLAGS
+/// "${CMAKE_CUDA_FLAGS} -Wno-deprecated-gpu-targets")` (44 files) became
+/// `set(CMAKE_HIP_FLAGS "${CMAKE_HIP_FLAGS}")`.
+#[test]
+fn a_dropped_nvcc_switch_leaves_no_empty_setting_behind() {
+    let cmake = "project(p LANGUAGES CXX CUDA)\nset(CMAKE_CUDA_FLAGS \"${CMAKE_CUDA_FLAGS} -Wno-deprecated-gpu-targets\")\nset(CMAKE_CUDA_FLAGS \"${CMAKE_CUDA_FLAGS} --expt-relaxed-constexpr -O2\")\nstring(APPEND CMAKE_CUDA_FLAGS \" --extended-lambda\")\nadd_executable(app app.cu)\ntarget_compile_options(app PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:--expt-extended-lambda>)\ntarget_compile_options(app PRIVATE $<$<COMPILE_LANGUAGE:CUDA>:-Xcompiler=-fopenmp,-Wall>)\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("CMakeLists.txt"), cmake).unwrap();
+    std::fs::write(dir.path().join("app.cu"), "__global__ void k() {}\n").unwrap();
+    let migration = migrate_dir(dir.path(), &MigrateOptions::new(Target::Hip));
+    let file = migration
+        .files
+        .iter()
+        .find(|f| f.path == "CMakeLists.txt")
+        .unwrap();
+    let out = String::from_utf8_lossy(&file.result.output).into_owned();
+    assert_eq!(
+        out,
+        "project(p LANGUAGES CXX HIP)\nset(CMAKE_HIP_FLAGS \"${CMAKE_HIP_FLAGS} -O2\")\nadd_executable(app app.cu)\nset_source_files_properties(app.cu PROPERTIES LANGUAGE HIP)\ntarget_compile_options(app PRIVATE $<$<COMPILE_LANGUAGE:HIP>:-fopenmp -Wall>)\n"
+    );
+    let notes = file
+        .result
+        .diagnostics
+        .iter()
+        .filter(|d| d.level == cuport_rewrite::Level::Note)
+        .count();
+    assert_eq!(notes, 5, "{:#?}", file.result.diagnostics);
+}
+
+/// cuda-samples' conjugateGradient declares `cublasStatus_t cublasStatus;`:
+/// `cublasStatus` is also a legacy cuBLAS type name, so every use of the
+/// variable became `hipblasStatus_t = hipblasCreate(...)`.
+#[test]
+fn a_variable_named_like_a_cuda_type_stays_a_variable() {
+    let src = "#include <cublas_v2.h>\nint f(cublasHandle_t h) {\n  cublasStatus_t cublasStatus;\n  cublasStatus = cublasCreate(&h);\n  return cublasStatus == CUBLAS_STATUS_SUCCESS;\n}\n";
+    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    assert!(out.contains("  hipblasStatus_t cublasStatus;\n  cublasStatus = hipblasCreate(&h);\n  return cublasStatus == HIPBLAS_STATUS_SUCCESS;"), "{out}");
+}

@@ -1,0 +1,209 @@
+#!/usr/bin/env python3
+"""HIPIFY's own unit tests as a regression check for cuport's HIP port.
+
+ROCm/HIPIFY's tests/unit_tests hold CUDA sources whose `// CHECK:` comments say
+what hipify-clang writes. HIPIFY's runner (tests/run_test.sh) converts a file,
+replaces every `//` comment of the output by `// ` (so the CHECK comments, which
+survive the conversion, cannot match themselves) and runs LLVM's FileCheck on
+it with the source as the check file. This script does the same with
+`cuport migrate --to hip FILE -o OUT`, the file's RUN-line options translated
+(`--roc` -> `--hip-libs roc`, `--hip-kernel-execution-syntax` ->
+`--hip-kernel-launch ggl`; the rest are hipify-clang's own).
+
+Two numbers per run:
+  * files: a file matches when FileCheck (LLVM's own, `--filecheck`) accepts
+    the output, exactly as HIPIFY's lit run would;
+  * check lines: FileCheck stops at the first failure, so the share of CHECK
+    directives is counted here, in order: a `CHECK:` matches when its pattern
+    occurs after the previous match, a `CHECK-NEXT:` when it occurs on the line
+    after the previous match (after a miss it resynchronises like `CHECK:`),
+    a `CHECK-NOT:` when its pattern does not occur between the matches around
+    it. Patterns follow FileCheck: `{{regex}}` parts, horizontal whitespace
+    runs match any run of blanks, leading and trailing blanks ignored.
+
+Python 3.11, standard library only. The HIPIFY checkout is read, never changed.
+Exit status: 0 when the check ran, 1 when a tool failed, 2 on a usage error.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DIRECTIVE = re.compile(r"//\s*(CHECK(?:-NEXT|-NOT)?):(.*)$")
+RUN = re.compile(r"//\s*RUN:(.*)$")
+# hipify-clang options with a cuport counterpart; every other option of a RUN
+# line (--amap, --experimental, --skip-excluded-preprocessor-conditional-
+# blocks, clang arguments) has none and is not passed on.
+OPTIONS = {
+    "--roc": ["--hip-libs", "roc"],
+    "-roc": ["--hip-libs", "roc"],
+    "--hip-kernel-execution-syntax": ["--hip-kernel-launch", "ggl"],
+}
+
+
+@dataclass
+class Check:
+    kind: str  # CHECK, CHECK-NEXT, CHECK-NOT
+    pattern: str
+    line: int  # in the test source, 1-based
+
+
+@dataclass
+class Result:
+    path: str
+    options: list[str]
+    checks: int = 0
+    matched: int = 0
+    filecheck: bool = False
+    error: str = ""
+    misses: list[dict] = field(default_factory=list)
+
+
+def parse(source: str) -> tuple[list[Check], list[str]]:
+    checks: list[Check] = []
+    words: set[str] = set()
+    for number, line in enumerate(source.splitlines(), 1):
+        if m := DIRECTIVE.search(line):
+            checks.append(Check(m.group(1), m.group(2).strip(), number))
+        elif m := RUN.search(line):
+            words.update(m.group(1).replace('"', " ").split())
+    translated = {tuple(OPTIONS[w]) for w in words if w in OPTIONS}
+    return checks, [option for pair in sorted(translated) for option in pair]
+
+
+def regex(pattern: str) -> re.Pattern[str]:
+    """A FileCheck pattern as a Python regex (see the module documentation)."""
+    parts = []
+    for index, piece in enumerate(re.split(r"\{\{(.*?)\}\}", pattern)):
+        if index % 2:
+            parts.append(f"(?:{piece})")
+        else:
+            parts.append(r"[ \t]+".join(re.escape(w) for w in re.split(r"[ \t]+", piece)))
+    return re.compile("".join(parts))
+
+
+def strip_comments(text: str) -> str:
+    """What HIPIFY's run_test.sh does: `sed -Ee 's|//.+|// |g'`."""
+    return re.sub(r"//.+", "// ", text)
+
+
+def count(checks: list[Check], output: str) -> tuple[int, list[dict]]:
+    """How many directives hold, in order (see the module documentation)."""
+    line_starts = [0] + [m.end() for m in re.finditer("\n", output)]
+
+    def line_of(offset: int) -> int:
+        lo, hi = 0, len(line_starts) - 1
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            if line_starts[mid] <= offset:
+                lo = mid
+            else:
+                hi = mid - 1
+        return lo
+
+    cursor, last_line, previous_missed = 0, -1, False
+    matched, misses, pending_not = 0, [], []
+    for check in checks:
+        pattern = regex(check.pattern)
+        if check.kind == "CHECK-NOT":
+            pending_not.append(check)
+            continue
+        found = pattern.search(output, cursor)
+        ok = found is not None
+        if ok and check.kind == "CHECK-NEXT" and not previous_missed:
+            ok = line_of(found.start()) == last_line + 1
+        if ok:
+            matched += 1
+            for negative in pending_not:
+                if regex(negative.pattern).search(output[cursor:found.start()]):
+                    misses.append({"line": negative.line, "kind": negative.kind, "pattern": negative.pattern})
+                else:
+                    matched += 1
+            pending_not = []
+            cursor, last_line, previous_missed = found.end(), line_of(found.end()), False
+        else:
+            misses.append({"line": check.line, "kind": check.kind, "pattern": check.pattern})
+            previous_missed = True
+    for negative in pending_not:
+        if regex(negative.pattern).search(output[cursor:]):
+            misses.append({"line": negative.line, "kind": negative.kind, "pattern": negative.pattern})
+        else:
+            matched += 1
+    return matched, misses
+
+
+def run_one(args, test: Path, work: Path) -> Result:
+    rel = test.relative_to(args.hipify / "tests" / "unit_tests").as_posix()
+    source = test.read_text(encoding="utf-8", errors="surrogateescape")
+    checks, options = parse(source)
+    result = Result(rel, options, checks=len(checks))
+    out = work / (rel.replace("/", "__") + ".hip")
+    command = [args.cuport, "migrate", "--to", "hip", str(test), "-o", str(out), *options, *args.cuport_arg]
+    proc = subprocess.run(command, capture_output=True, timeout=120)
+    if proc.returncode not in (0, 1) or not out.exists():
+        result.error = f"cuport exit {proc.returncode}: {proc.stderr.decode(errors='replace')[-500:]}"
+        result.misses = [{"line": c.line, "kind": c.kind, "pattern": c.pattern} for c in checks]
+        return result
+    output = strip_comments(out.read_text(encoding="utf-8", errors="surrogateescape"))
+    stripped = out.with_suffix(".stripped")
+    stripped.write_text(output, encoding="utf-8", errors="surrogateescape")
+    result.matched, result.misses = count(checks, output)
+    if args.filecheck:
+        fc = subprocess.run([args.filecheck, str(test), f"--input-file={stripped}"], capture_output=True, timeout=120)
+        result.filecheck = fc.returncode == 0
+    return result
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--hipify", type=Path, required=True, help="a checkout of ROCm/HIPIFY")
+    parser.add_argument("--cuport", default=shutil.which("cuport") or "cuport")
+    parser.add_argument("--filecheck", default=shutil.which("FileCheck") or next(
+        (str(p) for p in sorted(Path("/usr/lib").glob("llvm-*/bin/FileCheck"))), None),
+        help="LLVM's FileCheck (Debian: apt-get install llvm-15-tools)")
+    parser.add_argument("--cuport-arg", action="append", default=[], help="extra argument for cuport migrate")
+    parser.add_argument("--json", type=Path, help="write every file's result here")
+    parser.add_argument("--misses", type=int, default=0, help="print up to N missed directives per file")
+    parser.add_argument("--only", action="append", default=[], help="substring of the test paths to run")
+    args = parser.parse_args()
+    root = args.hipify / "tests" / "unit_tests"
+    if not root.is_dir():
+        print(f"hipify_unit_check: no {root}", file=sys.stderr)
+        return 2
+    if not args.filecheck:
+        print("hipify_unit_check: no FileCheck; files are not counted (pass --filecheck)", file=sys.stderr)
+    tests = sorted(p for p in root.rglob("*") if p.suffix in (".cu", ".cpp") and "CHECK" in p.read_text(errors="replace"))
+    if args.only:
+        tests = [t for t in tests if any(o in t.as_posix() for o in args.only)]
+    results = []
+    with tempfile.TemporaryDirectory() as work:
+        for test in tests:
+            try:
+                results.append(run_one(args, test, Path(work)))
+            except (OSError, subprocess.SubprocessError) as error:
+                print(f"hipify_unit_check: {test}: {error}", file=sys.stderr)
+                return 1
+    checks = sum(r.checks for r in results)
+    matched = sum(r.matched for r in results)
+    full = sum(r.filecheck for r in results)
+    for r in results:
+        state = "ok  " if r.filecheck else "FAIL"
+        print(f"{state} {r.matched:4}/{r.checks:<4} {r.path} {' '.join(r.options)} {r.error}")
+        for miss in r.misses[: args.misses]:
+            print(f"       line {miss['line']}: {miss['kind']}: {miss['pattern']}")
+    print(f"files: {len(results)}, FileCheck passes: {full}")
+    print(f"check directives: {checks}, matched: {matched} ({100.0 * matched / max(checks, 1):.1f} %)")
+    if args.json:
+        args.json.write_text(json.dumps([r.__dict__ for r in results], indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
