@@ -11,7 +11,7 @@ use cuport_model::{KernelModel, Target};
 use cuport_report::ReportDocument;
 use cuport_rewrite::{
     ascend_skeletons, migrate_report, unified_diff, CopySummary, InPlace, KernelSkeleton, Level,
-    MigrateOptions, Migration, RenamePlan,
+    MigrateOptions, Migration, Mode, RenamePlan,
 };
 
 use crate::migrate_args::{FailOn, MigrateArgs, MigrateFormat};
@@ -34,7 +34,7 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
     write_mode(args, &migration, &extras, out)?;
     // One document of the run: the text summary, --format json and every
     // --report format render from it.
-    let meta = crate::cmd_report::run_meta(&settings, &rules);
+    let meta = crate::migration_reports::run_meta(&settings, &rules);
     let shows_diffs = args.format == MigrateFormat::Json || args.report.is_some();
     let document = if shows_diffs {
         ReportDocument::new(&migration, meta)
@@ -43,14 +43,14 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
     };
     report(args, &migration, &document, &settings, &extras, out)?;
     if let Some(dir) = &args.report {
-        let support = crate::cmd_analyze::write_migration_support(
+        let support = crate::api_support::write_migration_support(
             dir,
             &settings.targets.value,
             &scan,
             &rules,
             out,
         )?;
-        crate::cmd_report::write_migration_reports(dir, &document, &support, out)?;
+        crate::migration_reports::write_migration_reports(dir, &document, &support, out)?;
     }
     let code = exit_code(&migration, args.fail_on);
     // The process ends after this: freeing every source, analysis, diff and
@@ -118,15 +118,19 @@ impl Extras {
         migration: &Migration,
         out: &Output,
     ) -> anyhow::Result<Self> {
-        let target = options.target;
         let mut extras = Extras::default();
         if args.ascend_kernel_skeletons {
             extras.skeletons = ascend_skeletons(scan, migration);
         }
+        // A dual-stack source keeps its names (`--rename-sources` is refused
+        // with it).
+        let Mode::OneWay(target) = options.mode else {
+            return Ok(extras);
+        };
         let extensions = options.source_renames(target);
         // The SIMT model's language takes kernels only under its extension:
         // a written SIMT port always renames.
-        let simt = options.kernel_model(target) == KernelModel::Simt && !options.is_dual();
+        let simt = options.kernel_model(target) == KernelModel::Simt;
         let writes_tree = args.out.is_some() || (args.in_place && args.path.is_dir());
         if args.rename_sources || (simt && writes_tree) {
             if extensions.is_empty() {
@@ -158,7 +162,7 @@ fn migrate(
         analyze: AnalyzeOptions {
             syntax_check: SyntaxCheck::Off,
         },
-        known_names: Some(crate::cmd_scan::known_names_of(std::sync::Arc::clone(
+        known_names: Some(crate::scanning::known_names_of(std::sync::Arc::clone(
             rules,
         ))),
         keep_sources: true,
@@ -166,7 +170,7 @@ fn migrate(
         inventory: args.out.is_some() || args.in_place,
         ..ScanOptions::default()
     };
-    let bar = crate::cmd_scan::BarProgress(out.progress(0, "analysing"));
+    let bar = crate::scanning::BarProgress(out.progress(0, "analysing"));
     let mut report = scan_tree(&args.path, &scan_options, &bar)
         .context("cannot analyse the tree; check the path")?;
     bar.0.finish_and_clear();

@@ -2,17 +2,16 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use anstyle::AnsiColor;
 use anyhow::Context;
 use cuport_analyze::{
-    scan_tree, AnalyzeOptions, KnownNames, ScanDocument, ScanOptions, ScanSummary, SyntaxCheck,
+    scan_tree, AnalyzeOptions, ScanDocument, ScanOptions, ScanSummary, SyntaxCheck,
 };
 use cuport_model::{Library, SiteKind};
-use indicatif::ProgressBar;
 
 use crate::output::Output;
+use crate::scanning::{known_cuda_names, BarProgress};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum ScanFormat {
@@ -107,38 +106,6 @@ pub(crate) fn run(args: &ScanArgs, out: &Output) -> anyhow::Result<ExitCode> {
     }
     stdout.flush()?;
     Ok(crate::exit::success())
-}
-
-/// The rule tables' CUDA names, so a project's `atomicAdd` overload or
-/// `cuInit` shim is not mistaken for a project-only name.
-pub(crate) fn known_cuda_names(out: &Output) -> Option<KnownNames> {
-    match cuport_rules::RuleSet::builtin() {
-        Ok(rules) => Some(known_names_of(Arc::new(rules))),
-        Err(error) => {
-            out.warn(&format!("built-in rule tables failed to load ({error}); CUDA-looking names the project defines are all treated as its own"));
-            None
-        }
-    }
-}
-
-/// [`KnownNames`] backed by a loaded rule set (shared, not copied).
-pub(crate) fn known_names_of(rules: Arc<cuport_rules::RuleSet>) -> KnownNames {
-    let sites = Arc::clone(&rules);
-    KnownNames::new(
-        move |name: &str| rules.is_known(name),
-        move |name: &str| sites.site_of(name),
-    )
-}
-
-pub(crate) struct BarProgress(pub(crate) ProgressBar);
-
-impl cuport_analyze::Progress for BarProgress {
-    fn total(&self, files: usize) {
-        self.0.set_length(files as u64);
-    }
-    fn advance(&self) {
-        self.0.inc(1);
-    }
 }
 
 fn write_text(

@@ -4,6 +4,7 @@
 //! maps errors to exit codes. Each subcommand lives in its own module.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+mod api_support;
 mod cmd_analyze;
 mod cmd_doctor;
 mod cmd_migrate;
@@ -14,7 +15,9 @@ mod cmd_scan;
 mod exit;
 mod migrate_args;
 mod migrate_summary;
+mod migration_reports;
 mod output;
+mod scanning;
 mod settings;
 mod walk_args;
 

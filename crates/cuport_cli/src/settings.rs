@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{bail, Context};
 use cuport_analyze::{ScanReport, SkippedFile};
 use cuport_model::{KernelModel, SdkVersion, Target};
-use cuport_rewrite::{HipLaunch, MigrateOptions};
+use cuport_rewrite::{HipLaunch, MigrateOptions, Mode};
 use cuport_rules::{Flavour, RuleSet};
 use serde::Deserialize;
 
@@ -465,16 +465,15 @@ impl Settings {
 
     pub(crate) fn migrate_options(&self) -> MigrateOptions {
         MigrateOptions {
-            target: self.target.value,
+            mode: if self.dual.value {
+                Mode::Dual(self.targets.value.clone())
+            } else {
+                Mode::OneWay(self.target.value)
+            },
             flavour: self.hip_libs.value,
             hip_launch: self.hip_launch.value,
             gpu_architectures: self.hip_arch.value.clone(),
             annotate: self.annotate.value,
-            dual: if self.dual.value {
-                self.targets.value.clone()
-            } else {
-                Vec::new()
-            },
             sdk_versions: self
                 .sdk_versions
                 .iter()

@@ -185,3 +185,31 @@ fn porting_a_simt_port_again_changes_nothing() {
     );
     assert_eq!(read_tree(&first), read_tree(&second));
 }
+
+/// report.json records every choice that changes the port, so a reviewer
+/// (and `cuport report`) sees that it is a SIMT port for CANN 9.1.0.
+#[test]
+fn report_json_records_the_kernel_model_and_the_cann_release() {
+    let (dir, root) = scratch("simt_kernels");
+    let reports = dir.path().join("reports");
+    let reports_arg = reports.to_str().unwrap();
+    migrate(&root, &args(&["--report", reports_arg])).expect_code(0);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(reports.join("report.json")).unwrap())
+            .unwrap();
+    let options = &doc["run"]["options"];
+    assert_eq!(options["ascend-kernels"], "simt", "{options}");
+    assert_eq!(options["cann-version"], "9.1.0", "{options}");
+    let (dir, root) = scratch("simt_kernels");
+    let reports = dir.path().join("reports");
+    let reports_arg = reports.to_str().unwrap();
+    migrate(&root, &["--to", "ascend", "--report", reports_arg]).expect_code(0);
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(reports.join("report.json")).unwrap())
+            .unwrap();
+    assert!(
+        doc["run"]["options"].get("ascend-kernels").is_none(),
+        "{}",
+        doc["run"]
+    );
+}

@@ -1,28 +1,19 @@
-//! Migrating one file: plan every site (`crate::mode` picks the planner),
-//! add the headers or imports the target needs, optionally annotate, then
-//! apply all edits in one pass.
+//! Migrating one file: plan every site, run the post-plan passes, add the
+//! headers or imports the target needs, optionally annotate, then apply all
+//! edits in one pass. `crate::mode` picks the planner, the passes and where
+//! the runtime header goes; nothing here asks which mode the run is in.
 use cuport_analyze::FileAnalysis;
-use cuport_model::{KernelModel, Language, Library, LineIndex, SiteKind, TextRange};
+use cuport_model::{Language, Library, LineIndex, SiteKind};
 use cuport_rules::RuleSet;
 
-use crate::coordinate_casts::cast_coordinate_arguments;
 use crate::diagnostic::{codes, effort_hours, Diagnostic, Level};
-use crate::dim3_initialisers::construct_dim3_from_values;
 use crate::edit::{apply_edits, Edit};
 use crate::headers::{annotation_edits, header_edits, included_paths, MainHeader};
-use crate::implicit_std_headers::add_implicit_std_headers;
-use crate::initialised_arrays::report_initialised_vlas;
-use crate::integer_handles::report_integer_handles;
 use crate::kernel_stage::kernel_records;
-use crate::member_versions::report_members_too_new;
 use crate::options::MigrateOptions;
 use crate::plan::{FileInput, Planned, PlannedFile};
 use crate::result::{FileMigration, FileStats};
-use crate::retyped_handles::report_retyped_arguments;
-use crate::simt_build::add_simt_cmake_prelude;
-use crate::simt_limits::report_simt_limits;
 use crate::suppress::Suppressions;
-use crate::target_provided::guard_target_provided;
 
 /// Migrates `src` (analysed as `analysis`), the file at `path` (relative to
 /// the root, `/`-separated; `""` for a file at the root). Dual-stack output
@@ -52,42 +43,13 @@ pub fn migrate_file(
         stats,
         runtime_header,
     } = crate::mode::plan_file(&input);
-    fold_effort_into_kernels(&mut planned.diagnostics, analysis);
-    if !options.is_dual() && !options.kernels_compile(options.target) {
-        fold_effort_into_device_functions(&mut planned.diagnostics, analysis);
+    for pass in crate::mode::passes(options) {
+        pass.run(&input, &mut planned);
     }
-    guard_target_provided(src, &lines, analysis, options.targets(), &mut planned);
-    if matches!(language, Language::Cuda | Language::Cpp) {
-        cast_coordinate_arguments(src, analysis, options.targets(), &mut planned);
-        construct_dim3_from_values(src, &lines, analysis, options.targets(), &mut planned);
-    }
-    if matches!(language, Language::Cuda | Language::Cpp) {
-        report_retyped_arguments(src, &lines, analysis, &mut planned);
-        if !options.is_dual() {
-            report_members_too_new(src, &lines, analysis, rules, options, &mut planned);
-        }
-        for target in options.targets() {
-            report_integer_handles(src, &lines, analysis, *target, &mut planned);
-        }
-        report_initialised_vlas(src, &lines, options.targets(), &mut planned);
-        report_simt_limits(src, &lines, analysis, rules, options, &mut planned);
-    }
-    add_simt_cmake_prelude(src, &lines, language, analysis, options, &mut planned);
-    add_implicit_std_headers(src, language, analysis, options, &mut planned);
-    // Where this source's kernels compile as they are (HIP, MUSA, and every
-    // dual-stack backend that builds them), a kernel-only .cu file needs
-    // the runtime header too: only nvcc includes it implicitly.
-    let kernels_compile_here = options.is_dual() || options.kernels_compile(options.target);
-    let simt = (!options.is_dual() && options.kernel_model(options.target) == KernelModel::Simt)
-        .then(|| options.target.profile().kernels.simt.as_ref())
-        .flatten();
     let main = MainHeader {
         spelled: &runtime_header,
-        device: simt.map(|s| s.device_header.as_str()),
-        even_without_edits: kernels_compile_here,
         already_ported: already_ported(src, rules, options),
-        before_cooperative_groups: !options.is_dual() && kernels_compile_here,
-        before_project_headers: options.is_dual(),
+        placement: crate::mode::header_placement(options),
     };
     // First in the list: an include inserted where a kernel guard is also
     // inserted must come before the guard (edits at one offset keep their
@@ -114,69 +76,6 @@ fn already_ported(src: &[u8], rules: &RuleSet, options: &MigrateOptions) -> bool
                 .iter()
                 .any(|&t| rules.is_target_header(t, path))
     })
-}
-
-/// Inside a kernel that must be rewritten by hand (Ascend C, BANG C), the
-/// kernel's own diagnostic carries the effort; what is inside it is listed
-/// for the engineer but not counted again.
-fn fold_effort_into_kernels(diagnostics: &mut [Diagnostic], analysis: &FileAnalysis) {
-    let manual_kernels: Vec<TextRange> = analysis
-        .sites
-        .iter()
-        .filter(|s| s.kind == SiteKind::KernelDefinition)
-        .filter(|s| {
-            diagnostics
-                .iter()
-                .any(|d| d.code == codes::KERNEL_MANUAL && d.range == s.range)
-        })
-        .filter_map(|s| s.body)
-        .collect();
-    for diagnostic in diagnostics.iter_mut() {
-        let inside = manual_kernels
-            .iter()
-            .any(|body| body.start <= diagnostic.range.start && diagnostic.range.end <= body.end);
-        if inside && diagnostic.level >= Level::Approximate {
-            diagnostic.effort = Some("included".into());
-        }
-    }
-}
-/// Where kernels are rewritten by hand (Ascend C, BANG C), a `__device__`
-/// helper is rewritten with them and costs once: what the diagnostic on its
-/// `__device__` carries (else its most expensive diagnostic), not once per
-/// built-in variable or intrinsic in it. The rest inside it is listed for
-/// the engineer but not counted again.
-fn fold_effort_into_device_functions(diagnostics: &mut [Diagnostic], analysis: &FileAnalysis) {
-    let helpers = analysis
-        .sites
-        .iter()
-        .filter(|s| s.kind == SiteKind::Qualifier && s.name == "__device__");
-    for helper in helpers {
-        let Some(body) = helper.body else {
-            continue;
-        };
-        let counted = |d: &Diagnostic| {
-            d.level >= Level::Approximate && d.effort.as_deref() != Some("included")
-        };
-        let inside: Vec<usize> = (0..diagnostics.len())
-            .filter(|&i| {
-                let d = &diagnostics[i];
-                body.start <= d.range.start && d.range.end <= body.end && counted(d)
-            })
-            .collect();
-        let on_qualifier = diagnostics
-            .iter()
-            .any(|d| d.range == helper.range && counted(d));
-        // The first of the costliest (`max_by` keeps the last of equals).
-        let costliest = inside.iter().rev().copied().max_by(|&a, &b| {
-            effort_hours(&diagnostics[a]).total_cmp(&effort_hours(&diagnostics[b]))
-        });
-        let kept = if on_qualifier { None } else { costliest };
-        for i in inside {
-            if Some(i) != kept {
-                diagnostics[i].effort = Some("included".into());
-            }
-        }
-    }
 }
 
 fn finish(src: &[u8], lines: &LineIndex, planned: Planned, mut stats: FileStats) -> FileMigration {

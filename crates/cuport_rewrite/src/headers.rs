@@ -12,6 +12,15 @@ use crate::plan::Planned;
 /// The runtime header added to `.cu` files that rely on nvcc's implicit one.
 pub(crate) struct MainHeader<'a> {
     pub(crate) spelled: &'a str,
+    /// The file already includes target (or shim) headers and no CUDA one:
+    /// its runtime header was decided when it was ported.
+    pub(crate) already_ported: bool,
+    pub(crate) placement: HeaderPlacement<'a>,
+}
+
+/// Where and when the run adds the runtime and device headers (the mode's
+/// choice, `crate::mode::header_placement`).
+pub(crate) struct HeaderPlacement<'a> {
     /// The header that declares the target's device API, where nvcc's
     /// implicit device declarations were relied on (Ascend C SIMT's
     /// `simt_api/asc_simt.h`): added to a CUDA-language file with device
@@ -19,9 +28,6 @@ pub(crate) struct MainHeader<'a> {
     pub(crate) device: Option<&'a str>,
     /// Added even to a file the migration does not otherwise change.
     pub(crate) even_without_edits: bool,
-    /// The file already includes target (or shim) headers and no CUDA one:
-    /// its runtime header was decided when it was ported.
-    pub(crate) already_ported: bool,
     /// Put the runtime header before a cooperative-groups include that
     /// came first (one-way HIP/MUSA; a dual-stack switch already does).
     pub(crate) before_cooperative_groups: bool,
@@ -60,6 +66,7 @@ pub(crate) fn header_edits(
         wanted.insert(0, main_header.spelled.to_owned());
     }
     if let Some(device) = main_header
+        .placement
         .device
         .filter(|_| has_device_code(language, analysis))
     {
@@ -137,9 +144,9 @@ fn runtime_header_wanted(
     // compiles it with clang, which does not include it either).
     let uses_runtime = analysis.sites.iter().any(|s| {
         matches!(s.library, Library::Runtime | Library::Device)
-            && (s.kind != SiteKind::Qualifier || main_header.even_without_edits)
+            && (s.kind != SiteKind::Qualifier || main_header.placement.even_without_edits)
     });
-    let edited = !planned.edits.is_empty() || main_header.even_without_edits;
+    let edited = !planned.edits.is_empty() || main_header.placement.even_without_edits;
     // A C++ file with kernels was compiled as CUDA (`nvcc -x cu`, CMake's
     // LANGUAGE CUDA): it relied on the implicit header as a `.cu` file does
     // (HIPIFY's samples/MallocManaged.cpp).
@@ -171,11 +178,11 @@ fn runtime_header_wanted(
     match first_include {
         Some(first)
             if first.library == Library::CooperativeGroups
-                && main_header.before_cooperative_groups =>
+                && main_header.placement.before_cooperative_groups =>
         {
             RuntimeHeader::BeforeOthers
         }
-        _ if main_header.before_project_headers && !cuda_include_first => {
+        _ if main_header.placement.before_project_headers && !cuda_include_first => {
             RuntimeHeader::BeforeOthers
         }
         _ => RuntimeHeader::Missing,

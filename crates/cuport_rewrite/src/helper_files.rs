@@ -89,6 +89,7 @@ pub(crate) fn one_way_helpers(
     files: &[MigratedFile],
     rules: &RuleSet,
     options: &MigrateOptions,
+    target: Target,
 ) -> Vec<GeneratedFile> {
     // A call rewritten into a helper, or a library include the tables
     // map to the shim header (`cublas_v2.h` → `cuport_shim.h`, in a file
@@ -107,8 +108,6 @@ pub(crate) fn one_way_helpers(
     if !uses_helpers {
         return Vec::new();
     }
-    let sdk = options.sdk_version(options.target);
-    helper_files(rules, options.target, sdk, "", |name| {
-        format!("cuport_{name}")
-    })
+    let sdk = options.sdk_version(target);
+    helper_files(rules, target, sdk, "", |name| format!("cuport_{name}"))
 }

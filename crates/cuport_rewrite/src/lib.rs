@@ -3,35 +3,26 @@
 //! and never overlapping; every site that cannot be ported automatically is
 //! a coded diagnostic.
 
-mod coordinate_casts;
 mod diagnostic;
-mod dim3_initialisers;
 mod dual;
 mod edit;
 mod file;
 mod headers;
 mod helper_files;
-mod implicit_std_headers;
-mod initialised_arrays;
-mod integer_handles;
 mod kernel_stage;
 mod kernels;
-mod member_versions;
 mod mode;
 mod options;
+mod passes;
 mod plan;
 mod pysource;
 mod rename;
 mod result;
-mod retyped_handles;
 mod run;
 mod sdk;
-mod simt_build;
-mod simt_limits;
 mod skeleton;
 mod source_text;
 mod suppress;
-mod target_provided;
 mod write;
 
 pub use diagnostic::{code_info, codes, effort_hours, CodeInfo, Diagnostic, Level, CODES};
@@ -41,7 +32,7 @@ pub use dual::shim::{backend_macro, shim_headers, ProjectUse};
 pub use edit::{apply_edits, Conflict, Edit};
 pub use file::migrate_file;
 pub use kernel_stage::{Disposition, KernelRecord};
-pub use options::{HipLaunch, MigrateOptions};
+pub use options::{HipLaunch, MigrateOptions, Mode};
 pub use rename::{renamed_path, RenamePlan};
 pub use result::{
     unified_diff, FileMigration, FileStats, GeneratedFile, MigratedFile, Migration, RewriteError,

@@ -13,17 +13,34 @@ pub enum HipLaunch {
     Ggl,
 }
 
+/// What a run writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Mode {
+    /// A port to one target, in place of the CUDA.
+    OneWay(Target),
+    /// One source that builds for CUDA and for each of these targets,
+    /// through a generated shim.
+    Dual(Vec<Target>),
+}
+
+impl Mode {
+    /// The targets the output is for.
+    pub fn targets(&self) -> &[Target] {
+        match self {
+            Mode::OneWay(target) => std::slice::from_ref(target),
+            Mode::Dual(targets) => targets,
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct MigrateOptions {
-    pub target: Target,
+    pub mode: Mode,
     /// HIP library flavour (hipBLAS... or rocBLAS...).
     pub flavour: Flavour,
     pub hip_launch: HipLaunch,
     /// Write each diagnostic into the output as a comment above its line.
     pub annotate: bool,
-    /// Dual-stack mode: the targets the portable source must build for
-    /// (besides CUDA). Empty for a one-way migration to `target`.
-    pub dual: Vec<Target>,
     /// The SDK release a port is made for, per target (`--cann-version`,
     /// `--rocm-version`); a target not listed gets its profile's default.
     pub sdk_versions: BTreeMap<Target, SdkVersion>,
@@ -36,13 +53,23 @@ pub struct MigrateOptions {
 }
 
 impl MigrateOptions {
+    /// Options for a one-way port to `target`, every other choice its
+    /// default.
     pub fn new(target: Target) -> Self {
+        Self::with_mode(Mode::OneWay(target))
+    }
+
+    /// Options for one dual-stack source building for CUDA and `targets`.
+    pub fn dual_stack(targets: Vec<Target>) -> Self {
+        Self::with_mode(Mode::Dual(targets))
+    }
+
+    fn with_mode(mode: Mode) -> Self {
         Self {
-            target,
+            mode,
             flavour: Flavour::Default,
             hip_launch: HipLaunch::Chevron,
             annotate: false,
-            dual: Vec::new(),
             sdk_versions: BTreeMap::new(),
             kernel_models: BTreeMap::new(),
             gpu_architectures: Vec::new(),
@@ -94,17 +121,28 @@ impl MigrateOptions {
             .or(target.profile().versions.default)
     }
 
-    /// Whether the run writes one portable source (CUDA plus `dual` targets).
-    pub fn is_dual(&self) -> bool {
-        !self.dual.is_empty()
+    /// These options for a one-way port to `target` (a dual-stack run plans
+    /// each target's branch with them).
+    pub fn one_way_to(&self, target: Target) -> Self {
+        Self {
+            mode: Mode::OneWay(target),
+            ..self.clone()
+        }
     }
 
-    /// The targets the output is for: the `dual` ones, else `target`.
-    pub fn targets(&self) -> &[cuport_model::Target] {
-        if self.is_dual() {
-            &self.dual
-        } else {
-            std::slice::from_ref(&self.target)
+    /// The targets the output is for.
+    pub fn targets(&self) -> &[Target] {
+        self.mode.targets()
+    }
+
+    /// The target site rules are planned for: the one-way target; in a
+    /// dual-stack run, whose branches are planned per target with
+    /// `one_way_to`, the first (what the source's own planning reports
+    /// under).
+    pub(crate) fn planned_target(&self) -> Target {
+        match &self.mode {
+            Mode::OneWay(target) => *target,
+            Mode::Dual(targets) => targets.first().copied().unwrap_or(Target::Hip),
         }
     }
 }

@@ -426,7 +426,7 @@ fn the_dual_stack_ascend_path_compiles_against_the_real_headers() {
     }
     for set in &sets {
         let mut options = MigrateOptions::new(Target::Ascend);
-        options.dual = vec![Target::Ascend, Target::Hip];
+        options.mode = cuport_rewrite::Mode::Dual(vec![Target::Ascend, Target::Hip]);
         options.sdk_versions.insert(Target::Ascend, set.version());
         let outcome = compile_fixtures(set, &options, &["CUPORT_BACKEND_ASCEND"]);
         check(

@@ -119,7 +119,7 @@ fn dual_stack_runtime_header_comes_before_a_project_header() {
         ),
     ]);
     let mut options = MigrateOptions::new(Target::Hip);
-    options.dual = vec![Target::Hip];
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Hip]);
     let migration = migrate(root.path(), &options);
     let text = String::from_utf8_lossy(&output(&migration, "app.cu").output).into_owned();
     let shim = text
@@ -332,11 +332,11 @@ fn launches_spelled_with_spaced_chevrons_are_launches() {
     // Dual-stack for CUDA and HIP keeps the launch (both compile it) and
     // respells it; with Ascend it goes behind the launch macro.
     let mut dual = MigrateOptions::new(Target::Hip);
-    dual.dual = vec![Target::Hip];
+    dual.mode = cuport_rewrite::Mode::Dual(vec![Target::Hip]);
     let migration = migrate(root.path(), &dual);
     let text = migrated_text(&migration, "spaced.cu");
     assert!(text.contains("k <<<2, 32 >>> (d);"), "{text}");
-    dual.dual = vec![Target::Ascend, Target::Hip];
+    dual.mode = cuport_rewrite::Mode::Dual(vec![Target::Ascend, Target::Hip]);
     let migration = migrate(root.path(), &dual);
     let text = migrated_text(&migration, "spaced.cu");
     assert!(
@@ -465,7 +465,7 @@ fn api_names_in_preprocessor_conditions_are_reported() {
         }
     }
     let mut dual = MigrateOptions::new(Target::Hip);
-    dual.dual = vec![Target::Ascend, Target::Hip];
+    dual.mode = cuport_rewrite::Mode::Dual(vec![Target::Ascend, Target::Hip]);
     let migration = migrate(root.path(), &dual);
     let text = migrated_text(&migration, "c.cu");
     assert!(text.contains("#ifdef cuDeviceGetUuid_v2\n"), "{text}");

@@ -14,7 +14,7 @@ use cuport_rules::NameKind;
 
 pub(crate) fn dual_options(targets: &[Target]) -> MigrateOptions {
     let mut options = MigrateOptions::new(targets[0]);
-    options.dual = targets.to_vec();
+    options.mode = cuport_rewrite::Mode::Dual(targets.to_vec());
     options
 }
 

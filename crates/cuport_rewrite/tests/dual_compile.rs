@@ -33,7 +33,7 @@ const ASCEND_CLEAN: &[&str] = &[
 
 fn dual_tree(targets: &[Target]) -> (Migration, tempfile::TempDir) {
     let mut options = MigrateOptions::new(targets[0]);
-    options.dual = targets.to_vec();
+    options.mode = cuport_rewrite::Mode::Dual(targets.to_vec());
     let migration = migrate_dir(&fixtures_root(), &options);
     let out = tempfile::tempdir().unwrap();
     migration

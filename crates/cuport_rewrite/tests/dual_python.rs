@@ -17,7 +17,7 @@ const ALL: [Target; 4] = [Target::Ascend, Target::Hip, Target::Musa, Target::Mlu
 
 fn dual_options(targets: &[Target]) -> MigrateOptions {
     let mut options = MigrateOptions::new(targets[0]);
-    options.dual = targets.to_vec();
+    options.mode = cuport_rewrite::Mode::Dual(targets.to_vec());
     options
 }
 

@@ -83,7 +83,7 @@ fn every_cuda_name_left_in_the_output_has_a_diagnostic() {
 /// Names a target accepts as they are: the tables say `exact`, or the
 /// kernel language is native (HIP, MUSA, MACA: `model = "native"`).
 fn is_accepted_unchanged(options: &MigrateOptions, site: &cuport_analyze::Site) -> bool {
-    let target = options.target;
+    let target = options.targets()[0];
     let flavour = options.flavour_for(target);
     let exact = rules()
         .lookup_flavour(target, flavour, &site.name)

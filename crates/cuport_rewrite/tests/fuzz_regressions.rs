@@ -57,7 +57,7 @@ fn annotations_of_one_line_are_not_added_again() {
 fn annotated_kernel_is_guarded_once() {
     for target in [Target::Mlu, Target::Ascend] {
         let mut options = MigrateOptions::new(target);
-        options.dual = vec![target];
+        options.mode = cuport_rewrite::Mode::Dual(vec![target]);
         options.annotate = true;
         for src in [
             &b"__global__ e(){}"[..],
@@ -120,7 +120,7 @@ fn note_above_a_rewrite_that_adds_lines_is_not_repeated() {
     ];
     for (language, src, targets) in cases {
         let mut options = MigrateOptions::new(targets[0]);
-        options.dual = targets.to_vec();
+        options.mode = cuport_rewrite::Mode::Dual(targets.to_vec());
         options.annotate = true;
         let (first, second) = migrate_twice(language, src, &options);
         assert!(String::from_utf8_lossy(&first.output).contains("CUPORT CP"));
@@ -135,7 +135,7 @@ fn note_above_a_rewrite_that_adds_lines_is_not_repeated() {
 fn python_literal_next_to_a_keyword_stays_apart() {
     let src = b"import torch\ndevice = \"cuda\"if ok else \"cpu\"\nnear = d in\"cuda:1\"\n";
     let mut options = MigrateOptions::new(Target::Ascend);
-    options.dual = vec![Target::Ascend];
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Ascend]);
     let (first, second) = migrate_twice(Language::Python, src, &options);
     let text = String::from_utf8_lossy(&first.output);
     assert!(
@@ -253,7 +253,7 @@ fn member_name_is_not_the_imported_name() {
     assert_eq!(names, ["torch.cuda.amp", "torch.cuda.amp.GradScaler"]);
 
     let mut options = MigrateOptions::new(Target::Ascend);
-    options.dual = vec![Target::Ascend];
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Ascend]);
     options.annotate = true;
     let src = b"from torch.cuda import amp\ns=torch.cuda.amp.GradScaler()";
     let (_, second) = migrate_twice(Language::Python, src, &options);
@@ -266,7 +266,7 @@ fn member_name_is_not_the_imported_name() {
 #[test]
 fn launch_macro_keeps_the_edits_in_template_arguments() {
     let mut options = MigrateOptions::new(Target::Ascend);
-    options.dual = vec![Target::Ascend];
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Ascend]);
     let src = b"k<cudaStream_t><<<1, 1>>>(x);\n";
     let (first, second) = migrate_twice(Language::Cuda, src, &options);
     let text = String::from_utf8_lossy(&first.output);
@@ -311,7 +311,7 @@ fn runtime_header_is_added_in_the_first_run_next_to_any_cuda_include() {
     let body = "__global__ void k(float* x) { x[threadIdx.x] = 0; }\n";
     let dual_hip = {
         let mut options = MigrateOptions::new(Target::Hip);
-        options.dual = vec![Target::Hip];
+        options.mode = cuport_rewrite::Mode::Dual(vec![Target::Hip]);
         options
     };
     for include in [
@@ -419,7 +419,7 @@ fn cmake_command_arguments_are_read_as_cmake_does() {
 fn include_after_a_projects_else_is_switched_once() {
     for target in [Target::Musa, Target::Maca] {
         let mut options = MigrateOptions::new(target);
-        options.dual = vec![target];
+        options.mode = cuport_rewrite::Mode::Dual(vec![target]);
         for src in [
             &b"#else\n#include <cuda_runtime.h>\n"[..],
             b"#else\n#include <cuda_runtime.h",
@@ -450,7 +450,7 @@ fn broken_include_is_not_recorded_in_the_shim() {
     )
     .unwrap();
     let mut options = MigrateOptions::new(Target::Mlu);
-    options.dual = vec![Target::Mlu];
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Mlu]);
     let first = common::migrate_dir(root.path(), &options);
     let out = common::write_output(&first);
     let second = common::migrate_dir(&out.path().join("tree"), &options);
@@ -467,7 +467,7 @@ fn broken_include_is_not_recorded_in_the_shim() {
 #[test]
 fn cmake_call_left_open_is_not_closed_by_a_comment() {
     let mut options = MigrateOptions::new(Target::Hip);
-    options.dual = vec![Target::Hip];
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Hip]);
     options.annotate = true;
     for src in [
         &b"target_link_libraries(CUDA::\nCUDA::cuda_driver"[..],
@@ -484,7 +484,7 @@ fn cmake_call_left_open_is_not_closed_by_a_comment() {
 #[test]
 fn global_inside_a_longer_name_is_no_qualifier() {
     let mut options = MigrateOptions::new(Target::Mlu);
-    options.dual = vec![Target::Mlu];
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Mlu]);
     options.annotate = true;
     let (_, second) = migrate_twice(Language::Cuda, b"__global__\ns(cuT__global__){}", &options);
     assert_second_run_edits_nothing(&second);
@@ -497,7 +497,7 @@ fn global_inside_a_longer_name_is_no_qualifier() {
 fn include_continued_by_a_backslash_is_kept() {
     for target in [Target::Maca, Target::Hip] {
         let mut options = MigrateOptions::new(target);
-        options.dual = vec![target];
+        options.mode = cuport_rewrite::Mode::Dual(vec![target]);
         options.annotate = true;
         let (first, second) =
             migrate_twice(Language::Cuda, b"#include<cuda_runtime.h>\\\ncuE", &options);
@@ -514,7 +514,7 @@ fn include_continued_by_a_backslash_is_kept() {
 #[test]
 fn cmake_word_inside_arguments_is_no_command() {
     let mut options = MigrateOptions::new(Target::Maca);
-    options.dual = vec![Target::Maca];
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Maca]);
     let (_, second) = migrate_twice(
         Language::Cmake,
         b"find_package(CUDAToolkit ()project(X CUDA))",
@@ -531,7 +531,7 @@ fn cmake_word_inside_arguments_is_no_command() {
 #[test]
 fn a_command_name_inside_arguments_is_not_rewritten() {
     let mut options = MigrateOptions::new(Target::Maca);
-    options.dual = vec![Target::Maca];
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Maca]);
     let (_, second) = migrate_twice(
         Language::Cmake,
         b"find_package(CUDAToolkit#\ntarget_link_libraries(CUDA::))",
@@ -654,7 +654,7 @@ fn guard_directives_need_their_space() {
 #[test]
 fn a_continued_line_is_no_directive() {
     let mut options = MigrateOptions::new(Target::Maca);
-    options.dual = vec![Target::Maca];
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Maca]);
     let src = b"\"\"\\\n#ifdef __CUDACC__\ncuMemcpyAtoH_v2_ptds(";
     let (first, second) = migrate_twice(Language::Cpp, src, &options);
     let text = String::from_utf8_lossy(&first.output);
@@ -724,7 +724,7 @@ fn a_directive_inside_a_launch_is_not_moved() {
 #[test]
 fn dual_stack_runtime_header_is_added_once() {
     let mut options = MigrateOptions::new(Target::Hip);
-    options.dual = vec![Target::Hip];
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Hip]);
     let src = b"__global__ \n#ifdef __CUDACC__";
     let (_, second) = migrate_twice(Language::Cuda, src, &options);
     assert_second_run_edits_nothing(&second);
@@ -751,7 +751,7 @@ fn a_byte_order_mark_hides_no_include() {
 #[test]
 fn chevrons_in_a_declarator_are_no_launch() {
     let mut options = MigrateOptions::new(Target::Mlu);
-    options.dual = vec![Target::Mlu];
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Mlu]);
     let (first, second) = migrate_twice(Language::Cuda, b"__global__ T<<<>>>(){}", &options);
     let text = String::from_utf8_lossy(&first.output);
     assert!(!text.contains("CUPORT_KERNEL_LAUNCH"), "{text}");
@@ -764,7 +764,7 @@ fn chevrons_in_a_declarator_are_no_launch() {
 #[test]
 fn cuport_portable_names_are_not_cuda() {
     let mut options = MigrateOptions::new(Target::Musa);
-    options.dual = vec![Target::Musa];
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Musa]);
     let src = b"  cudaError_t err = CUDA_EXT_SEM_WAIT_NODE_PARAMS_st();\n";
     let (first, second) = migrate_twice(Language::Cuda, src, &options);
     let text = String::from_utf8_lossy(&first.output);
@@ -796,7 +796,7 @@ fn a_defined_macro_name_is_no_kernel() {
 #[test]
 fn a_bracket_in_a_comment_opens_no_import() {
     let mut options = MigrateOptions::new(Target::Hip);
-    options.dual = vec![Target::Hip];
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Hip]);
     let src = b"import torch\nimport t#(01 (see below\n\ndef f():\n    return \"cuda:0\" if torch.cuda.is_available() else \"cpu\"\n";
     let (first, second) = migrate_twice(Language::Python, src, &options);
     let text = String::from_utf8_lossy(&first.output);
@@ -809,7 +809,7 @@ fn a_bracket_in_a_comment_opens_no_import() {
 #[test]
 fn a_condition_outside_a_directive_is_not_widened() {
     let mut options = MigrateOptions::new(Target::Maca);
-    options.dual = vec![Target::Maca];
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Maca]);
     options.annotate = true;
     let src = b"//\n__if defined(__CUDACC__)";
     let (first, second) = migrate_twice(Language::Cuda, src, &options);
@@ -827,7 +827,7 @@ fn unbalanced_braces_between_kernels_port_once() {
     for (dual, annotate) in [(false, false), (false, true), (true, false), (true, true)] {
         let mut options = MigrateOptions::new(Target::Mlu);
         if dual {
-            options.dual = vec![Target::Mlu];
+            options.mode = cuport_rewrite::Mode::Dual(vec![Target::Mlu]);
         }
         options.annotate = annotate;
         let (first, second) = migrate_twice(Language::Cuda, src, &options);
@@ -842,7 +842,7 @@ fn unbalanced_braces_between_kernels_port_once() {
 #[test]
 fn a_kernel_in_an_extern_c_block_is_guarded_inside_it() {
     let mut options = MigrateOptions::new(Target::Ascend);
-    options.dual = vec![Target::Ascend];
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Ascend]);
     let src = b"extern \"C\" {\n__global__ void k(float* x) { x[0] = 1; }\n}\n";
     let (first, second) = migrate_twice(Language::Cuda, src, &options);
     let text = String::from_utf8_lossy(&first.output);

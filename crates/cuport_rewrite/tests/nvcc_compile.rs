@@ -132,13 +132,13 @@ fn the_dual_cuda_path_compiles_wherever_the_original_does_with_the_same_device_c
     };
     let nvcc = Nvcc { path, includes };
     let mut options = MigrateOptions::new(Target::Ascend);
-    options.dual = vec![
+    options.mode = cuport_rewrite::Mode::Dual(vec![
         Target::Ascend,
         Target::Hip,
         Target::Musa,
         Target::Mlu,
         Target::Maca,
-    ];
+    ]);
     let root = fixtures_root();
     let migration = migrate_dir(&root, &options);
     let out = write_output(&migration);

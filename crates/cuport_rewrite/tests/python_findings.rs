@@ -210,7 +210,7 @@ fn torch_version_cuda_on_hip_reads_the_hip_version() {
 #[test]
 fn dual_stack_device_templates_stay_valid_python() {
     let mut options = MigrateOptions::new(Target::Ascend);
-    options.dual = vec![Target::Ascend];
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Ascend]);
     let migration = migrate(
         &[(
             "train.py",
@@ -239,7 +239,7 @@ fn dual_stack_device_templates_stay_valid_python() {
 #[test]
 fn c_names_in_python_are_not_framework_calls() {
     let mut options = MigrateOptions::new(Target::Musa);
-    options.dual = vec![Target::Musa];
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Musa]);
     let migration = migrate(
         &[(
             "train.py",

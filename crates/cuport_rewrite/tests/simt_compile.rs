@@ -184,7 +184,10 @@ fn a_dual_stack_kernel_source_compiles_for_ascend_simt() {
         return;
     }
     let mut options = ascend_simt();
-    options.dual = vec![cuport_model::Target::Ascend, cuport_model::Target::Hip];
+    options.mode = cuport_rewrite::Mode::Dual(vec![
+        cuport_model::Target::Ascend,
+        cuport_model::Target::Hip,
+    ]);
     let dir = common::fixtures_root().join("simt_kernels");
     let migration = migrate_dir(&dir, &options);
     let out = write_output(&migration);

@@ -91,20 +91,20 @@ fn one_way_plans(planner: &DualPlanner<'_>, site: &Site) -> Vec<(Target, Planned
                     cuda_name: site.name.clone(),
                 });
             }
-            (options.target, planned)
+            (options.planned_target(), planned)
         })
         .collect()
 }
 
 fn targets<'p>(planner: &'p DualPlanner<'_>) -> impl Iterator<Item = Target> + 'p {
-    planner.per_target.iter().map(|o| o.target)
+    planner.per_target.iter().map(|o| o.planned_target())
 }
 
 fn kernels_need_port(planner: &DualPlanner<'_>) -> bool {
     planner
         .per_target
         .iter()
-        .any(|o| !o.kernels_compile(o.target))
+        .any(|o| !o.kernels_compile(o.planned_target()))
 }
 
 /// A host-API name: renamed to its portable spelling when the shim provides
@@ -145,7 +145,7 @@ fn name(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
 /// from the shim (`#define cuda_name target_name` in `cuport/runtime.h`).
 fn device_name_provided(planner: &DualPlanner<'_>, site: &Site) -> bool {
     planner.per_target.iter().all(|o| {
-        let t = o.target;
+        let t = o.planned_target();
         let Some(resolved) = planner
             .rules
             .lookup_flavour(t, o.flavour_for(t), &site.name)

@@ -51,7 +51,7 @@ pub(crate) fn generated_files(
     generated.extend(python_module::python_generated_files(
         files,
         rules,
-        &options.dual,
+        options.targets(),
         &is_package,
     ));
     generated
@@ -64,7 +64,7 @@ fn project_use(report: &ScanReport, rules: &RuleSet, options: &MigrateOptions) -
     let mut project = ProjectUse::default();
     for site in report.files.iter().flat_map(|f| f.analysis.sites.iter()) {
         let rule_library = options
-            .dual
+            .targets()
             .iter()
             .find_map(|&t| rules.lookup(t, &site.name))
             .and_then(|r| r.library());

@@ -26,13 +26,9 @@ impl PlanSite for DualPlanner<'_> {
 pub(crate) fn plan_file(input: &FileInput<'_>) -> PlannedFile {
     let per_target: Vec<MigrateOptions> = input
         .options
-        .dual
+        .targets()
         .iter()
-        .map(|&target| MigrateOptions {
-            target,
-            dual: Vec::new(),
-            ..input.options.clone()
-        })
+        .map(|&target| input.options.one_way_to(target))
         .collect();
     let mut planner = DualPlanner {
         base: Planner::for_file(input, input.options),

@@ -18,7 +18,7 @@ impl Planner<'_> {
         if self.for_dual_stack {
             return Vec::new();
         }
-        let target = self.options.target;
+        let target = self.options.planned_target();
         let product = target.profile().versions.product.as_deref();
         let selected = self.options.sdk_version(target);
         self.rules

@@ -38,10 +38,15 @@ const SOURCE_LISTS: &[&str] = &[
 
 impl<'a> Planner<'a> {
     fn one_way_cmake(&self) -> Option<&'static OneWayCmake> {
-        if self.for_dual_stack || self.options.is_dual() || self.language != Language::Cmake {
+        if self.for_dual_stack || self.language != Language::Cmake {
             return None;
         }
-        self.options.target.profile().cmake.one_way.as_ref()
+        self.options
+            .planned_target()
+            .profile()
+            .cmake
+            .one_way
+            .as_ref()
     }
 
     /// Ports a CMake site of one of the forms above; false when it is not
@@ -366,7 +371,7 @@ impl<'a> Planner<'a> {
         if self.one_way_cmake().is_none() {
             return;
         }
-        let language = &self.options.target.profile().cmake.language;
+        let language = &self.options.planned_target().profile().cmake.language;
         let src = self.src;
         let commands = cmake_commands(src);
         for (index, command) in commands.iter().enumerate() {

@@ -22,7 +22,7 @@ use crate::result::FileStats;
 use crate::suppress::Suppressions;
 
 /// What one site turned into.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Planned {
     pub(crate) edits: Vec<Edit>,
     pub(crate) diagnostics: Vec<Diagnostic>,
@@ -136,11 +136,11 @@ impl<'a> Planner<'a> {
     }
 
     fn target(&self) -> Target {
-        self.options.target
+        self.options.planned_target()
     }
 
     fn profile(&self) -> &'static TargetProfile {
-        self.options.target.profile()
+        self.options.planned_target().profile()
     }
 
     /// What the kernel stage makes of this file's kernels on the target.

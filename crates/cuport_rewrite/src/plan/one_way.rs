@@ -21,7 +21,13 @@ pub(crate) fn plan_file(input: &FileInput<'_>) -> PlannedFile {
     PlannedFile {
         planned: planner.out,
         stats,
-        runtime_header: input.options.target.profile().target.runtime_header.clone(),
+        runtime_header: input
+            .options
+            .planned_target()
+            .profile()
+            .target
+            .runtime_header
+            .clone(),
     }
 }
 

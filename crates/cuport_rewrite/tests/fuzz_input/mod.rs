@@ -356,8 +356,7 @@ pub(crate) fn any_setup() -> impl Strategy<Value = Setup> {
         .prop_map(|(target, dual, (roc, ggl, annotate), syntax_check, path)| {
             let mut migrate = MigrateOptions::new(target);
             if let Some(dual) = dual {
-                migrate.target = dual[0];
-                migrate.dual = dual;
+                migrate.mode = cuport_rewrite::Mode::Dual(dual);
             }
             // The target's other rule flavour: HIP's roc libraries, Ascend's
             // SIMT kernel model (one draw for both keeps the fixed seed's

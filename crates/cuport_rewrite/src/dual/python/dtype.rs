@@ -52,7 +52,7 @@ fn is_whole(src: &[u8], start: usize, end: usize, needle: &str) -> bool {
 pub(crate) fn finish_file(planner: &mut Planner<'_>) {
     let lacking: Vec<&str> = planner
         .options
-        .dual
+        .targets()
         .iter()
         .filter(|&&t| lacks_fp64(t))
         .map(|t| t.id())

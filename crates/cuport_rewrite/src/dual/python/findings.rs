@@ -66,7 +66,7 @@ impl Finding {
 
 /// The targets of the dual run.
 pub(crate) fn targets(planner: &Planner<'_>) -> Vec<Target> {
-    planner.options.dual.clone()
+    planner.options.targets().to_vec()
 }
 
 pub(crate) fn lookup<'a>(

@@ -19,7 +19,7 @@ fn rules() -> &'static RuleSet {
 fn dual(src: &str, targets: &[Target]) -> (String, Vec<Diagnostic>) {
     let analysis = analyze_source(Language::Python, src.as_bytes(), &AnalyzeOptions::default());
     let mut options = MigrateOptions::new(targets[0]);
-    options.dual = targets.to_vec();
+    options.mode = crate::options::Mode::Dual(targets.to_vec());
     let migrated = migrate_file(
         "",
         Language::Python,
@@ -190,7 +190,7 @@ fn fp64_is_reported_for_targets_without_it_only() {
         vec![Target::Hip, Target::Musa],
     ] {
         let mut options = MigrateOptions::new(targets[0]);
-        options.dual = targets;
+        options.mode = crate::options::Mode::Dual(targets);
         let mut planner =
             crate::plan::Planner::new(src, Language::Python, rules(), &options, &lines);
         super::finish_file(&mut planner);

@@ -40,7 +40,7 @@ pub fn shim_headers(
     options: &MigrateOptions,
     project: &ProjectUse,
 ) -> Vec<GeneratedFile> {
-    let targets = options.dual.as_slice();
+    let targets = options.targets();
     let sections: Vec<(Target, Section)> = targets
         .iter()
         .map(|&t| {

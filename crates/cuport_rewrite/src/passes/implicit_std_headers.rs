@@ -9,7 +9,7 @@ use cuport_model::{Language, Library, SiteKind};
 
 use crate::edit::apply_edits;
 use crate::headers::included_paths;
-use crate::options::MigrateOptions;
+use crate::options::{MigrateOptions, Mode};
 use crate::plan::Planned;
 use crate::source_text::code_words;
 
@@ -20,8 +20,11 @@ pub(crate) fn add_implicit_std_headers(
     options: &MigrateOptions,
     planned: &mut Planned,
 ) {
-    let facts = &options.target.profile().implicit_std_headers;
-    if options.is_dual() || facts.headers.is_empty() {
+    let Mode::OneWay(target) = options.mode else {
+        return;
+    };
+    let facts = &target.profile().implicit_std_headers;
+    if facts.headers.is_empty() {
         return;
     }
     // nvcc includes the runtime in every .cu file; elsewhere the file's own
@@ -59,4 +62,39 @@ fn called_names(src: &[u8]) -> Vec<&str> {
         })
         .map(|(_, word)| word)
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use cuport_model::{Language, Target};
+
+    use crate::options::MigrateOptions;
+    use crate::passes::testing::run_pass;
+    use crate::passes::*;
+
+    #[test]
+    fn a_c_function_nvcc_brought_gets_its_header_on_ascend_only() {
+        let src = "#include <cuda_runtime.h>\nvoid zero(void* p, size_t n) { memset(p, 0, n); }\n";
+        let ascend = run_pass(
+            &ADD_IMPLICIT_STD_HEADERS,
+            Language::Cuda,
+            src,
+            &MigrateOptions::new(Target::Ascend),
+        );
+        assert_eq!(ascend.headers, ["cstring"]);
+        let hip = run_pass(
+            &ADD_IMPLICIT_STD_HEADERS,
+            Language::Cuda,
+            src,
+            &MigrateOptions::new(Target::Hip),
+        );
+        assert!(hip.headers.is_empty(), "{:?}", hip.headers);
+        let dual = run_pass(
+            &ADD_IMPLICIT_STD_HEADERS,
+            Language::Cuda,
+            src,
+            &MigrateOptions::dual_stack(vec![Target::Ascend]),
+        );
+        assert!(dual.headers.is_empty(), "{:?}", dual.headers);
+    }
 }

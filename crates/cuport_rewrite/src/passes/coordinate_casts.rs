@@ -93,3 +93,34 @@ fn overlaps_an_edit(planned: &Planned, range: TextRange) -> bool {
         .iter()
         .any(|e| e.range.start < range.end && range.start < e.range.end)
 }
+
+#[cfg(test)]
+mod tests {
+    use cuport_model::{Language, Target};
+
+    use crate::diagnostic::codes;
+    use crate::options::MigrateOptions;
+    use crate::passes::testing::run_pass;
+    use crate::passes::*;
+
+    #[test]
+    fn a_coordinate_passed_to_min_is_cast_where_the_target_has_proxy_coordinates() {
+        let src = "__global__ void k(unsigned rem) { unsigned n = min(rem, blockDim.x); }\n";
+        let hip = run_pass(
+            &CAST_COORDINATE_ARGUMENTS,
+            Language::Cuda,
+            src,
+            &MigrateOptions::new(Target::Hip),
+        );
+        assert!(!hip.edits.is_empty(), "{:?}", hip.edits);
+        assert!(hip.edits.iter().all(|e| e.code == codes::COORDINATE_CAST));
+        let plain = "__global__ void k(unsigned rem) { unsigned n = min(rem, 4u); }\n";
+        let none = run_pass(
+            &CAST_COORDINATE_ARGUMENTS,
+            Language::Cuda,
+            plain,
+            &MigrateOptions::new(Target::Hip),
+        );
+        assert!(none.edits.is_empty(), "{:?}", none.edits);
+    }
+}

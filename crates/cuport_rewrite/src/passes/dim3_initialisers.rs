@@ -155,3 +155,37 @@ fn initialised_variable(src: &[u8], at: usize) -> Option<&str> {
     }
     std::str::from_utf8(&src[name_start..name_end]).ok()
 }
+
+#[cfg(test)]
+mod tests {
+    use cuport_model::{Language, Target};
+
+    use crate::diagnostic::codes;
+    use crate::options::MigrateOptions;
+    use crate::passes::testing::run_pass;
+    use crate::passes::*;
+
+    #[test]
+    fn a_dim3_from_make_uint3_is_constructed_from_the_values_on_hip() {
+        let src = "void f(unsigned a) { dim3 grid = make_uint3(a, 1, 1); }\n";
+        let hip = run_pass(
+            &CONSTRUCT_DIM3,
+            Language::Cuda,
+            src,
+            &MigrateOptions::new(Target::Hip),
+        );
+        assert!(
+            hip.edits.iter().any(|e| e.code == codes::DIM3_CONSTRUCTOR),
+            "{:?}",
+            hip.edits
+        );
+        let from_call = "uint3 g(); void f() { dim3 grid = g(); }\n";
+        let hip = run_pass(
+            &CONSTRUCT_DIM3,
+            Language::Cuda,
+            from_call,
+            &MigrateOptions::new(Target::Hip),
+        );
+        assert_eq!(hip.codes(), [codes::DIM3_FROM_UINT3_CALL]);
+    }
+}

@@ -207,3 +207,34 @@ fn already_guarded(src: &[u8], lines: &LineIndex, range: TextRange, opening: &st
         .find(|text| !is_annotation(text))
         .is_some_and(|text| text.trim_ascii_start().starts_with(opening.as_bytes()))
 }
+
+#[cfg(test)]
+mod tests {
+    use cuport_model::{Language, Target};
+
+    use crate::options::MigrateOptions;
+    use crate::passes::testing::run_pass;
+    use crate::passes::*;
+
+    #[test]
+    fn a_projects_vector_compound_assignment_is_compiled_out_where_hip_has_it() {
+        let src =
+            "inline __host__ __device__ void operator+=(float4& a, float4 b) { a.x += b.x; }\n";
+        let hip = run_pass(
+            &GUARD_TARGET_PROVIDED,
+            Language::Cuda,
+            src,
+            &MigrateOptions::new(Target::Hip),
+        );
+        assert!(!hip.edits.is_empty(), "{:?}", hip.edits);
+        let other =
+            "inline __host__ __device__ float4 operator%(float4 a, float b) { return a; }\n";
+        let none = run_pass(
+            &GUARD_TARGET_PROVIDED,
+            Language::Cuda,
+            other,
+            &MigrateOptions::new(Target::Hip),
+        );
+        assert!(none.edits.is_empty(), "{:?}", none.edits);
+    }
+}

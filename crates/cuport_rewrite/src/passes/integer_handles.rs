@@ -125,3 +125,34 @@ fn next_to_bit_operator(src: &[u8], operand: TextRange) -> bool {
     };
     follows || precedes
 }
+
+#[cfg(test)]
+mod tests {
+    use cuport_model::{Language, Target};
+
+    use crate::diagnostic::codes;
+    use crate::options::MigrateOptions;
+    use crate::passes::testing::run_pass;
+    use crate::passes::*;
+
+    #[test]
+    fn bit_operations_on_a_texture_object_are_reported_on_hip() {
+        let src = "unsigned lo(cudaTextureObject_t tex) { return tex & 0xFFFFFFFF; }\n";
+        let hip = run_pass(
+            &REPORT_INTEGER_HANDLES,
+            Language::Cuda,
+            src,
+            &MigrateOptions::new(Target::Hip),
+        );
+        assert_eq!(hip.codes(), [codes::INTEGER_HANDLE]);
+        let passed =
+            "void use(cudaTextureObject_t tex); void f(cudaTextureObject_t tex) { use(tex); }\n";
+        let none = run_pass(
+            &REPORT_INTEGER_HANDLES,
+            Language::Cuda,
+            passed,
+            &MigrateOptions::new(Target::Hip),
+        );
+        assert!(none.diagnostics.is_empty(), "{:?}", none.diagnostics);
+    }
+}

@@ -130,3 +130,33 @@ fn words_before(src: &[u8], at: usize, count: usize) -> Vec<&str> {
     }
     words
 }
+
+#[cfg(test)]
+mod tests {
+    use cuport_model::{Language, Target};
+
+    use crate::diagnostic::codes;
+    use crate::options::MigrateOptions;
+    use crate::passes::testing::run_pass;
+    use crate::passes::*;
+
+    #[test]
+    fn an_initialised_variable_length_array_is_reported_for_clang_targets_only() {
+        let src = "void f(int n) { cudaSurfaceObject_t s[n] = {0}; }\n";
+        let hip = run_pass(
+            &REPORT_INITIALISED_VLAS,
+            Language::Cuda,
+            src,
+            &MigrateOptions::new(Target::Hip),
+        );
+        assert_eq!(hip.codes(), [codes::INITIALISED_VLA]);
+        let fixed = "void f() { cudaSurfaceObject_t s[4] = {0}; }\n";
+        let none = run_pass(
+            &REPORT_INITIALISED_VLAS,
+            Language::Cuda,
+            fixed,
+            &MigrateOptions::new(Target::Hip),
+        );
+        assert!(none.diagnostics.is_empty(), "{:?}", none.diagnostics);
+    }
+}

@@ -14,7 +14,7 @@ use cuport_model::{LineIndex, SiteKind, TextRange};
 use cuport_rules::{Resolved, RuleSet, Status};
 
 use crate::diagnostic::{codes, Diagnostic, Level};
-use crate::options::MigrateOptions;
+use crate::options::{MigrateOptions, Mode};
 use crate::plan::Planned;
 use crate::sdk::newer_release_needed;
 use crate::source_text::{declared_variables, in_line_comment, is_word, trim_end, word_start};
@@ -29,7 +29,9 @@ pub(crate) fn report_members_too_new(
     options: &MigrateOptions,
     planned: &mut Planned,
 ) {
-    let target = options.target;
+    let Mode::OneWay(target) = options.mode else {
+        return;
+    };
     for (name, resolved) in rules.members(target) {
         if matches!(resolved.status(), Status::Manual | Status::Unsupported) {
             report_missing_member(src, lines, analysis, name, &resolved, planned);
@@ -186,4 +188,39 @@ fn object_before(src: &[u8], at: usize) -> Option<&str> {
     (start < end)
         .then(|| std::str::from_utf8(&src[start..end]).ok())
         .flatten()
+}
+
+#[cfg(test)]
+mod tests {
+    use cuport_model::{Language, Target};
+
+    use crate::options::MigrateOptions;
+    use crate::passes::testing::run_pass;
+    use crate::passes::*;
+
+    #[test]
+    fn a_device_property_ascend_lacks_is_reported_where_it_is_read() {
+        let src = "int f(int d) { cudaDeviceProp p; cudaGetDeviceProperties(&p, d); return p.maxThreadsPerMultiProcessor; }\n";
+        let ascend = run_pass(
+            &REPORT_MEMBERS_TOO_NEW,
+            Language::Cuda,
+            src,
+            &MigrateOptions::new(Target::Ascend),
+        );
+        assert!(
+            ascend
+                .diagnostics
+                .iter()
+                .any(|d| d.cuda_name.contains("maxThreadsPerMultiProcessor")),
+            "{:?}",
+            ascend.diagnostics
+        );
+        let hip = run_pass(
+            &REPORT_MEMBERS_TOO_NEW,
+            Language::Cuda,
+            src,
+            &MigrateOptions::new(Target::Hip),
+        );
+        assert!(hip.diagnostics.is_empty(), "{:?}", hip.diagnostics);
+    }
 }

@@ -6,12 +6,12 @@
 //! per CMake file, above the command whose CUDA language the port turned
 //! into the model's.
 use cuport_analyze::FileAnalysis;
-use cuport_model::{KernelModel, Language, LineIndex, SiteKind, TextRange};
+use cuport_model::{KernelModel, LineIndex, SiteKind, TextRange};
 
 use crate::diagnostic::codes;
 use crate::edit::Edit;
 use crate::headers::line_ending;
-use crate::options::MigrateOptions;
+use crate::options::{MigrateOptions, Mode};
 use crate::plan::Planned;
 
 /// Commands whose CUDA language argument the SIMT tables rename.
@@ -20,16 +20,14 @@ const LANGUAGE_COMMANDS: &[&str] = &["project(CUDA)", "enable_language(CUDA)"];
 pub(crate) fn add_simt_cmake_prelude(
     src: &[u8],
     lines: &LineIndex,
-    language: Language,
     analysis: &FileAnalysis,
     options: &MigrateOptions,
     planned: &mut Planned,
 ) {
-    let target = options.target;
-    if language != Language::Cmake
-        || options.is_dual()
-        || options.kernel_model(target) != KernelModel::Simt
-    {
+    let Mode::OneWay(target) = options.mode else {
+        return;
+    };
+    if options.kernel_model(target) != KernelModel::Simt {
         return;
     }
     let Some(simt) = target.profile().kernels.simt.as_ref() else {
@@ -92,4 +90,32 @@ fn command_start(src: &[u8], argument: usize) -> Option<usize> {
         .iter()
         .filter_map(|word| memchr::memmem::rfind(&before, word.as_bytes()))
         .max()
+}
+
+#[cfg(test)]
+mod tests {
+    use cuport_model::KernelModel;
+    use cuport_model::{Language, Target};
+
+    use crate::options::MigrateOptions;
+    use crate::passes::testing::run_pass;
+    use crate::passes::*;
+
+    #[test]
+    fn the_simt_prelude_goes_before_project_once() {
+        let src = "cmake_minimum_required(VERSION 3.18)\nproject(p LANGUAGES CXX CUDA)\nadd_executable(p main.cu)\n";
+        let mut simt = MigrateOptions::new(Target::Ascend);
+        simt.kernel_models.insert(Target::Ascend, KernelModel::Simt);
+        let added = run_pass(&ADD_SIMT_CMAKE_PRELUDE, Language::Cmake, src, &simt);
+        let text: String = added.edits.iter().map(|e| e.replacement.as_str()).collect();
+        assert!(text.contains("find_package(ASC"), "{text}");
+        assert_eq!(text.matches("find_package(ASC").count(), 1, "{text}");
+        let vector = run_pass(
+            &ADD_SIMT_CMAKE_PRELUDE,
+            Language::Cmake,
+            src,
+            &MigrateOptions::new(Target::Ascend),
+        );
+        assert!(vector.edits.is_empty(), "{:?}", vector.edits);
+    }
 }

@@ -146,3 +146,33 @@ fn member_callee(src: &[u8], open: usize) -> Option<(String, TextRange)> {
     let text = std::str::from_utf8(&src[object_start..end]).ok()?;
     Some((text.to_owned(), TextRange::new(object_start, end)))
 }
+
+#[cfg(test)]
+mod tests {
+    use cuport_model::{Language, Target};
+
+    use crate::diagnostic::codes;
+    use crate::options::MigrateOptions;
+    use crate::passes::testing::run_pass;
+    use crate::passes::*;
+
+    #[test]
+    fn a_retyped_handle_passed_to_a_cudnn_frontend_member_call_is_reported() {
+        let src = "#include <cudnn.h>\n#include <cudnn_frontend.h>\nvoid f(cudnn_frontend::graph::Graph* graph, cudnnHandle_t cudnn_handle) {\n  graph->execute(cudnn_handle, nullptr, nullptr);\n}\n";
+        let added = run_pass(
+            &REPORT_RETYPED_ARGUMENTS,
+            Language::Cpp,
+            src,
+            &MigrateOptions::new(Target::Ascend),
+        );
+        assert_eq!(added.codes(), [codes::RETYPED_ARGUMENT]);
+        let plain = "#include <cudnn.h>\nvoid f(cudnnHandle_t cudnn_handle) { cudnnDestroy(cudnn_handle); }\n";
+        let none = run_pass(
+            &REPORT_RETYPED_ARGUMENTS,
+            Language::Cpp,
+            plain,
+            &MigrateOptions::new(Target::Ascend),
+        );
+        assert!(none.diagnostics.is_empty(), "{:?}", none.diagnostics);
+    }
+}

@@ -1,0 +1,261 @@
+//! The passes that run on a file after its sites are planned: each reads the
+//! source and the plan and adds edits, headers or diagnostics the per-site
+//! rules cannot decide alone (a cast an argument needs, a guard around a
+//! definition the target already has, a limit a kernel may exceed).
+//!
+//! The lists are the order passes run in; `crate::mode` picks the list for
+//! the run's mode, and `crate::file` runs it without asking which it is.
+//! To add a pass: a module here with one entry function, an entry in each
+//! list it belongs to, and tests in its module (`testing` runs one pass on
+//! a source).
+use cuport_model::Language;
+
+use crate::options::Mode;
+use crate::plan::{FileInput, Planned};
+
+mod coordinate_casts;
+mod dim3_initialisers;
+mod effort;
+mod implicit_std_headers;
+mod initialised_arrays;
+mod integer_handles;
+mod member_versions;
+mod retyped_handles;
+mod simt_build;
+mod simt_limits;
+mod target_provided;
+#[cfg(test)]
+mod testing;
+
+/// One post-plan pass.
+pub(crate) struct Pass {
+    /// What it is called (the list's tests check each is listed once).
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) name: &'static str,
+    /// The languages it reads; files in others pass it by.
+    languages: &'static [Language],
+    run: fn(&FileInput<'_>, &mut Planned),
+}
+
+impl Pass {
+    pub(crate) fn run(&self, input: &FileInput<'_>, planned: &mut Planned) {
+        if self.languages.contains(&input.language) {
+            (self.run)(input, planned);
+        }
+    }
+}
+
+const EVERY_LANGUAGE: &[Language] = &Language::ALL;
+const C_FAMILY: &[Language] = &[Language::Cuda, Language::Cpp];
+const CMAKE: &[Language] = &[Language::Cmake];
+
+const FOLD_KERNEL_EFFORT: Pass = Pass {
+    name: "fold-kernel-effort",
+    languages: EVERY_LANGUAGE,
+    run: |input, planned| {
+        effort::fold_effort_into_kernels(&mut planned.diagnostics, input.analysis)
+    },
+};
+
+/// Where the one-way target rewrites kernels by hand, a `__device__` helper
+/// is rewritten with them and costs once.
+const FOLD_DEVICE_FUNCTION_EFFORT: Pass = Pass {
+    name: "fold-device-function-effort",
+    languages: EVERY_LANGUAGE,
+    run: |input, planned| {
+        if let Mode::OneWay(target) = input.options.mode {
+            if !input.options.kernels_compile(target) {
+                effort::fold_effort_into_device_functions(&mut planned.diagnostics, input.analysis);
+            }
+        }
+    },
+};
+
+const GUARD_TARGET_PROVIDED: Pass = Pass {
+    name: "guard-target-provided",
+    languages: EVERY_LANGUAGE,
+    run: |input, planned| {
+        target_provided::guard_target_provided(
+            input.src,
+            input.lines,
+            input.analysis,
+            input.options.targets(),
+            planned,
+        )
+    },
+};
+
+const CAST_COORDINATE_ARGUMENTS: Pass = Pass {
+    name: "cast-coordinate-arguments",
+    languages: C_FAMILY,
+    run: |input, planned| {
+        coordinate_casts::cast_coordinate_arguments(
+            input.src,
+            input.analysis,
+            input.options.targets(),
+            planned,
+        )
+    },
+};
+
+const CONSTRUCT_DIM3: Pass = Pass {
+    name: "construct-dim3",
+    languages: C_FAMILY,
+    run: |input, planned| {
+        dim3_initialisers::construct_dim3_from_values(
+            input.src,
+            input.lines,
+            input.analysis,
+            input.options.targets(),
+            planned,
+        )
+    },
+};
+
+const REPORT_RETYPED_ARGUMENTS: Pass = Pass {
+    name: "report-retyped-arguments",
+    languages: C_FAMILY,
+    run: |input, planned| {
+        retyped_handles::report_retyped_arguments(input.src, input.lines, input.analysis, planned)
+    },
+};
+
+const REPORT_MEMBERS_TOO_NEW: Pass = Pass {
+    name: "report-members-too-new",
+    languages: C_FAMILY,
+    run: |input, planned| {
+        member_versions::report_members_too_new(
+            input.src,
+            input.lines,
+            input.analysis,
+            input.rules,
+            input.options,
+            planned,
+        )
+    },
+};
+
+const REPORT_INTEGER_HANDLES: Pass = Pass {
+    name: "report-integer-handles",
+    languages: C_FAMILY,
+    run: |input, planned| {
+        for target in input.options.targets() {
+            integer_handles::report_integer_handles(
+                input.src,
+                input.lines,
+                input.analysis,
+                *target,
+                planned,
+            );
+        }
+    },
+};
+
+const REPORT_INITIALISED_VLAS: Pass = Pass {
+    name: "report-initialised-vlas",
+    languages: C_FAMILY,
+    run: |input, planned| {
+        initialised_arrays::report_initialised_vlas(
+            input.src,
+            input.lines,
+            input.options.targets(),
+            planned,
+        )
+    },
+};
+
+const REPORT_SIMT_LIMITS: Pass = Pass {
+    name: "report-simt-limits",
+    languages: C_FAMILY,
+    run: |input, planned| {
+        simt_limits::report_simt_limits(
+            input.src,
+            input.lines,
+            input.analysis,
+            input.rules,
+            input.options,
+            planned,
+        )
+    },
+};
+
+const ADD_SIMT_CMAKE_PRELUDE: Pass = Pass {
+    name: "add-simt-cmake-prelude",
+    languages: CMAKE,
+    run: |input, planned| {
+        simt_build::add_simt_cmake_prelude(
+            input.src,
+            input.lines,
+            input.analysis,
+            input.options,
+            planned,
+        )
+    },
+};
+
+const ADD_IMPLICIT_STD_HEADERS: Pass = Pass {
+    name: "add-implicit-std-headers",
+    languages: C_FAMILY,
+    run: |input, planned| {
+        implicit_std_headers::add_implicit_std_headers(
+            input.src,
+            input.language,
+            input.analysis,
+            input.options,
+            planned,
+        )
+    },
+};
+
+/// A one-way port's passes, in order.
+pub(crate) const ONE_WAY: &[Pass] = &[
+    FOLD_KERNEL_EFFORT,
+    FOLD_DEVICE_FUNCTION_EFFORT,
+    GUARD_TARGET_PROVIDED,
+    CAST_COORDINATE_ARGUMENTS,
+    CONSTRUCT_DIM3,
+    REPORT_RETYPED_ARGUMENTS,
+    REPORT_MEMBERS_TOO_NEW,
+    REPORT_INTEGER_HANDLES,
+    REPORT_INITIALISED_VLAS,
+    REPORT_SIMT_LIMITS,
+    ADD_SIMT_CMAKE_PRELUDE,
+    ADD_IMPLICIT_STD_HEADERS,
+];
+
+/// A dual-stack source's passes, in order: member versions, the SIMT
+/// build prelude and C headers belong to one target's port (the shim and
+/// the generated CMake carry them for dual-stack builds).
+pub(crate) const DUAL: &[Pass] = &[
+    FOLD_KERNEL_EFFORT,
+    GUARD_TARGET_PROVIDED,
+    CAST_COORDINATE_ARGUMENTS,
+    CONSTRUCT_DIM3,
+    REPORT_RETYPED_ARGUMENTS,
+    REPORT_INTEGER_HANDLES,
+    REPORT_INITIALISED_VLAS,
+    REPORT_SIMT_LIMITS,
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn names(passes: &[Pass]) -> Vec<&'static str> {
+        passes.iter().map(|p| p.name).collect()
+    }
+
+    #[test]
+    fn each_pass_is_listed_once_and_dual_keeps_the_one_way_order() {
+        let one_way = names(ONE_WAY);
+        let mut unique = one_way.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), one_way.len(), "{one_way:?}");
+        let positions: Vec<usize> = names(DUAL)
+            .iter()
+            .map(|name| one_way.iter().position(|n| n == name).expect("in ONE_WAY"))
+            .collect();
+        assert!(positions.windows(2).all(|w| w[0] < w[1]), "{positions:?}");
+    }
+}
