@@ -8,14 +8,13 @@ use anyhow::{bail, Context};
 use cuport_analyze::EntryKind;
 use cuport_analyze::{scan_tree, AnalyzeOptions, ScanOptions, ScanReport, SyntaxCheck};
 use cuport_model::{KernelModel, Target};
-use cuport_report::ReportDocument;
+use cuport_report::{RenameEntry, ReportDocument, SkeletonEntry};
 use cuport_rewrite::{
     ascend_skeletons, migrate_report, unified_diff, CopySummary, InPlace, KernelSkeleton, Level,
     MigrateOptions, Migration, Mode, RenamePlan,
 };
 
 use crate::migrate_args::{FailOn, MigrateArgs, MigrateFormat};
-use crate::migrate_summary;
 use crate::output::Output;
 use crate::settings::{self, Settings};
 
@@ -34,14 +33,16 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
     write_mode(args, &migration, &extras, out)?;
     // One document of the run: the text summary, --format json and every
     // --report format render from it.
-    let meta = crate::migration_reports::run_meta(&settings, &rules);
+    let written = args.out.is_some() || args.in_place || args.output.is_some();
+    let meta = crate::migration_reports::run_meta(&settings, &rules).with_written(written);
     let shows_diffs = args.format == MigrateFormat::Json || args.report.is_some();
-    let document = if shows_diffs {
+    let mut document = if shows_diffs {
         ReportDocument::new(&migration, meta)
     } else {
         ReportDocument::without_diffs(&migration, meta)
     };
-    report(args, &migration, &document, &settings, &extras, out)?;
+    add_extras(&mut document, args, &extras);
+    report(args, &migration, &document, &extras, out)?;
     if let Some(dir) = &args.report {
         let support = crate::api_support::write_migration_support(
             dir,
@@ -236,15 +237,14 @@ fn report(
     args: &MigrateArgs,
     migration: &Migration,
     document: &ReportDocument,
-    settings: &Settings,
     extras: &Extras,
     out: &Output,
 ) -> anyhow::Result<()> {
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     match (args.format, args.diff) {
         (MigrateFormat::Json, _) => {
-            let mut document = serde_json::to_value(document)?;
-            add_extras_json(&mut document, args, extras)?;
+            // Through a JSON value, whose keys are sorted.
+            let document = serde_json::to_value(document)?;
             serde_json::to_writer_pretty(&mut stdout, &document)?;
             writeln!(stdout)?;
         }
@@ -260,8 +260,12 @@ fn report(
         }
         (MigrateFormat::Text, false) => {
             write_diagnostics(&mut stdout, migration, out)?;
-            let wrote = args.out.is_some() || args.in_place || args.output.is_some();
-            migrate_summary::write_summary(&mut stdout, document, settings, wrote, out)?;
+            let emphasis = out.emphasis();
+            write!(
+                stdout,
+                "{}",
+                cuport_report::summary_text(document, emphasis)
+            )?;
             write_extras_summary(&mut stdout, args, extras)?;
         }
     }
@@ -271,39 +275,27 @@ fn report(
 
 /// `skeletons` (paths under --out) and `renames` in the JSON document,
 /// present when their flag was given.
-fn add_extras_json(
-    document: &mut serde_json::Value,
-    args: &MigrateArgs,
-    extras: &Extras,
-) -> anyhow::Result<()> {
-    let Some(object) = document.as_object_mut() else {
-        return Ok(());
-    };
+/// The skeletons (paths under --out) and renames in the document, present
+/// when their flag was given.
+fn add_extras(document: &mut ReportDocument, args: &MigrateArgs, extras: &Extras) {
     if let (true, Some(dir)) = (args.ascend_kernel_skeletons, &args.out) {
-        let mut skeletons = serde_json::to_value(&extras.skeletons)?;
-        for (entry, skeleton) in skeletons
-            .as_array_mut()
-            .into_iter()
-            .flatten()
-            .zip(&extras.skeletons)
-        {
-            let written = dir.join(&skeleton.path).display().to_string();
-            if let Some(entry) = entry.as_object_mut() {
-                entry.insert("written".into(), written.into());
-            }
-        }
-        object.insert("skeletons".into(), skeletons);
+        let entries = extras.skeletons.iter().map(|skeleton| SkeletonEntry {
+            kernel: skeleton.kernel.clone(),
+            source: skeleton.source.clone(),
+            line: skeleton.line,
+            path: skeleton.path.clone(),
+            operator: skeleton.operator.clone(),
+            written: Some(dir.join(&skeleton.path).display().to_string()),
+        });
+        document.skeletons = Some(entries.collect());
     }
     if args.rename_sources || !extras.renames.is_empty() {
-        let renames: Vec<serde_json::Value> = extras
-            .renames
-            .renames
-            .iter()
-            .map(|(from, to)| serde_json::json!({ "from": from, "to": to }))
-            .collect();
-        object.insert("renames".into(), renames.into());
+        let entries = extras.renames.renames.iter().map(|(from, to)| RenameEntry {
+            from: from.clone(),
+            to: to.clone(),
+        });
+        document.renames = Some(entries.collect());
     }
-    Ok(())
 }
 
 fn write_extras_summary(
@@ -358,7 +350,6 @@ fn write_diagnostics(
             let style = out.style(color, true);
             let effort = d
                 .effort
-                .as_deref()
                 .map(|e| format!(" [effort: {e}]"))
                 .unwrap_or_default();
             writeln!(

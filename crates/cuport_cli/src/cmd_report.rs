@@ -7,8 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use cuport_report::{
-    changes_csv, render, summary_markdown_within, unsupported_csv, write_rendered, Format,
-    ReportDocument, SUMMARY_LIMIT,
+    changes_csv, render, summary_markdown_within, summary_text, unsupported_csv, write_rendered,
+    Emphasis, Format, ReportDocument, SUMMARY_LIMIT,
 };
 
 use crate::output::Output;
@@ -25,16 +25,21 @@ pub(crate) enum FormatArg {
     Json,
     /// report.html: the self-contained review page (dashboard and diffs).
     Html,
+    /// The text summary `cuport migrate` printed (summary.txt).
+    Text,
 }
 
 impl FormatArg {
-    fn format(self) -> Format {
+    /// The report crate's format; none for the text summary, which has no
+    /// file among the report files.
+    fn format(self) -> Option<Format> {
         match self {
-            FormatArg::Md => Format::Markdown,
-            FormatArg::Sarif => Format::Sarif,
-            FormatArg::Csv => Format::Csv,
-            FormatArg::Json => Format::Json,
-            FormatArg::Html => Format::Html,
+            FormatArg::Md => Some(Format::Markdown),
+            FormatArg::Sarif => Some(Format::Sarif),
+            FormatArg::Csv => Some(Format::Csv),
+            FormatArg::Json => Some(Format::Json),
+            FormatArg::Html => Some(Format::Html),
+            FormatArg::Text => None,
         }
     }
 }
@@ -51,6 +56,7 @@ pub(crate) enum CsvTable {
 #[command(after_help = "Examples:\n  \
 cuport migrate --to ascend src/ --report review/\n  \
 cuport report review/report.json --format md > summary.md\n  \
+cuport report review/report.json --format text\n  \
 cuport report review/report.json --format sarif -o cuport.sarif\n  \
 cuport report review/report.json --format html -o report.html\n  \
 cuport report review/report.json --format csv --table unsupported\n  \
@@ -98,16 +104,17 @@ pub(crate) fn run(args: &ReportArgs, out: &Output) -> anyhow::Result<ExitCode> {
     args.check()?;
     let document = ReportDocument::read(&args.report)?;
     if let Some(dir) = &args.out_dir {
-        let written = match args.format {
-            FormatArg::Md => write_markdown(&document, dir, args.max_bytes())?,
-            other => write_rendered(&document, dir, &[other.format()])?,
+        let written = match args.format.format() {
+            Some(Format::Markdown) => write_markdown(&document, dir, args.max_bytes())?,
+            Some(format) => write_rendered(&document, dir, &[format])?,
+            None => write_text_summary(&document, dir)?,
         };
         for path in written {
             out.info(&format!("wrote {}", path.display()));
         }
         return Ok(crate::exit::success());
     }
-    let text = render_one(&document, args)?;
+    let text = render_one(&document, args, out)?;
     match &args.output {
         Some(path) => std::fs::write(path, text)
             .with_context(|| format!("could not write {}", path.display()))?,
@@ -122,18 +129,41 @@ pub(crate) fn run(args: &ReportArgs, out: &Output) -> anyhow::Result<ExitCode> {
     Ok(crate::exit::success())
 }
 
-fn render_one(document: &ReportDocument, args: &ReportArgs) -> anyhow::Result<String> {
+fn render_one(
+    document: &ReportDocument,
+    args: &ReportArgs,
+    out: &Output,
+) -> anyhow::Result<String> {
     Ok(match args.format {
         FormatArg::Md => summary_markdown_within(document, args.max_bytes()),
         FormatArg::Csv => match args.table.unwrap_or(CsvTable::Changes) {
             CsvTable::Changes => changes_csv(document)?,
             CsvTable::Unsupported => unsupported_csv(document)?,
         },
-        other => render(document, other.format())?
+        FormatArg::Text => summary_text(document, out.emphasis()),
+        other => other
+            .format()
+            .map(|format| render(document, format))
+            .transpose()?
+            .unwrap_or_default()
             .into_iter()
             .map(|r| r.text)
             .collect(),
     })
+}
+
+/// `DIR/summary.txt`: the text summary, without terminal emphasis.
+fn write_text_summary(document: &ReportDocument, dir: &Path) -> anyhow::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir).with_context(|| {
+        format!(
+            "cannot create {}; check the path and permissions",
+            dir.display()
+        )
+    })?;
+    let path = dir.join("summary.txt");
+    std::fs::write(&path, summary_text(document, Emphasis::default()))
+        .with_context(|| format!("could not write {}", path.display()))?;
+    Ok(vec![path])
 }
 
 fn write_markdown(

@@ -14,7 +14,6 @@ mod cmd_rules;
 mod cmd_scan;
 mod exit;
 mod migrate_args;
-mod migrate_summary;
 mod migration_reports;
 mod output;
 mod scanning;

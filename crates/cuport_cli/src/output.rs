@@ -93,6 +93,18 @@ impl Output {
         }
     }
 
+    /// The summary heading's emphasis: what `bold()` writes, as text.
+    pub(crate) fn emphasis(&self) -> cuport_report::Emphasis<'static> {
+        if self.stdout_color {
+            cuport_report::Emphasis {
+                start: "\x1b[1m",
+                end: "\x1b[0m",
+            }
+        } else {
+            cuport_report::Emphasis::default()
+        }
+    }
+
     pub(crate) fn bold(&self) -> Style {
         if self.stdout_color {
             Style::new().bold()

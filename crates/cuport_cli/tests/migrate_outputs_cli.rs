@@ -284,3 +284,40 @@ fn an_empty_tree_reports_no_sites_instead_of_a_share() {
     assert!(!run.stdout.contains("100.0%"), "{}", run.stdout);
     assert!(run.stdout.contains("Sites: none"), "{}", run.stdout);
 }
+
+/// The text summary is a rendering of report.json: `cuport report --format
+/// text` reproduces what `cuport migrate` printed, written or previewed.
+#[test]
+fn report_reproduces_the_text_summary_of_the_run() {
+    for (fixture, extra) in [
+        ("cublas_gemm", vec!["--to", "ascend"]),
+        ("dual_traps", vec!["--to", "ascend,hip", "--dual"]),
+    ] {
+        let (dir, root) = common::scratch(fixture);
+        let reports = dir.path().join("reports");
+        let out = dir.path().join("ported");
+        for written in [false, true] {
+            let mut args = extra.clone();
+            args.extend(["--report", reports.to_str().unwrap()]);
+            if written {
+                args.extend(["--out", out.to_str().unwrap()]);
+            }
+            let run = common::migrate(&root, &args).expect_code(0);
+            let report = assert_cmd::Command::cargo_bin("cuport")
+                .unwrap()
+                .args(["report", "--format", "text"])
+                .arg(reports.join("report.json"))
+                .output()
+                .unwrap();
+            assert!(report.status.success());
+            let summary = String::from_utf8(report.stdout).unwrap();
+            assert!(summary.contains("By library"), "{summary}");
+            assert_eq!(summary.contains(" changed ("), written, "{summary}");
+            assert!(
+                run.stdout.contains(&summary),
+                "{}\n---\n{summary}",
+                run.stdout
+            );
+        }
+    }
+}

@@ -73,7 +73,7 @@ pub fn unsupported_csv(document: &ReportDocument) -> Result<String, ReportError>
                 &d.code,
                 d.level.id(),
                 d.library.id(),
-                d.effort.as_deref().unwrap_or(""),
+                d.effort.map_or("", cuport_rewrite::Effort::id),
                 &d.effort_hours.to_string(),
             ])
             .map_err(encode)?;

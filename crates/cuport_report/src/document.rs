@@ -38,6 +38,40 @@ pub struct ReportDocument {
     /// target (the kernel stage's decision), in file order.
     #[serde(default)]
     pub kernels: Vec<KernelEntry>,
+    /// The Ascend C skeletons written for kernels, when the run was asked
+    /// for them (`--ascend-kernel-skeletons`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skeletons: Option<Vec<SkeletonEntry>>,
+    /// The sources the run renamed, when it renames (`--rename-sources`,
+    /// or a SIMT port's `.cu` → `.asc`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub renames: Option<Vec<RenameEntry>>,
+}
+
+/// One Ascend C skeleton written for a kernel.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SkeletonEntry {
+    /// The CUDA kernel's name (also the Ascend C entry's name).
+    pub kernel: String,
+    /// The CUDA source, relative to the migrated root.
+    pub source: String,
+    /// 1-based line of the kernel's name in `source`.
+    pub line: u32,
+    /// Where the skeleton goes, relative to the output root.
+    pub path: String,
+    /// The aclnn operator that may replace the kernel outright, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub operator: Option<String>,
+    /// Where it was written, when the run wrote a tree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub written: Option<String>,
+}
+
+/// One source renamed by the run, relative to the root.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct RenameEntry {
+    pub from: String,
+    pub to: String,
 }
 
 /// One kernel on one target: where it is defined and its disposition.
@@ -133,6 +167,8 @@ impl ReportDocument {
                     })
                 })
                 .collect(),
+            skeletons: None,
+            renames: None,
         }
     }
 
@@ -232,7 +268,7 @@ fn diagnostic_record(d: &Diagnostic, src: &[u8], lines: &LineIndex) -> Diagnosti
     DiagnosticRecord {
         code: d.code.clone(),
         level: d.level,
-        effort: d.effort.clone(),
+        effort: d.effort,
         effort_hours: effort_hours(d),
         message: d.message.clone(),
         line: d.line,

@@ -15,6 +15,7 @@ mod meta;
 mod python_guidance;
 mod record;
 mod sarif;
+mod text;
 
 use std::path::{Path, PathBuf};
 
@@ -25,8 +26,8 @@ pub use api_support::{
 pub use csv_out::{changes_csv, unsupported_csv};
 pub use cuport_rewrite::{FileStats, Level, Tally};
 pub use document::{
-    report_schema, FileReport, KernelEntry, ReportDocument, Totals, REPORT_FORMAT_NAME,
-    REPORT_FORMAT_VERSION,
+    report_schema, FileReport, KernelEntry, RenameEntry, ReportDocument, SkeletonEntry, Totals,
+    REPORT_FORMAT_NAME, REPORT_FORMAT_VERSION,
 };
 pub use error::ReportError;
 pub use html::{
@@ -41,6 +42,7 @@ pub use python_guidance::{
 };
 pub use record::{DiagnosticRecord, EditRecord, EditStatus};
 pub use sarif::sarif;
+pub use text::{summary_text, Emphasis};
 
 use error::io;
 

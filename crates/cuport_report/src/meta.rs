@@ -19,6 +19,10 @@ pub struct RunMeta {
     pub options: BTreeMap<String, String>,
     /// When the report was made, RFC 3339 in UTC (`2026-12-02T12:00:00Z`).
     pub generated_at: String,
+    /// Whether the run wrote its output (`--out`, `--in-place`, `-o`) or
+    /// only showed what it would write.
+    #[serde(default)]
+    pub written: bool,
 }
 
 /// Identifies the rule tables a migration used.
@@ -90,10 +94,22 @@ impl RunMeta {
     /// What the run ported to, as a heading says it: the target, or for a
     /// dual-stack run CUDA plus its targets.
     pub fn describe_target(&self) -> String {
-        match self.options.get("dual") {
-            Some(targets) => format!("dual-stack (CUDA + {})", targets.replace(',', ", ")),
+        match self.dual_targets() {
+            Some(targets) => format!("dual-stack (CUDA + {targets})"),
             None => self.target.to_string(),
         }
+    }
+
+    /// A dual-stack run's targets as a heading lists them (`ascend, hip`);
+    /// none for a one-way port.
+    pub fn dual_targets(&self) -> Option<String> {
+        self.options.get("dual").map(|t| t.replace(',', ", "))
+    }
+
+    /// Records whether the run wrote its output.
+    pub fn with_written(mut self, written: bool) -> Self {
+        self.written = written;
+        self
     }
 
     /// Metadata for a run now, with this cuport's version and no options.
@@ -104,6 +120,7 @@ impl RunMeta {
             rules,
             options: BTreeMap::new(),
             generated_at: rfc3339(SystemTime::now()),
+            written: false,
         }
     }
 

@@ -1,7 +1,7 @@
 //! One edit and one diagnostic as report.json stores them: self-contained
 //! (line, column and effort resolved), so renderers need nothing else.
 use cuport_model::{Library, SiteKind};
-use cuport_rewrite::{Diagnostic, Edit, Level};
+use cuport_rewrite::{Diagnostic, Edit, EditKind, Effort, Level};
 use serde::{Deserialize, Serialize};
 
 /// What an applied edit did.
@@ -32,20 +32,12 @@ impl EditStatus {
     }
 }
 
-/// Codes the rewriter gives to the headers and imports it adds.
-const HEADER_CODE: &str = cuport_rewrite::codes::HEADER_ADDED;
-const IMPORT_CODE: &str = cuport_rewrite::codes::IMPORT_ADDED;
-
 pub(crate) fn edit_status(edit: &Edit, diagnostics: &[Diagnostic]) -> EditStatus {
-    if edit.code == HEADER_CODE {
-        return EditStatus::Header;
-    }
-    if edit.code == IMPORT_CODE {
-        return EditStatus::Import;
-    }
-    let marker = format!("CUPORT {}: ", edit.code);
-    if edit.range.is_empty() && edit.replacement.contains(&marker) {
-        return EditStatus::Annotation;
+    match edit.kind {
+        EditKind::Header => return EditStatus::Header,
+        EditKind::Import => return EditStatus::Import,
+        EditKind::Annotation => return EditStatus::Annotation,
+        EditKind::Port => {}
     }
     let approximate = diagnostics.iter().any(|d| {
         d.level == cuport_rewrite::Level::Approximate
@@ -82,9 +74,10 @@ pub struct EditRecord {
 pub struct DiagnosticRecord {
     pub code: String,
     pub level: Level,
-    /// `low`, `medium` or `high` for manual work.
+    /// `low`, `medium` or `high` for manual work; `included` where an
+    /// enclosing kernel's or helper's port counts it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub effort: Option<String>,
+    pub effort: Option<Effort>,
     /// This diagnostic's weight in the effort estimate.
     pub effort_hours: f64,
     pub message: String,

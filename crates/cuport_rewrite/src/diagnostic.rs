@@ -184,10 +184,9 @@ pub fn code_info(code: &str) -> Option<&'static CodeInfo> {
 pub struct Diagnostic {
     pub code: String,
     pub level: Level,
-    /// `low`, `medium` or `high` for manual work; `included` when the work is
-    /// part of an enclosing kernel's port (counted once, with the kernel).
+    /// How much work is left at this spot; none: the level's default.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub effort: Option<String>,
+    pub effort: Option<Effort>,
     pub message: String,
     pub line: u32,
     pub column: u32,
@@ -215,14 +214,58 @@ impl Diagnostic {
     }
 }
 
+/// How much work a diagnostic leaves for a person.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum Effort {
+    /// Minutes: a local edit with a known recipe.
+    Low,
+    /// Hours: restructure a call site or a small kernel.
+    Medium,
+    /// Days: redesign (a kernel rewritten in Ascend C or BANG C).
+    High,
+    /// Part of an enclosing kernel's or helper's port, counted once with it.
+    Included,
+}
+
+impl Effort {
+    /// The name report.json, SARIF and CSV use.
+    pub fn id(self) -> &'static str {
+        match self {
+            Effort::Low => "low",
+            Effort::Medium => "medium",
+            Effort::High => "high",
+            Effort::Included => "included",
+        }
+    }
+}
+
+impl From<cuport_rules::Effort> for Effort {
+    fn from(effort: cuport_rules::Effort) -> Self {
+        match effort {
+            cuport_rules::Effort::Low => Effort::Low,
+            cuport_rules::Effort::Medium => Effort::Medium,
+            cuport_rules::Effort::High => Effort::High,
+        }
+    }
+}
+
+impl std::fmt::Display for Effort {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.id())
+    }
+}
+
 /// Weight of a diagnostic in the effort estimate, in hours of engineer
 /// time: a rough, documented scale so that estimates are comparable.
 pub fn effort_hours(diagnostic: &Diagnostic) -> f64 {
-    match (diagnostic.level, diagnostic.effort.as_deref()) {
-        (Level::Note, _) | (_, Some("included")) => 0.0,
-        (_, Some("high")) => 16.0,
-        (_, Some("medium")) => 2.0,
-        (_, Some("low")) => 0.25,
+    match (diagnostic.level, diagnostic.effort) {
+        (Level::Note, _) | (_, Some(Effort::Included)) => 0.0,
+        (_, Some(Effort::High)) => 16.0,
+        (_, Some(Effort::Medium)) => 2.0,
+        (_, Some(Effort::Low)) => 0.25,
         (Level::Approximate, _) => 0.25,
         (Level::Manual, _) => 1.0,
         (Level::Unsupported, _) => 4.0,

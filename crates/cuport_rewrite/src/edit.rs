@@ -13,6 +13,25 @@ pub struct Edit {
     pub code: String,
     /// The CUDA name (or construct) the edit ports.
     pub cuda_name: String,
+    /// What the edit is, as the report lists it.
+    #[serde(default)]
+    pub kind: EditKind,
+}
+
+/// What an edit does, decided where it is made (the report does not guess
+/// it from the text).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum EditKind {
+    /// Ports CUDA code (a rename, a rewrite, a guard, a cast).
+    #[default]
+    Port,
+    /// Adds a header the target needs.
+    Header,
+    /// Adds an import the target needs (`import torch_npu`).
+    Import,
+    /// A `CUPORT CPxxxx:` comment above a line that needs attention.
+    Annotation,
 }
 
 /// An edit that was not applied because it overlaps an accepted one.
@@ -62,6 +81,7 @@ mod tests {
             replacement: text.into(),
             code: "T".into(),
             cuda_name: "x".into(),
+            kind: EditKind::Port,
         }
     }
 

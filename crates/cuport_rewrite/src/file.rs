@@ -6,7 +6,7 @@ use cuport_analyze::FileAnalysis;
 use cuport_model::{Language, Library, LineIndex, SiteKind};
 use cuport_rules::RuleSet;
 
-use crate::diagnostic::{codes, effort_hours, Diagnostic, Level};
+use crate::diagnostic::{codes, effort_hours, Diagnostic, Effort, Level};
 use crate::edit::{apply_edits, Edit};
 use crate::headers::{annotation_edits, header_edits, included_paths, MainHeader};
 use crate::kernel_stage::kernel_records;
@@ -86,7 +86,7 @@ fn finish(src: &[u8], lines: &LineIndex, planned: Planned, mut stats: FileStats)
         diagnostics.push(Diagnostic {
             code: codes::EDIT_CONFLICT.into(),
             level: Level::Manual,
-            effort: Some("low".into()),
+            effort: Some(Effort::Low),
             message: format!(
                 "edit for `{}` overlaps another edit and was not applied; port this spot by hand (would have written `{}`)",
                 conflict.rejected.cuda_name, conflict.rejected.replacement

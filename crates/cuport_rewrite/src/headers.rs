@@ -6,7 +6,7 @@ use cuport_analyze::FileAnalysis;
 use cuport_model::{Language, Library, LineIndex, SiteKind, TextRange};
 
 use crate::diagnostic::{codes, Diagnostic, Level};
-use crate::edit::Edit;
+use crate::edit::{Edit, EditKind};
 use crate::plan::Planned;
 
 /// The runtime header added to `.cu` files that rely on nvcc's implicit one.
@@ -100,6 +100,7 @@ pub(crate) fn header_edits(
             },
             code: codes::HEADER_ADDED.into(),
             cuda_name: "(implicit CUDA runtime header)".into(),
+            kind: EditKind::Header,
         })
         .collect()
 }
@@ -473,6 +474,7 @@ fn python_import_edits(src: &[u8], planned: &Planned) -> Vec<Edit> {
             replacement: format!("{newline}{import}{}", line_ending(src)),
             code: codes::IMPORT_ADDED.into(),
             cuda_name: "import torch".into(),
+            kind: EditKind::Import,
         })
         .collect()
 }
@@ -540,6 +542,7 @@ pub(crate) fn annotation_edits(
             replacement: format!("{indent}{note}{}", line_ending(src)),
             code: diagnostic.code.clone(),
             cuda_name: diagnostic.cuda_name.clone(),
+            kind: EditKind::Annotation,
         });
     }
     edits

@@ -18,7 +18,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use cuport_model::{Language, Target, TextRange};
 
 use crate::diagnostic::codes;
-use crate::edit::{apply_edits, Edit};
+use crate::edit::{apply_edits, Edit, EditKind};
 use crate::result::RewriteError;
 
 /// The target's name for a file, or `None` when it keeps its name.
@@ -122,6 +122,7 @@ impl RenamePlan {
             replacement: new_ext.to_owned(),
             code: codes::RENAMED_SOURCE.into(),
             cuda_name: reference.to_owned(),
+            kind: EditKind::Port,
         })
     }
 }

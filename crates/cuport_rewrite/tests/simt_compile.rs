@@ -160,7 +160,16 @@ fn explained(files: &[MigratedFile], root: &Path, path: &str, line: usize) -> bo
         .filter(|d| d.level >= Level::Approximate && d.level != Level::Note || d.code == "CP0024")
         .any(|d| {
             let name = d.cuda_name.rsplit("::").next().unwrap_or(&d.cuda_name);
-            nearby.contains(name) || d.suggestion.as_deref().is_some_and(|s| nearby.contains(s))
+            // The name as the port spells it (`atomicAdd` became
+            // `asc_atomic_add`, whose note names the overloads it lacks).
+            let renamed = file.result.edits.iter().any(|e| {
+                e.range.start == d.range.start
+                    && !e.replacement.trim().is_empty()
+                    && nearby.contains(e.replacement.trim())
+            });
+            nearby.contains(name)
+                || renamed
+                || d.suggestion.as_deref().is_some_and(|s| nearby.contains(s))
         })
 }
 

@@ -39,10 +39,10 @@ RELEASES = ["9.0.0", "9.1.0"]
 # cooperative_groups.h bring in (include/simt_api/*.h plus debug utilities).
 DEBUG_HEADERS = ["utils/debug/asc_printf.h", "utils/debug/asc_assert.h", "utils/debug/asc_time.h"]
 DEFINED = {"__NPU_ARCH__": 3510, "__NPU_COMPILER_INTERNAL_PURE_SIMT__": 1}
-# Compiler keywords and built-in types no header declares (bisheng's own);
-# the hand-written rows cite the SIMT documentation for them instead.
+# Compiler keywords and built-in types no header declares (C++'s own and
+# bisheng's); the hand-written rows cite the SIMT documentation for them.
 BUILTINS = {
-    "__aicore__", "__ubuf__", "__global__", "__host__", "__launch_bounds__",
+    "alignas", "__aicore__", "__ubuf__", "__global__", "__host__", "__launch_bounds__",
     "__restrict__", "inline", "__attribute__((noinline))", "threadIdx", "blockIdx",
     "blockDim", "gridDim", "warpSize", "dim3", "half", "half2", "bfloat16_t",
     "bfloat16x2_t", "float8_e4m3_t", "float8_e5m2_t", "<<<>>>",

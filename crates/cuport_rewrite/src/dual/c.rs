@@ -10,7 +10,7 @@ use cuport_rules::Status;
 use super::names::{portable_name, shim_header};
 use super::shim::{backend_macro, shimmed_library, target_header};
 use super::state::{DualPlanner, Launch};
-use crate::diagnostic::{codes, Level};
+use crate::diagnostic::{codes, Effort, Level};
 use crate::headers::{is_annotation, logical_line_start};
 use crate::plan::{chevron_respellings, Planned, Planner};
 
@@ -89,6 +89,7 @@ fn one_way_plans(planner: &DualPlanner<'_>, site: &Site) -> Vec<(Target, Planned
                     replacement: String::new(),
                     code: String::new(),
                     cuda_name: site.name.clone(),
+                    kind: crate::edit::EditKind::Port,
                 });
             }
             (options.planned_target(), planned)
@@ -434,7 +435,7 @@ fn kernel_launch(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
         );
         planner
             .diagnose(site, codes::DUAL_NOT_WRAPPED, Level::Manual, message)
-            .effort = Some("low".into());
+            .effort = Some(Effort::Low);
         return true;
     }
     planner.launches.push(Launch {
@@ -625,7 +626,7 @@ fn report_kept(planner: &mut DualPlanner<'_>, site: &Site, one_way: &[(Target, P
             ),
         };
         let diagnostic = planner.diagnose(site, codes::DUAL_KEPT, Level::Manual, message);
-        diagnostic.effort = Some("low".into());
+        diagnostic.effort = Some(Effort::Low);
     }
 }
 

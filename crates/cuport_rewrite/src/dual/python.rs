@@ -14,7 +14,7 @@ use cuport_analyze::Site;
 use cuport_model::{SiteKind, Target, TextRange};
 use cuport_rules::Status;
 
-use crate::diagnostic::{codes, Level};
+use crate::diagnostic::{codes, Effort, Level};
 use crate::dual::python_module::torch_backends;
 use crate::plan::Planner;
 use crate::pysource as scan;
@@ -88,7 +88,7 @@ fn portable_edit(planner: &mut Planner<'_>, range: TextRange, mut text: String, 
 fn not_portable(planner: &mut Planner<'_>, site: &Site, why: &str, instead: &str) {
     let message = format!("`{}` is kept for CUDA: {why}", site.name);
     let diagnostic = planner.diagnose(site, codes::DUAL_KEPT, Level::Manual, message);
-    diagnostic.effort = Some("low".into());
+    diagnostic.effort = Some(Effort::Low);
     diagnostic.suggestion = Some(instead.to_owned());
 }
 
@@ -114,7 +114,7 @@ fn keep(planner: &mut Planner<'_>, site: &Site) {
 fn cuda_only_package(name: &str) -> Finding {
     let body = format!("`{name}` only runs on NVIDIA GPUs; it is kept for CUDA");
     Finding::new(codes::CUDA_ONLY_PACKAGE, Level::Manual, body)
-        .effort("medium")
+        .effort(Effort::Medium)
         .suggest("import and use it only when `cuport_device.device_type == \"cuda\"`, or find a build for the target")
 }
 
@@ -130,10 +130,10 @@ fn build_rule(planner: &Planner<'_>, target: Target, name: &str) -> Option<Findi
             return None;
         }
         let body = "`.cu` sources do not build there; port the kernels and list the ported sources per backend (`cuport_build.extension(..., per_backend={...})`)".to_owned();
-        return Some(Finding::new(codes::BUILD_MANUAL, Level::Manual, body).effort("low"));
+        return Some(Finding::new(codes::BUILD_MANUAL, Level::Manual, body).effort(Effort::Low));
     }
     let body = format!("build rule `{name}` is kept for CUDA and has no portable form; adapt it per backend by hand");
-    Some(Finding::new(codes::BUILD_MANUAL, Level::Manual, body).effort("low"))
+    Some(Finding::new(codes::BUILD_MANUAL, Level::Manual, body).effort(Effort::Low))
 }
 
 /// Whether the string at `range` is glued to a neighbouring literal

@@ -4,22 +4,17 @@
 //! (`mappings/<target>/target.toml`, `[builtin-coordinates]`): overload
 //! resolution that is exact on CUDA becomes ambiguous there. The member is
 //! cast to CUDA's type, so the call resolves as it does on CUDA.
-use cuport_analyze::FileAnalysis;
-use cuport_model::{CoordinateFacts, Target, TextRange};
+use cuport_model::{CoordinateFacts, TextRange};
 
 use crate::diagnostic::codes;
-use crate::edit::Edit;
-use crate::plan::{unmatched, Planned};
+use crate::edit::{Edit, EditKind};
+use crate::plan::{unmatched, FileInput, Planned};
 use crate::source_text::{trim_end, whole_argument, word_start};
 
 /// One cast edit per coordinate member that is a whole argument of one of
 /// the profile's calls, for the first of `targets` whose profile asks.
-pub(crate) fn cast_coordinate_arguments(
-    src: &[u8],
-    analysis: &FileAnalysis,
-    targets: &[Target],
-    planned: &mut Planned,
-) {
+pub(super) fn cast_coordinate_arguments(input: &FileInput<'_>, planned: &mut Planned) {
+    let (src, analysis, targets) = (input.src, input.analysis, input.options.targets());
     let Some(facts) = targets
         .iter()
         .map(|t| &t.profile().builtin_coordinates)
@@ -44,6 +39,7 @@ pub(crate) fn cast_coordinate_arguments(
             replacement: format!("{}({member})", facts.cast.as_deref().unwrap_or_default()),
             code: codes::COORDINATE_CAST.into(),
             cuda_name: site.name.clone(),
+            kind: EditKind::Port,
         });
     }
 }

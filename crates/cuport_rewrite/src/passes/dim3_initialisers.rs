@@ -6,22 +6,21 @@
 //! same three values; a `uint3` variable `u` there is written
 //! `dim3(u.x, u.y, u.z)`; the `uint3` a call returns is reported (CP1095):
 //! spelling out its three members would call it three times.
-use cuport_analyze::FileAnalysis;
-use cuport_model::{Library, LineIndex, SiteKind, Target, TextRange};
+use cuport_model::{Library, LineIndex, SiteKind, TextRange};
 
-use crate::diagnostic::{codes, Diagnostic, Level};
-use crate::edit::Edit;
-use crate::plan::Planned;
+use crate::diagnostic::{codes, Diagnostic, Effort, Level};
+use crate::edit::{Edit, EditKind};
+use crate::plan::{FileInput, Planned};
 use crate::source_text::{declared_variables, is_word, trim_end, word_start};
 
 /// One edit per `make_uint3` whose value goes straight into a `dim3`.
-pub(crate) fn construct_dim3_from_values(
-    src: &[u8],
-    lines: &LineIndex,
-    analysis: &FileAnalysis,
-    targets: &[Target],
-    planned: &mut Planned,
-) {
+pub(super) fn construct_dim3_from_values(input: &FileInput<'_>, planned: &mut Planned) {
+    let (src, lines, analysis, targets) = (
+        input.src,
+        input.lines,
+        input.analysis,
+        input.options.targets(),
+    );
     let Some(constructor) = targets
         .iter()
         .find_map(|t| t.profile().vector_types.dim3_from_values.as_deref())
@@ -47,6 +46,7 @@ pub(crate) fn construct_dim3_from_values(
                 replacement: constructor.to_owned(),
                 code: codes::DIM3_CONSTRUCTOR.into(),
                 cuda_name: site.name.clone(),
+                kind: EditKind::Port,
             });
         }
     }
@@ -80,6 +80,7 @@ pub(crate) fn construct_dim3_from_values(
                     replacement: format!("{constructor}({name}.x, {name}.y, {name}.z)"),
                     code: codes::DIM3_CONSTRUCTOR.into(),
                     cuda_name: "uint3".into(),
+                    kind: EditKind::Port,
                 }),
                 Some(b'(') => {
                     report_call(lines, TextRange::new(at, end), name, constructor, planned)
@@ -116,7 +117,7 @@ fn report_call(
     planned.diagnostics.push(Diagnostic {
         code: codes::DIM3_FROM_UINT3_CALL.into(),
         level: Level::Manual,
-        effort: Some("low".into()),
+        effort: Some(Effort::Low),
         message: format!("`{name}(...)` returns a uint3, which initialises a dim3 here; the target's dim3 does not convert from uint3"),
         line: at.line,
         column: at.column,

@@ -4,12 +4,15 @@
 use cuport_analyze::FileAnalysis;
 use cuport_model::{SiteKind, TextRange};
 
-use crate::diagnostic::{codes, effort_hours, Diagnostic, Level};
+use crate::diagnostic::{codes, effort_hours, Diagnostic, Effort, Level};
+use crate::options::Mode;
+use crate::plan::{FileInput, Planned};
 
 /// Inside a kernel that must be rewritten by hand (Ascend C, BANG C), the
 /// kernel's own diagnostic carries the effort; what is inside it is listed
 /// for the engineer but not counted again.
-pub(super) fn fold_effort_into_kernels(diagnostics: &mut [Diagnostic], analysis: &FileAnalysis) {
+pub(super) fn fold_effort_into_kernels(input: &FileInput<'_>, planned: &mut Planned) {
+    let (diagnostics, analysis) = (&mut planned.diagnostics, input.analysis);
     let manual_kernels: Vec<TextRange> = analysis
         .sites
         .iter()
@@ -26,7 +29,17 @@ pub(super) fn fold_effort_into_kernels(diagnostics: &mut [Diagnostic], analysis:
             .iter()
             .any(|body| body.start <= diagnostic.range.start && diagnostic.range.end <= body.end);
         if inside && diagnostic.level >= Level::Approximate {
-            diagnostic.effort = Some("included".into());
+            diagnostic.effort = Some(Effort::Included);
+        }
+    }
+}
+
+/// Where the one-way target rewrites kernels by hand, a `__device__` helper
+/// is rewritten with them and costs once.
+pub(super) fn fold_effort_into_device_functions(input: &FileInput<'_>, planned: &mut Planned) {
+    if let Mode::OneWay(target) = input.options.mode {
+        if !input.options.kernels_compile(target) {
+            fold_into_device_functions(&mut planned.diagnostics, input.analysis);
         }
     }
 }
@@ -36,10 +49,7 @@ pub(super) fn fold_effort_into_kernels(diagnostics: &mut [Diagnostic], analysis:
 /// `__device__` carries (else its most expensive diagnostic), not once per
 /// built-in variable or intrinsic in it. The rest inside it is listed for
 /// the engineer but not counted again.
-pub(super) fn fold_effort_into_device_functions(
-    diagnostics: &mut [Diagnostic],
-    analysis: &FileAnalysis,
-) {
+fn fold_into_device_functions(diagnostics: &mut [Diagnostic], analysis: &FileAnalysis) {
     let helpers = analysis
         .sites
         .iter()
@@ -48,9 +58,8 @@ pub(super) fn fold_effort_into_device_functions(
         let Some(body) = helper.body else {
             continue;
         };
-        let counted = |d: &Diagnostic| {
-            d.level >= Level::Approximate && d.effort.as_deref() != Some("included")
-        };
+        let counted =
+            |d: &Diagnostic| d.level >= Level::Approximate && d.effort != Some(Effort::Included);
         let inside: Vec<usize> = (0..diagnostics.len())
             .filter(|&i| {
                 let d = &diagnostics[i];
@@ -67,7 +76,7 @@ pub(super) fn fold_effort_into_device_functions(
         let kept = if on_qualifier { None } else { costliest };
         for i in inside {
             if Some(i) != kept {
-                diagnostics[i].effort = Some("included".into());
+                diagnostics[i].effort = Some(Effort::Included);
             }
         }
     }
@@ -78,6 +87,7 @@ mod tests {
     use cuport_model::KernelModel;
     use cuport_model::{Language, Target};
 
+    use crate::diagnostic::Effort;
     use crate::options::MigrateOptions;
     use crate::passes::testing::run_pass;
     use crate::passes::*;
@@ -96,7 +106,7 @@ mod tests {
             ascend
                 .diagnostics
                 .iter()
-                .all(|d| d.effort.as_deref() == Some("included")),
+                .all(|d| d.effort == Some(Effort::Included)),
             "{:?}",
             ascend.diagnostics
         );
@@ -122,7 +132,7 @@ mod tests {
         assert!(ascend
             .diagnostics
             .iter()
-            .all(|d| d.effort.as_deref() == Some("included")));
+            .all(|d| d.effort == Some(Effort::Included)));
         let mut simt = MigrateOptions::new(Target::Ascend);
         simt.kernel_models.insert(Target::Ascend, KernelModel::Simt);
         let kept = run_pass(&FOLD_DEVICE_FUNCTION_EFFORT, Language::Cuda, src, &simt);

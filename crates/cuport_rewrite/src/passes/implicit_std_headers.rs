@@ -4,22 +4,17 @@
 //! include of its own. Where the target's runtime header brings less
 //! (`[implicit-std-headers]` of its profile), the port adds the C++ header
 //! of each function the file calls and includes nothing for.
-use cuport_analyze::FileAnalysis;
 use cuport_model::{Language, Library, SiteKind};
 
 use crate::edit::apply_edits;
 use crate::headers::included_paths;
-use crate::options::{MigrateOptions, Mode};
-use crate::plan::Planned;
+use crate::options::Mode;
+use crate::plan::{FileInput, Planned};
 use crate::source_text::code_words;
 
-pub(crate) fn add_implicit_std_headers(
-    src: &[u8],
-    language: Language,
-    analysis: &FileAnalysis,
-    options: &MigrateOptions,
-    planned: &mut Planned,
-) {
+pub(super) fn add_implicit_std_headers(input: &FileInput<'_>, planned: &mut Planned) {
+    let (src, language, analysis, options) =
+        (input.src, input.language, input.analysis, input.options);
     let Mode::OneWay(target) = options.mode else {
         return;
     };

@@ -4,10 +4,10 @@
 //! clang, which hipcc and mcc are, rejects it ("variable-sized object may
 //! not be initialized"). Reported where the target's compiler is
 //! clang-based (`[kernels] clang-frontend` in `mappings/<target>/target.toml`).
-use cuport_model::{Library, LineIndex, SiteKind, Target, TextRange};
+use cuport_model::{Library, SiteKind, TextRange};
 
-use crate::diagnostic::{codes, Diagnostic, Level};
-use crate::plan::Planned;
+use crate::diagnostic::{codes, Diagnostic, Effort, Level};
+use crate::plan::{FileInput, Planned};
 use crate::source_text::{in_line_comment, is_word, trim_end, word_start};
 
 /// Integer types a run-time bound is declared with.
@@ -18,12 +18,8 @@ const INTEGER_TYPES: &[&str] = &[
 
 /// One diagnostic per initialised array whose bound is a non-constant
 /// integer variable of the file.
-pub(crate) fn report_initialised_vlas(
-    src: &[u8],
-    lines: &LineIndex,
-    targets: &[Target],
-    planned: &mut Planned,
-) {
+pub(super) fn report_initialised_vlas(input: &FileInput<'_>, planned: &mut Planned) {
+    let (src, lines, targets) = (input.src, input.lines, input.options.targets());
     let Some(target) = targets.iter().find(|t| t.profile().kernels.clang_frontend) else {
         return;
     };
@@ -38,7 +34,7 @@ pub(crate) fn report_initialised_vlas(
         planned.diagnostics.push(Diagnostic {
             code: codes::INITIALISED_VLA.into(),
             level: Level::Manual,
-            effort: Some("low".into()),
+            effort: Some(Effort::Low),
             message: format!("an array sized by the variable `{bound}` with an initialiser: g++ (under nvcc) accepts it, the clang-based compiler of {target} does not"),
             line: at.line,
             column: at.column,

@@ -8,12 +8,19 @@
 use cuport_analyze::FileAnalysis;
 use cuport_model::{LineIndex, SiteKind, Target, TextRange};
 
-use crate::diagnostic::{codes, Diagnostic, Level};
-use crate::plan::Planned;
+use crate::diagnostic::{codes, Diagnostic, Effort, Level};
+use crate::plan::{FileInput, Planned};
 use crate::source_text::{declared_variables, in_line_comment, is_word, trim_end};
 
-/// One diagnostic per bit operation on a variable or cast of such a type.
-pub(crate) fn report_integer_handles(
+/// One diagnostic per bit operation on a variable or cast of such a type,
+/// for each target of the run.
+pub(super) fn report_integer_handles(input: &FileInput<'_>, planned: &mut Planned) {
+    for &target in input.options.targets() {
+        report_for_target(input.src, input.lines, input.analysis, target, planned);
+    }
+}
+
+fn report_for_target(
     src: &[u8],
     lines: &LineIndex,
     analysis: &FileAnalysis,
@@ -40,7 +47,7 @@ pub(crate) fn report_integer_handles(
             planned.diagnostics.push(Diagnostic {
                 code: codes::INTEGER_HANDLE.into(),
                 level: Level::Manual,
-                effort: Some("low".into()),
+                effort: Some(Effort::Low),
                 message: format!(
                     "`{text}` is a `{}`, an integer in CUDA but a pointer on {target}; the bit operation here does not compile there",
                     site.name

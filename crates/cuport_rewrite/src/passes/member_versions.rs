@@ -11,24 +11,24 @@
 //! that namespace's library (`tile.meta_group_rank()`).
 use cuport_analyze::FileAnalysis;
 use cuport_model::{LineIndex, SiteKind, TextRange};
-use cuport_rules::{Resolved, RuleSet, Status};
+use cuport_rules::{Resolved, Status};
 
-use crate::diagnostic::{codes, Diagnostic, Level};
-use crate::options::{MigrateOptions, Mode};
-use crate::plan::Planned;
+use crate::diagnostic::{codes, Diagnostic, Effort, Level};
+use crate::options::Mode;
+use crate::plan::{FileInput, Planned};
 use crate::sdk::newer_release_needed;
 use crate::source_text::{declared_variables, in_line_comment, is_word, trim_end, word_start};
 
 /// Adds a diagnostic for each use of a member the target lacks (the rule's
 /// own) or the selected release lacks (CP0016).
-pub(crate) fn report_members_too_new(
-    src: &[u8],
-    lines: &LineIndex,
-    analysis: &FileAnalysis,
-    rules: &RuleSet,
-    options: &MigrateOptions,
-    planned: &mut Planned,
-) {
+pub(super) fn report_members_too_new(input: &FileInput<'_>, planned: &mut Planned) {
+    let (src, lines, analysis, rules, options) = (
+        input.src,
+        input.lines,
+        input.analysis,
+        input.rules,
+        input.options,
+    );
     let Mode::OneWay(target) = options.mode else {
         return;
     };
@@ -56,7 +56,7 @@ pub(crate) fn report_members_too_new(
             planned.diagnostics.push(Diagnostic {
                 code: codes::SDK_TOO_OLD.into(),
                 level: Level::Manual,
-                effort: Some("low".into()),
+                effort: Some(Effort::Low),
                 message: format!(
                     "`{object}.{member}` ({name}) needs {minimum}; this port is for {}",
                     versions.describe(selected)
@@ -104,7 +104,7 @@ fn report_missing_member(
                 .code()
                 .map_or_else(|| codes::UNKNOWN_NAME.to_owned(), |c| c.to_string()),
             level,
-            effort: Some("low".into()),
+            effort: Some(Effort::Low),
             message: format!("`{object}.{member}` ({name}) {what} on {}", resolved.target),
             line: at.line,
             column: at.column,

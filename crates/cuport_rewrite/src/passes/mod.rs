@@ -10,7 +10,6 @@
 //! a source).
 use cuport_model::Language;
 
-use crate::options::Mode;
 use crate::plan::{FileInput, Planned};
 
 mod coordinate_casts;
@@ -52,159 +51,73 @@ const CMAKE: &[Language] = &[Language::Cmake];
 const FOLD_KERNEL_EFFORT: Pass = Pass {
     name: "fold-kernel-effort",
     languages: EVERY_LANGUAGE,
-    run: |input, planned| {
-        effort::fold_effort_into_kernels(&mut planned.diagnostics, input.analysis)
-    },
+    run: effort::fold_effort_into_kernels,
 };
 
-/// Where the one-way target rewrites kernels by hand, a `__device__` helper
-/// is rewritten with them and costs once.
 const FOLD_DEVICE_FUNCTION_EFFORT: Pass = Pass {
     name: "fold-device-function-effort",
     languages: EVERY_LANGUAGE,
-    run: |input, planned| {
-        if let Mode::OneWay(target) = input.options.mode {
-            if !input.options.kernels_compile(target) {
-                effort::fold_effort_into_device_functions(&mut planned.diagnostics, input.analysis);
-            }
-        }
-    },
+    run: effort::fold_effort_into_device_functions,
 };
 
 const GUARD_TARGET_PROVIDED: Pass = Pass {
     name: "guard-target-provided",
     languages: EVERY_LANGUAGE,
-    run: |input, planned| {
-        target_provided::guard_target_provided(
-            input.src,
-            input.lines,
-            input.analysis,
-            input.options.targets(),
-            planned,
-        )
-    },
+    run: target_provided::guard_target_provided,
 };
 
 const CAST_COORDINATE_ARGUMENTS: Pass = Pass {
     name: "cast-coordinate-arguments",
     languages: C_FAMILY,
-    run: |input, planned| {
-        coordinate_casts::cast_coordinate_arguments(
-            input.src,
-            input.analysis,
-            input.options.targets(),
-            planned,
-        )
-    },
+    run: coordinate_casts::cast_coordinate_arguments,
 };
 
 const CONSTRUCT_DIM3: Pass = Pass {
     name: "construct-dim3",
     languages: C_FAMILY,
-    run: |input, planned| {
-        dim3_initialisers::construct_dim3_from_values(
-            input.src,
-            input.lines,
-            input.analysis,
-            input.options.targets(),
-            planned,
-        )
-    },
+    run: dim3_initialisers::construct_dim3_from_values,
 };
 
 const REPORT_RETYPED_ARGUMENTS: Pass = Pass {
     name: "report-retyped-arguments",
     languages: C_FAMILY,
-    run: |input, planned| {
-        retyped_handles::report_retyped_arguments(input.src, input.lines, input.analysis, planned)
-    },
+    run: retyped_handles::report_retyped_arguments,
 };
 
 const REPORT_MEMBERS_TOO_NEW: Pass = Pass {
     name: "report-members-too-new",
     languages: C_FAMILY,
-    run: |input, planned| {
-        member_versions::report_members_too_new(
-            input.src,
-            input.lines,
-            input.analysis,
-            input.rules,
-            input.options,
-            planned,
-        )
-    },
+    run: member_versions::report_members_too_new,
 };
 
 const REPORT_INTEGER_HANDLES: Pass = Pass {
     name: "report-integer-handles",
     languages: C_FAMILY,
-    run: |input, planned| {
-        for target in input.options.targets() {
-            integer_handles::report_integer_handles(
-                input.src,
-                input.lines,
-                input.analysis,
-                *target,
-                planned,
-            );
-        }
-    },
+    run: integer_handles::report_integer_handles,
 };
 
 const REPORT_INITIALISED_VLAS: Pass = Pass {
     name: "report-initialised-vlas",
     languages: C_FAMILY,
-    run: |input, planned| {
-        initialised_arrays::report_initialised_vlas(
-            input.src,
-            input.lines,
-            input.options.targets(),
-            planned,
-        )
-    },
+    run: initialised_arrays::report_initialised_vlas,
 };
 
 const REPORT_SIMT_LIMITS: Pass = Pass {
     name: "report-simt-limits",
     languages: C_FAMILY,
-    run: |input, planned| {
-        simt_limits::report_simt_limits(
-            input.src,
-            input.lines,
-            input.analysis,
-            input.rules,
-            input.options,
-            planned,
-        )
-    },
+    run: simt_limits::report_simt_limits,
 };
 
 const ADD_SIMT_CMAKE_PRELUDE: Pass = Pass {
     name: "add-simt-cmake-prelude",
     languages: CMAKE,
-    run: |input, planned| {
-        simt_build::add_simt_cmake_prelude(
-            input.src,
-            input.lines,
-            input.analysis,
-            input.options,
-            planned,
-        )
-    },
+    run: simt_build::add_simt_cmake_prelude,
 };
 
 const ADD_IMPLICIT_STD_HEADERS: Pass = Pass {
     name: "add-implicit-std-headers",
     languages: C_FAMILY,
-    run: |input, planned| {
-        implicit_std_headers::add_implicit_std_headers(
-            input.src,
-            input.language,
-            input.analysis,
-            input.options,
-            planned,
-        )
-    },
+    run: implicit_std_headers::add_implicit_std_headers,
 };
 
 /// A one-way port's passes, in order.

@@ -11,21 +11,17 @@
 //! (`events.push_back(event)`), retyped with the variable (cuda-samples had
 //! 15 of those).
 use cuport_analyze::FileAnalysis;
-use cuport_model::{LineIndex, SiteKind, TextRange};
+use cuport_model::{SiteKind, TextRange};
 
-use crate::diagnostic::{codes, Diagnostic, Level};
-use crate::plan::{unmatched, Planned};
+use crate::diagnostic::{codes, Diagnostic, Effort, Level};
+use crate::plan::{unmatched, FileInput, Planned};
 use crate::source_text::{
     declared_variable, in_line_comment, is_word, trim_end, whole_argument, word_start,
 };
 
 /// Adds one diagnostic per member call that receives a retyped variable.
-pub(crate) fn report_retyped_arguments(
-    src: &[u8],
-    lines: &LineIndex,
-    analysis: &FileAnalysis,
-    planned: &mut Planned,
-) {
+pub(super) fn report_retyped_arguments(input: &FileInput<'_>, planned: &mut Planned) {
+    let (src, lines, analysis) = (input.src, input.lines, input.analysis);
     let Some(namespace) = unported_namespace(planned) else {
         return;
     };
@@ -54,7 +50,7 @@ pub(crate) fn report_retyped_arguments(
         planned.diagnostics.push(Diagnostic {
             code: codes::RETYPED_ARGUMENT.into(),
             level: Level::Manual,
-            effort: Some("low".into()),
+            effort: Some(Effort::Low),
             message,
             line: at.line,
             column: at.column,

@@ -5,25 +5,19 @@
 //! target profile; asc-devkit v9.1.0.pre CMakeASCInformation.cmake). Added once
 //! per CMake file, above the command whose CUDA language the port turned
 //! into the model's.
-use cuport_analyze::FileAnalysis;
-use cuport_model::{KernelModel, LineIndex, SiteKind, TextRange};
+use cuport_model::{KernelModel, SiteKind, TextRange};
 
 use crate::diagnostic::codes;
-use crate::edit::Edit;
+use crate::edit::{Edit, EditKind};
 use crate::headers::line_ending;
-use crate::options::{MigrateOptions, Mode};
-use crate::plan::Planned;
+use crate::options::Mode;
+use crate::plan::{FileInput, Planned};
 
 /// Commands whose CUDA language argument the SIMT tables rename.
 const LANGUAGE_COMMANDS: &[&str] = &["project(CUDA)", "enable_language(CUDA)"];
 
-pub(crate) fn add_simt_cmake_prelude(
-    src: &[u8],
-    lines: &LineIndex,
-    analysis: &FileAnalysis,
-    options: &MigrateOptions,
-    planned: &mut Planned,
-) {
+pub(super) fn add_simt_cmake_prelude(input: &FileInput<'_>, planned: &mut Planned) {
+    let (src, lines, analysis, options) = (input.src, input.lines, input.analysis, input.options);
     let Mode::OneWay(target) = options.mode else {
         return;
     };
@@ -78,6 +72,7 @@ pub(crate) fn add_simt_cmake_prelude(
         replacement: text,
         code: codes::SIMT_BUILD.into(),
         cuda_name: site.name.clone(),
+        kind: EditKind::Port,
     });
 }
 

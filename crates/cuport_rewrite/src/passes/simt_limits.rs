@@ -9,21 +9,20 @@ use cuport_analyze::{FileAnalysis, Site};
 use cuport_model::{KernelModel, Library, LineIndex, SimtFacts, SiteKind, Target, TextRange};
 use cuport_rules::{Flavour, RuleSet, Status};
 
-use crate::diagnostic::{codes, Diagnostic, Level};
-use crate::options::MigrateOptions;
-use crate::plan::Planned;
+use crate::diagnostic::{codes, Diagnostic, Effort, Level};
+use crate::plan::{FileInput, Planned};
 use crate::source_text::code_words;
 
 /// Reports what the SIMT model lacks or limits in this file, when the run
 /// ports its kernels to a SIMT model.
-pub(crate) fn report_simt_limits(
-    src: &[u8],
-    lines: &LineIndex,
-    analysis: &FileAnalysis,
-    rules: &RuleSet,
-    options: &MigrateOptions,
-    planned: &mut Planned,
-) {
+pub(super) fn report_simt_limits(input: &FileInput<'_>, planned: &mut Planned) {
+    let (src, lines, analysis, rules, options) = (
+        input.src,
+        input.lines,
+        input.analysis,
+        input.rules,
+        input.options,
+    );
     let simt_targets = options
         .targets()
         .iter()
@@ -105,7 +104,7 @@ impl<F: Fn(&str) -> Option<String>> Report<'_, F> {
         self.out.push(Diagnostic {
             code: code.into(),
             level,
-            effort: (level >= Level::Manual).then(|| "low".into()),
+            effort: (level >= Level::Manual).then_some(Effort::Low),
             message,
             line: at.line,
             column: at.column,

@@ -13,10 +13,10 @@
 use cuport_analyze::FileAnalysis;
 use cuport_model::{Library, LineIndex, SiteKind, Target, TextRange};
 
-use crate::diagnostic::{codes, Diagnostic, Level};
-use crate::edit::Edit;
+use crate::diagnostic::{codes, Diagnostic, Effort, Level};
+use crate::edit::{Edit, EditKind};
 use crate::headers::{is_annotation, line_ending};
-use crate::plan::Planned;
+use crate::plan::{FileInput, Planned};
 
 /// One definition to compile out.
 struct Provided {
@@ -31,13 +31,13 @@ struct Provided {
 
 /// Guards each such definition in `analysis` for the `targets` that
 /// provide it, with one approximate diagnostic each.
-pub(crate) fn guard_target_provided(
-    src: &[u8],
-    lines: &LineIndex,
-    analysis: &FileAnalysis,
-    targets: &[Target],
-    planned: &mut Planned,
-) {
+pub(super) fn guard_target_provided(input: &FileInput<'_>, planned: &mut Planned) {
+    let (src, lines, analysis, targets) = (
+        input.src,
+        input.lines,
+        input.analysis,
+        input.options.targets(),
+    );
     let mut found = vector_operators(analysis, targets);
     found.extend(provided_functions(analysis, targets));
     for (condition, provided) in found {
@@ -163,6 +163,7 @@ fn guard(
         replacement,
         code: codes::TARGET_PROVIDES.into(),
         cuda_name: provided.signature.clone(),
+        kind: EditKind::Port,
     };
     planned.edits.push(insertion(
         provided.range.start,
@@ -183,7 +184,7 @@ fn guard(
     planned.diagnostics.push(Diagnostic {
         code: codes::TARGET_PROVIDES.into(),
         level: Level::Approximate,
-        effort: Some("low".into()),
+        effort: Some(Effort::Low),
         message: provided.message.clone(),
         line: at.line,
         column: at.column,

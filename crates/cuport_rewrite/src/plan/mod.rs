@@ -15,8 +15,8 @@ use cuport_analyze::{FileAnalysis, Site};
 use cuport_model::{Language, Library, LineIndex, SiteKind, Target, TargetProfile, TextRange};
 use cuport_rules::{Resolved, RuleSet, Template};
 
-use crate::diagnostic::{codes, Diagnostic, Level};
-use crate::edit::Edit;
+use crate::diagnostic::{codes, Diagnostic, Effort, Level};
+use crate::edit::{Edit, EditKind};
 use crate::options::MigrateOptions;
 use crate::result::FileStats;
 use crate::suppress::Suppressions;
@@ -191,6 +191,7 @@ impl<'a> Planner<'a> {
             replacement,
             code,
             cuda_name: cuda_name.to_owned(),
+            kind: EditKind::Port,
         });
     }
 
@@ -302,7 +303,7 @@ impl<'a> Planner<'a> {
         self.out.diagnostics.push(Diagnostic {
             code: code.to_owned(),
             level: Level::Manual,
-            effort: Some("low".into()),
+            effort: Some(Effort::Low),
             message,
             line: at.line,
             column: at.column,

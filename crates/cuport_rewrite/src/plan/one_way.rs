@@ -6,7 +6,7 @@ use cuport_model::{Language, Library, SiteKind, Target, TextRange, WarpDiagnosti
 use cuport_rules::{Resolved, Status, Template};
 
 use super::{plan_sites, FileInput, PendingRewrite, PlanSite, PlannedFile, Planner};
-use crate::diagnostic::{codes, Diagnostic, Level};
+use crate::diagnostic::{codes, Diagnostic, Effort, Level};
 use crate::options::HipLaunch;
 use crate::sdk::newer_release_needed;
 use crate::source_text::{holds_directive_line, is_one_call_of, qualified_name_start};
@@ -88,7 +88,7 @@ impl<'a> Planner<'a> {
             self.target()
         );
         self.diagnose(site, codes::API_NAME_IN_CONDITION, Level::Manual, message)
-            .effort = Some("low".into());
+            .effort = Some(Effort::Low);
     }
 
     /// A name the rule tables decide: rename, rewrite through a template,
@@ -188,7 +188,7 @@ impl<'a> Planner<'a> {
         let note = resolved.note().map(str::to_owned);
         let diagnostic = self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message);
         diagnostic.suggestion = note;
-        diagnostic.effort = Some("low".into());
+        diagnostic.effort = Some(Effort::Low);
         true
     }
 
@@ -237,7 +237,7 @@ impl<'a> Planner<'a> {
         let diagnostic = self.diagnose(site, codes::SDK_TOO_OLD, Level::Manual, message);
         diagnostic.suggestion = Some(suggestion);
         diagnostic.reference = reference;
-        diagnostic.effort = Some("low".into());
+        diagnostic.effort = Some(Effort::Low);
         true
     }
 
@@ -293,7 +293,7 @@ impl<'a> Planner<'a> {
         let diagnostic = self.diagnose(site, code, Level::Manual, message);
         diagnostic.suggestion = note;
         diagnostic.reference = reference;
-        diagnostic.effort = Some("low".into());
+        diagnostic.effort = Some(Effort::Low);
     }
 
     /// A rewrite into a cuport helper (`cuport_blas_sgemm` over aclnn's
@@ -310,7 +310,7 @@ impl<'a> Planner<'a> {
             helpers.join("`, `")
         );
         let diagnostic = self.diagnose(site, codes::HELPER_REQUIRED, Level::Note, message);
-        diagnostic.effort = Some("low".into());
+        diagnostic.effort = Some(Effort::Low);
         diagnostic.suggestion = Some("compile cuport_ascend_helpers.cpp into the program and put the output root on the include path; the helper's contract is in the rule's note (`cuport rules show NAME`); it has not run on Ascend hardware".into());
     }
 
@@ -354,7 +354,7 @@ impl<'a> Planner<'a> {
         };
         let note = resolved.note().map(str::to_owned);
         let reference = resolved.reference().map(str::to_owned);
-        let effort = resolved.effort().map(|e| effort_id(e).to_owned());
+        let effort = resolved.effort().map(Effort::from);
         let diagnostic = self.diagnose(site, code, level, message);
         diagnostic.suggestion = note;
         diagnostic.reference = reference;
@@ -372,7 +372,7 @@ impl<'a> Planner<'a> {
                 self.target()
             );
             self.diagnose(site, codes::CUDA_ONLY_PACKAGE, Level::Manual, message)
-                .effort = Some("medium".into());
+                .effort = Some(Effort::Medium);
             return;
         }
         if site.kind == SiteKind::BuildRule {
@@ -382,7 +382,7 @@ impl<'a> Planner<'a> {
                 self.target()
             );
             self.diagnose(site, codes::BUILD_MANUAL, Level::Manual, message)
-                .effort = Some("low".into());
+                .effort = Some(Effort::Low);
             return;
         }
         if is_version_macro(&site.name) && site.kind == SiteKind::PreprocessorCondition {
@@ -403,7 +403,7 @@ impl<'a> Planner<'a> {
                 site.name, map.name
             );
             self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message)
-                .effort = Some("low".into());
+                .effort = Some(Effort::Low);
             return;
         }
         let message = format!(
@@ -513,7 +513,7 @@ impl<'a> Planner<'a> {
                 site.name
             );
             self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message)
-                .effort = Some("low".into());
+                .effort = Some(Effort::Low);
             return false;
         };
         if replacement != written {
@@ -577,7 +577,7 @@ impl<'a> Planner<'a> {
                 site.name
             );
             self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message)
-                .effort = Some("low".into());
+                .effort = Some(Effort::Low);
         }
     }
 
@@ -597,7 +597,7 @@ impl<'a> Planner<'a> {
             format!("`{}` needs its call rewritten, but it is not called here (taken by address or in a macro?)", site.name)
         };
         let diagnostic = self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message);
-        diagnostic.effort = Some("low".into());
+        diagnostic.effort = Some(Effort::Low);
         diagnostic.suggestion = note.map(str::to_owned);
         false
     }
@@ -781,7 +781,7 @@ impl<'a> Planner<'a> {
         );
         let guidance = &self.profile().kernels.guidance;
         let diagnostic = self.diagnose(site, codes::KERNEL_MANUAL, Level::Manual, message);
-        diagnostic.effort = Some("medium".into());
+        diagnostic.effort = Some(Effort::Medium);
         diagnostic.suggestion = Some(guidance.clone());
     }
 
@@ -801,7 +801,7 @@ impl<'a> Planner<'a> {
             None => kernels.guidance.clone(),
         };
         let diagnostic = self.diagnose(site, codes::KERNEL_MANUAL, Level::Manual, message);
-        diagnostic.effort = Some("high".into());
+        diagnostic.effort = Some(Effort::High);
         diagnostic.suggestion = Some(suggestion);
     }
 
@@ -821,7 +821,7 @@ impl<'a> Planner<'a> {
             site.name, kernels.language
         );
         let diagnostic = self.diagnose(site, codes::LAUNCH_MANUAL, Level::Manual, message);
-        diagnostic.effort = Some("medium".into());
+        diagnostic.effort = Some(Effort::Medium);
         diagnostic.suggestion = Some(kernels.guidance.clone());
     }
 
@@ -861,7 +861,7 @@ impl<'a> Planner<'a> {
                 site.name
             );
             self.diagnose(site, codes::DIRECTIVE_IN_ARGUMENTS, Level::Manual, message)
-                .effort = Some("low".into());
+                .effort = Some(Effort::Low);
             self.respell_spaced_chevrons(site);
             return;
         }
@@ -939,21 +939,13 @@ impl<'a> Planner<'a> {
                 site.name, profile.kernels.language
             ),
         };
-        self.diagnose(site, codes::WARP_SIZE, level, message).effort = Some("low".into());
+        self.diagnose(site, codes::WARP_SIZE, level, message).effort = Some(Effort::Low);
     }
 }
 
 /// `c` of `a::b::c`.
 fn last_segment(name: &str) -> &str {
     name.rsplit("::").next().unwrap_or(name)
-}
-
-fn effort_id(effort: cuport_rules::Effort) -> &'static str {
-    match effort {
-        cuport_rules::Effort::Low => "low",
-        cuport_rules::Effort::Medium => "medium",
-        cuport_rules::Effort::High => "high",
-    }
 }
 
 fn is_version_macro(name: &str) -> bool {

@@ -7,7 +7,7 @@ use cuport_analyze::Site;
 use cuport_model::SiteKind;
 
 use super::Planner;
-use crate::diagnostic::{codes, Level};
+use crate::diagnostic::{codes, Effort, Level};
 
 /// A function definition seen: its name, and its parameter types as
 /// written and as ported (parameter names left out).
@@ -53,7 +53,7 @@ impl Planner<'_> {
                     self.target()
                 );
                 self.diagnose(site, codes::OVERLOADS_COLLAPSE, Level::Manual, message)
-                    .effort = Some("low".into());
+                    .effort = Some(Effort::Low);
             }
             seen.push(definition);
         }

@@ -8,7 +8,7 @@ use cuport_rules::Status;
 
 use super::findings::{lookup, report, table_finding, targets, unknown, Finding};
 use super::{device_module_rest, portable_edit, KEPT};
-use crate::diagnostic::{codes, Level};
+use crate::diagnostic::{codes, Effort, Level};
 use crate::dual::python_module::{renamed_in_device_module, DEVICE_HELPERS};
 use crate::plan::Planner;
 
@@ -47,7 +47,7 @@ fn reach(planner: &Planner<'_>, target: Target, name: &str, consequence: &str) -
                 Finding::new(codes::DUAL_KEPT, Level::Manual, body)
                     .table_code(&resolved)
                     .with_table_note(&resolved)
-                    .effort("low"),
+                    .effort(Effort::Low),
             )
         }
         _ => match table_finding(name, Some(&resolved), consequence) {

@@ -5,7 +5,7 @@
 //! once per file.
 use cuport_model::{Library, SiteKind, TextRange};
 
-use crate::diagnostic::{codes, Diagnostic, Level};
+use crate::diagnostic::{codes, Diagnostic, Effort, Level};
 use crate::dual::python_module::lacks_fp64;
 use crate::plan::Planner;
 use crate::pysource::code_ranges;
@@ -65,7 +65,7 @@ pub(crate) fn finish_file(planner: &mut Planner<'_>) {
         planner.out.diagnostics.push(Diagnostic {
             code: codes::DUAL_UNSUPPORTED_DTYPE.to_owned(),
             level: Level::Manual,
-            effort: Some("low".into()),
+            effort: Some(Effort::Low),
             message: format!(
                 "{}: fp64 (`{name}`) is not supported there; it is kept, and runs in fp64 only on CUDA",
                 lacking.join(", ")

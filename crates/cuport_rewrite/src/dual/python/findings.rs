@@ -4,7 +4,7 @@ use cuport_analyze::Site;
 use cuport_model::Target;
 use cuport_rules::{Resolved, Status};
 
-use crate::diagnostic::{codes, Level};
+use crate::diagnostic::{codes, Effort, Level};
 use crate::plan::Planner;
 
 /// One target's word on a site, before grouping.
@@ -16,7 +16,7 @@ pub(crate) struct Finding {
     pub(crate) body: String,
     pub(crate) suggestion: Option<String>,
     pub(crate) reference: Option<String>,
-    pub(crate) effort: Option<&'static str>,
+    pub(crate) effort: Option<Effort>,
 }
 
 impl Finding {
@@ -31,7 +31,7 @@ impl Finding {
         }
     }
 
-    pub(crate) fn effort(mut self, effort: &'static str) -> Self {
+    pub(crate) fn effort(mut self, effort: Effort) -> Self {
         self.effort = Some(effort);
         self
     }
@@ -54,11 +54,7 @@ impl Finding {
         self.suggestion = resolved.note().map(str::to_owned).or(self.suggestion);
         self.reference = resolved.reference().map(str::to_owned);
         if let Some(effort) = resolved.effort() {
-            self.effort = Some(match effort {
-                cuport_rules::Effort::Low => "low",
-                cuport_rules::Effort::Medium => "medium",
-                cuport_rules::Effort::High => "high",
-            });
+            self.effort = Some(effort.into());
         }
         self
     }
@@ -110,7 +106,7 @@ pub(crate) fn table_finding(
                     "`{name}` is `{spelled}` there, which has no portable spelling; {consequence}"
                 ),
             )
-            .effort("low")
+            .effort(Effort::Low)
             .suggest("choose per backend: `if cuport_device.device_type == ...`")
         }
         Status::Manual => Finding::new(
@@ -151,6 +147,6 @@ pub(crate) fn report(planner: &mut Planner<'_>, site: &Site, findings: Vec<(Targ
         let diagnostic = planner.diagnose(site, &finding.code, finding.level, message);
         diagnostic.suggestion = finding.suggestion;
         diagnostic.reference = finding.reference;
-        diagnostic.effort = finding.effort.map(str::to_owned);
+        diagnostic.effort = finding.effort;
     }
 }
