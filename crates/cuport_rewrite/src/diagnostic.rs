@@ -220,11 +220,10 @@ impl Diagnostic {
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum Effort {
-    /// Minutes: a local edit with a known recipe.
+    /// The scale of the rule tables' `effort` (`cuport_rules::Effort`):
+    /// minutes, hours, days.
     Low,
-    /// Hours: restructure a call site or a small kernel.
     Medium,
-    /// Days: redesign (a kernel rewritten in Ascend C or BANG C).
     High,
     /// Part of an enclosing kernel's or helper's port, counted once with it.
     Included,
