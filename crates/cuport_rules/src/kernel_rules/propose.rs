@@ -39,6 +39,14 @@ pub fn propose(proposal: &Proposal, table: &OperatorTable) -> Result<KernelRule,
     for call in &recipe.calls {
         let mut args = BTreeMap::new();
         for (param, template) in &call.args {
+            // `$slot?`: an optional operator parameter, left out when the
+            // kernel has nothing for it.
+            if let Some(slot) = template.strip_prefix('$').and_then(|t| t.strip_suffix('?')) {
+                if let Some(value) = proposal.slots.get(slot) {
+                    args.insert(param.clone(), value.clone());
+                }
+                continue;
+            }
             let value =
                 fill(template, &proposal.slots).map_err(|slot| ProposeError::MissingSlot {
                     pattern: proposal.pattern.clone(),
