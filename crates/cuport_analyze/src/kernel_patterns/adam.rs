@@ -143,7 +143,7 @@ fn arrangements<'a>(items: &[&'a str], k: usize) -> Vec<Vec<&'a str>> {
 }
 
 fn close(expected: f64, got: f64) -> bool {
-    expected.is_finite() && (expected - got).abs() <= 1e-6 + 1e-5 * expected.abs()
+    expected.is_finite() && (expected - got).abs() <= 1e-9 + 1e-7 * expected.abs()
 }
 
 fn found(

@@ -478,8 +478,8 @@ fn squares(v: &View<'_>, term: &str) -> bool {
             .cloned()
             .unwrap_or_else(|| t.trim().to_string())
     };
-    match term.split_once('*') {
-        Some((a, b)) => !b.contains('*') && expanded(a) == expanded(b),
+    match split_product(term) {
+        Some((a, b)) => split_product(b).is_none() && expanded(a) == expanded(b),
         None => false,
     }
 }
@@ -523,7 +523,7 @@ fn row_reduction(v: &View<'_>) -> Option<Recognised> {
         AccKind::Max => "row-max",
         AccKind::Sum if squares(v, &acc.term) => "row-sum-of-squares",
         AccKind::Sum if store.value.contains('/') => "row-mean",
-        AccKind::Sum if acc.term.contains('*') => return None,
+        AccKind::Sum if split_product(&acc.term).is_some() => return None,
         AccKind::Sum => "row-sum",
     };
     let rows = v.rows();
@@ -582,14 +582,10 @@ fn along_row(v: &View<'_>, x: &str, loop_var: &str) -> bool {
 /// (`wte[inp[b*T + t] * C + c]`); with a second load added, an embedding
 /// plus a positional term.
 fn gather(v: &View<'_>) -> Option<Recognised> {
-    let index_of = |load: &super::facts::Access| {
-        v.names(&load.index)
-            .into_iter()
-            .filter_map(|n| v.facts.locals.get(&n))
-            .flat_map(|init| v.loaded_in(init))
-            .next()
-    };
-    if !v.facts.accs.is_empty() {
+    // One output, no loop over data and no accumulation: a gather, not a
+    // pointer chase or a kernel that also does other work.
+    let loops = v.facts.loops.iter().any(|l| !l.grid_stride);
+    if !v.facts.accs.is_empty() || loops || v.stored().len() != 1 {
         return None;
     }
     let integer = |name: &str| {
@@ -597,16 +593,28 @@ fn gather(v: &View<'_>) -> Option<Recognised> {
             .iter()
             .any(|p| p.name == name && (p.c_type.contains("int") || p.c_type.contains("long")))
     };
-    let (table, index) = v.facts.loads.iter().find_map(|l| {
-        index_of(l)
-            .filter(|i| integer(i))
-            .map(|i| (l.array.clone(), i))
-    })?;
+    // The row number is an element of an integer input, used as it is.
+    let index_of = |load: &super::facts::Access| {
+        identifiers(&load.index)
+            .into_iter()
+            .filter_map(|n| v.facts.locals.get(&n))
+            .filter_map(|init| single_load(v, init))
+            .map(|(array, _)| array)
+            .find(|array| integer(array) && *array != load.array)
+    };
+    let (table, index) = v
+        .facts
+        .loads
+        .iter()
+        .find_map(|l| index_of(l).map(|i| (l.array.clone(), i)))?;
     let store =
         v.facts.stores.iter().find(|s| {
             v.loaded_in(&s.value).contains(&table) || v.names(&s.value).contains(&table)
         })?;
-    let arithmetic = ["log", "exp", "sqrt", "max", "*", "/"];
+    if !v.loaded_in(&store.at.index).is_empty() {
+        return None;
+    }
+    let arithmetic = ["log", "exp", "sqrt", "max", "*", "/", "?"];
     if arithmetic
         .iter()
         .any(|op| without_subscripts(&store.value).contains(op))
@@ -659,9 +667,15 @@ fn permute(v: &View<'_>) -> Option<Recognised> {
     {
         return None;
     }
+    // Both indices follow from the thread's position alone: an index read
+    // from data makes a scatter or a gather, not a permutation.
     let moved = v.facts.stores.iter().all(|s| {
-        single_load(v, &s.value)
-            .is_some_and(|(array, index)| array != s.at.array && index != s.at.index)
+        single_load(v, &s.value).is_some_and(|(array, index)| {
+            array != s.at.array
+                && index != s.at.index
+                && v.loaded_in(&index).is_empty()
+                && v.loaded_in(&s.at.index).is_empty()
+        })
     });
     if !moved {
         return None;
