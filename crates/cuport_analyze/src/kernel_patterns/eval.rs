@@ -32,6 +32,8 @@ pub(super) struct Env<'a, 't> {
     pub(super) locals: HashMap<String, f64>,
     /// The variable that holds the thread's element index.
     pub(super) index: Option<String>,
+    /// Locals holding the grid's size, which step grid-stride loops.
+    pub(super) strides: Vec<String>,
     /// Pointer and scalar parameters the value read.
     pub(super) read: BTreeSet<String>,
     constants: RefCell<HashMap<String, Option<f64>>>,
@@ -67,6 +69,7 @@ impl<'a, 't> Env<'a, 't> {
             pointers,
             locals: HashMap::new(),
             index: None,
+            strides: Vec::new(),
             read: BTreeSet::new(),
             constants: RefCell::new(HashMap::new()),
         }

@@ -78,7 +78,8 @@ pub(super) fn collect(file: &CudaFile<'_>, body: Node<'_>, params: &[KernelParam
 fn walk(file: &CudaFile<'_>, node: Node<'_>, depth: usize, facts: &mut Facts) {
     match node.kind() {
         "for_statement" | "while_statement" | "do_statement" => {
-            facts.loops.push(loop_fact(file, node));
+            let fact = loop_fact(file, node, facts);
+            facts.loops.push(fact);
             let var = node
                 .child_by_field_name("initializer")
                 .and_then(|i| {
@@ -111,7 +112,7 @@ fn walk(file: &CudaFile<'_>, node: Node<'_>, depth: usize, facts: &mut Facts) {
     }
 }
 
-fn loop_fact(file: &CudaFile<'_>, node: Node<'_>) -> Loop {
+fn loop_fact(file: &CudaFile<'_>, node: Node<'_>, facts: &Facts) -> Loop {
     let bound = node
         .child_by_field_name("condition")
         .and_then(|c| {
@@ -124,9 +125,17 @@ fn loop_fact(file: &CudaFile<'_>, node: Node<'_>) -> Loop {
         .child_by_field_name("update")
         .map(|u| file.text_of(u))
         .unwrap_or_default();
+    let strided = update
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|w| {
+            facts
+                .locals
+                .get(w)
+                .is_some_and(|init| init.contains("gridDim"))
+        });
     Loop {
         bound,
-        grid_stride: update.contains("gridDim"),
+        grid_stride: update.contains("gridDim") || strided,
     }
 }
 

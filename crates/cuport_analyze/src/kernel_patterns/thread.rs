@@ -65,8 +65,15 @@ fn declare(node: Node<'_>, env: &mut Env<'_, '_>) -> Result<(), Stop> {
         let Some(value) = declarator.child_by_field_name("value") else {
             continue;
         };
-        if env.index.is_none() && env.file.text_of(value).contains("threadIdx") {
+        let text = env.file.text_of(value);
+        if env.index.is_none() && text.contains("threadIdx") {
             env.index = Some(name);
+            continue;
+        }
+        // The grid's size (`int stride = blockDim.x * gridDim.x;`) only
+        // steps a grid-stride loop.
+        if text.contains("gridDim") {
+            env.strides.push(name);
             continue;
         }
         let v = env.eval(value)?;
@@ -171,7 +178,10 @@ fn grid_stride(node: Node<'_>, env: &mut Env<'_, '_>, run: &mut ThreadRun) -> Re
         .child_by_field_name("update")
         .map(|u| env.file.text_of(u))
         .unwrap_or_default();
-    if !update.contains("gridDim") {
+    let strided = update
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|w| env.strides.iter().any(|s| s == w));
+    if !update.contains("gridDim") && !strided {
         return Err(Stop::Unsupported("a loop".into()));
     }
     if let Some(init) = node.child_by_field_name("initializer") {

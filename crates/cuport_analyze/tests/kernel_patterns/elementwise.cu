@@ -131,3 +131,11 @@ __global__ void adamw_step(float* w, const float* g, float* m1, float* m2, int n
     m2[i] = v;
     w[i] = w[i] - lr * ((m / c1) / (sqrtf(v / c2) + eps) + decay * w[i]);
 }
+
+// expect: add
+__global__ void strided_sum(const float* a, const float* b, float* c, int n) {
+    int stride = blockDim.x * gridDim.x;
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        c[i] = a[i] + b[i];
+    }
+}
