@@ -381,7 +381,7 @@ fn probe_values(params: &[KernelParam], run: usize) -> HashMap<String, f64> {
             state ^= state << 17;
             let unit = (state >> 11) as f64 / (1u64 << 53) as f64;
             let magnitude = 0.25 + 3.75 * unit;
-            let value = if (run + position) % 2 == 0 {
+            let value = if (run + position) & 1 == 0 {
                 magnitude
             } else {
                 -magnitude

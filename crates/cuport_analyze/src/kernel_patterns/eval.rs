@@ -20,6 +20,17 @@ pub(super) enum Stop {
     OtherElement(String),
 }
 
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stop::Unsupported(what) => write!(f, "no elementwise map: {what}"),
+            Stop::OtherElement(array) => {
+                write!(f, "reads another element of `{array}` than its own")
+            }
+        }
+    }
+}
+
 /// The names and values one evaluation sees.
 pub(super) struct Env<'a, 't> {
     pub(super) file: &'a CudaFile<'a>,

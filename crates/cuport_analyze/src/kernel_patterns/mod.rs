@@ -93,7 +93,7 @@ pub fn recognise_kernels(text: &str) -> Result<Vec<KernelPattern>, AnalyzeError>
         };
         let line = kernel.start_position().row as u32 + 1;
         let outcome = elementwise::recognise(&file, body, &params, &inlines, &defines)
-            .map_err(|stop| format!("{stop:?}"))
+            .map_err(|stop| stop.to_string())
             .or_else(|elementwise| structure::recognise(&file, body, &params).ok_or(elementwise));
         let (recognised, unclassified) = match outcome {
             Ok(r) => (Some(r), None),
