@@ -6,7 +6,7 @@ use std::collections::HashMap;
 
 use tree_sitter::Node;
 
-use super::source::{innermost_name, named_children, visit, CudaFile};
+use super::source::{innermost_name, named_children, CudaFile};
 use super::KernelParam;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -342,20 +342,4 @@ fn call(file: &CudaFile<'_>, node: Node<'_>, depth: usize, facts: &mut Facts) {
     } else if callee.starts_with("__ld") || callee == "ld_vec" {
         facts.loads.push(at);
     }
-}
-
-/// Whether any node below `node` is a call of one of `names`.
-#[allow(dead_code)]
-pub(super) fn calls_any(file: &CudaFile<'_>, node: Node<'_>, names: &[&str]) -> bool {
-    let mut found = false;
-    visit(node, &mut |n| {
-        if n.kind() == "call_expression" {
-            let callee = n
-                .child_by_field_name("function")
-                .map(|f| file.text_of(f))
-                .unwrap_or_default();
-            found |= names.iter().any(|name| callee.trim().ends_with(name));
-        }
-    });
-    found
 }
