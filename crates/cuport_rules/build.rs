@@ -23,6 +23,18 @@ fn main() {
         .collect();
     support.sort();
     code.push_str(&embed("SUPPORT_FILES", &root, &support));
+    // Vendor operator tables (`<target>/operators/*.toml`): their own format.
+    let mut operators: Vec<PathBuf> = std::fs::read_dir(&root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|target| target.path().join(OPERATORS_DIR))
+        .flat_map(|dir| std::fs::read_dir(dir).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    operators.sort();
+    code.push_str(&embed("OPERATOR_FILES", &root, &operators));
     let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join("builtin_files.rs");
     if let Err(err) = std::fs::write(&out, code) {
         panic!("cannot write {}: {err}", out.display());
@@ -32,6 +44,9 @@ fn main() {
 /// Where a target's generated per-version API support lists live
 /// (`mappings/<target>/api-support/`).
 const SUPPORT_DIR: &str = "api-support";
+
+/// Where a target's vendor operator tables live (`mappings/<target>/operators/`).
+const OPERATORS_DIR: &str = "operators";
 
 /// A `static NAME: &[(path, text)]` embedding `files`.
 fn embed(name: &str, root: &Path, files: &[PathBuf]) -> String {
@@ -64,7 +79,11 @@ fn collect(root: &Path, dir: &Path, files: &mut Vec<PathBuf>) {
     };
     for entry in entries.flatten() {
         let path = entry.path();
-        if path.is_dir() && path.file_name().is_some_and(|n| n == SUPPORT_DIR) {
+        if path.is_dir()
+            && path
+                .file_name()
+                .is_some_and(|n| n == SUPPORT_DIR || n == OPERATORS_DIR)
+        {
             println!("cargo:rerun-if-changed={}", path.display());
         } else if path.is_dir() {
             println!("cargo:rerun-if-changed={}", path.display());

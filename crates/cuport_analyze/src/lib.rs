@@ -12,6 +12,7 @@ mod document;
 mod error;
 mod file;
 mod inventory;
+mod kernel_patterns;
 mod known;
 mod pyproject;
 mod python;
@@ -31,6 +32,9 @@ pub use document::{scan_schema, ScanDocument, ScanSummary, SCAN_FORMAT_NAME, SCA
 pub use error::AnalyzeError;
 pub use file::{analyze_source, AnalyzeOptions, SyntaxCheck};
 pub use inventory::{EntryKind, TreeEntry, VCS_DIRS};
+pub use kernel_patterns::{
+    recognise_kernels, Certainty, KernelParam, KernelPattern, Recognised, TensorUse,
+};
 pub use known::SiteOf;
 pub use python::names_cuda;
 pub use site::{

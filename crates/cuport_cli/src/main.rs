@@ -7,6 +7,7 @@
 mod api_support;
 mod cmd_analyze;
 mod cmd_doctor;
+mod cmd_kernels;
 mod cmd_migrate;
 mod cmd_regress;
 mod cmd_report;
@@ -53,6 +54,8 @@ enum Command {
     Report(cmd_report::ReportArgs),
     /// Inspect and validate the rule tables.
     Rules(cmd_rules::RulesArgs),
+    /// Recognise what each kernel computes and propose operator rules for it.
+    Kernels(cmd_kernels::KernelsArgs),
     /// Run cases on two backends and compare accuracy and performance.
     Regress(cmd_regress::RegressArgs),
     /// Report the accelerator environment (drivers, toolkits, devices) with findings and advice.
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
         Command::Migrate(args) => cmd_migrate::run(&args, &out),
         Command::Report(args) => cmd_report::run(&args, &out),
         Command::Rules(args) => cmd_rules::run(&args, &out),
+        Command::Kernels(args) => cmd_kernels::run(&args, &out),
         Command::Regress(args) => cmd_regress::run(&args, &out),
         Command::Doctor(args) => cmd_doctor::run(&args, &out),
         Command::Completions { shell } => {

@@ -225,9 +225,6 @@ pub struct KernelFacts {
     pub language: String,
     /// What a person does with a kernel that needs a port.
     pub guidance: String,
-    /// Vendor operators that may replace simple kernels, by kernel family.
-    #[serde(default)]
-    pub operators: Option<OperatorHints>,
     /// The target's compiler is clang-based (hipcc, mcc): GNU extensions
     /// that g++ accepts as nvcc's host compiler, such as an initialised
     /// variable-length array, are errors there.
@@ -299,17 +296,6 @@ pub struct SimtCmake {
     /// The architecture list variable and the value SIMT needs.
     pub architectures_variable: String,
     pub architectures: String,
-}
-
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields, rename_all = "kebab-case")]
-pub struct OperatorHints {
-    pub reduction: String,
-    pub softmax: String,
-    /// Any elementwise kernel; the add and multiply hints win where given.
-    pub elementwise: String,
-    pub elementwise_add: Option<String>,
-    pub elementwise_mul: Option<String>,
 }
 
 #[derive(Debug, Clone, Deserialize)]

@@ -220,10 +220,11 @@ impl Diagnostic {
 )]
 #[serde(rename_all = "kebab-case")]
 pub enum Effort {
-    /// The scale of the rule tables' `effort` (`cuport_rules::Effort`):
-    /// minutes, hours, days.
+    /// A local edit with a known recipe (the rule tables' scale).
     Low,
+    /// A call site or a small kernel to restructure.
     Medium,
+    /// A redesign, such as a kernel rewritten by hand.
     High,
     /// Part of an enclosing kernel's or helper's port, counted once with it.
     Included,

@@ -1,86 +1,77 @@
-//! Recognises kernels simple enough that a vendor operator can replace them
-//! outright, so the manual-port diagnostic can name the operator.
+//! What a kernel's body computes, for the manual-port diagnostic and the
+//! skeleton: cuport_analyze recognises the pattern from the body (never the
+//! name), and the target's operator tables (`mappings/<target>/operators/`)
+//! say which vendor operators compute it. Only medium or high certainty
+//! recognitions become hints: a structural guess is no advice.
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use cuport_analyze::{recognise_kernels, Certainty, Recognised};
 use cuport_model::Target;
+use cuport_rules::kernel_rules::OperatorTable;
 
-/// The operator family a kernel body looks like, named for `target` (the
-/// `[kernels.operators]` hints of its profile).
-pub(crate) fn recognise(body: &str, target: Target) -> Option<&'static str> {
-    let hints = target.profile().kernels.operators.as_ref()?;
-    let hint = match family(body)? {
-        Family::Reduction => &hints.reduction,
-        Family::Softmax => &hints.softmax,
-        Family::Elementwise(Op::Add) => {
-            hints.elementwise_add.as_ref().unwrap_or(&hints.elementwise)
-        }
-        Family::Elementwise(Op::Mul) => {
-            hints.elementwise_mul.as_ref().unwrap_or(&hints.elementwise)
-        }
-        Family::Elementwise(Op::Other) => &hints.elementwise,
-    };
-    Some(hint.as_str())
+/// A hint naming what the kernel computes and the operators that may
+/// replace it on `target`, from its parameter declarations and body.
+pub(crate) fn recognise(params: &[String], body: &str, target: Target) -> Option<String> {
+    let table = operator_table(target)?;
+    let source = format!("__global__ void kernel({}) {body}", params.join(", "));
+    let kernels = recognise_kernels(&source).ok()?;
+    let found = kernels.into_iter().next()?.recognised?;
+    (found.certainty >= Certainty::Medium).then(|| hint(&found, table))
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Family {
-    Reduction,
-    Softmax,
-    Elementwise(Op),
+fn hint(found: &Recognised, table: &OperatorTable) -> String {
+    let operators = table.recipe(&found.pattern).map(|recipe| {
+        let names: Vec<&str> = recipe.calls.iter().map(|c| c.operator.as_str()).collect();
+        names.join(" + ")
+    });
+    match operators {
+        Some(ops) => format!(
+            "`{}` ({}): {ops} may replace it (`cuport kernels` proposes the rule)",
+            found.pattern, found.reason
+        ),
+        None => format!(
+            "`{}` ({}), which no single {} operator computes",
+            found.pattern, found.reason, table.target
+        ),
+    }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Op {
-    Add,
-    Mul,
-    Other,
-}
-
-fn family(body: &str) -> Option<Family> {
-    let reduces = body.contains("atomicAdd")
-        || body.contains("__shfl_down")
-        || body.contains("__shfl_xor")
-        || (body.contains("__shared__") && body.contains("__syncthreads"));
-    if body.contains("exp") && (body.contains("max") || body.contains("fmax")) && reduces {
-        return Some(Family::Softmax);
-    }
-    if reduces {
-        return Some(Family::Reduction);
-    }
-    let statements = body.matches(';').count();
-    let indexed = body.contains("threadIdx") && body.contains('[');
-    // A grid-stride loop (`i += blockDim.x * gridDim.x`) is still one
-    // element per step; any other loop is real work per element.
-    let grid_stride = body.contains("gridDim") && body.matches("for").count() == 1;
-    let loops = (body.contains("for") && !grid_stride) || body.contains("while");
-    if !indexed || statements > 6 || loops {
-        return None;
-    }
-    let op = if body.contains("] + ") || body.contains("]+") {
-        Op::Add
-    } else if body.contains("] * ") || body.contains("]*") {
-        Op::Mul
-    } else {
-        Op::Other
-    };
-    Some(Family::Elementwise(op))
+/// The built-in operator tables of `target`, loaded once; none for a target
+/// without tables.
+fn operator_table(target: Target) -> Option<&'static OperatorTable> {
+    static TABLES: OnceLock<HashMap<Target, OperatorTable>> = OnceLock::new();
+    let tables = TABLES.get_or_init(|| {
+        Target::ALL
+            .into_iter()
+            .map(|t| (t, OperatorTable::builtin(t.id()).0))
+            .filter(|(_, table)| !table.operators.is_empty())
+            .collect()
+    });
+    tables.get(&target)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn params(list: &[&str]) -> Vec<String> {
+        list.iter().map(|p| (*p).to_string()).collect()
+    }
+
     #[test]
-    fn recognises_elementwise_and_reductions() {
-        let add =
+    fn an_add_names_aclnn_add_and_a_sum_of_squares_is_no_add() {
+        let add = params(&["float* c", "const float* a", "const float* b", "int n"]);
+        let body =
             "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) c[i] = a[i] + b[i]; }";
-        assert_eq!(
-            recognise(add, Target::Ascend),
-            Some("an elementwise add: aclnnAdd may replace it")
+        let hint = recognise(&add, body, Target::Ascend).unwrap_or_default();
+        assert!(
+            hint.starts_with("`add`") && hint.contains("aclnnAdd"),
+            "{hint}"
         );
-        let reduce = "{ __shared__ float s[256]; s[threadIdx.x] = x[i]; __syncthreads(); atomicAdd(out, s[0]); }";
-        assert!(recognise(reduce, Target::Ascend).is_some_and(|m| m.contains("aclnnReduceSum")));
-        let complex =
-            "{ for (int k = 0; k < n; ++k) { acc += a[k] * b[k]; } c[threadIdx.x] = acc; }";
-        assert_eq!(recognise(complex, Target::Ascend), None);
-        assert_eq!(recognise(add, Target::Hip), None);
+        assert_eq!(recognise(&add, body, Target::Hip), None);
+        let squares = params(&["float* out", "const float* x", "int n"]);
+        let body = "{ int i = blockIdx.x * blockDim.x + threadIdx.x; if (i < n) atomicAdd(out, x[i] * x[i]); }";
+        assert_eq!(recognise(&squares, body, Target::Ascend), None);
     }
 }

@@ -58,7 +58,7 @@ pub(crate) struct KernelShape<'a> {
     pub(crate) params: Vec<Param>,
     pub(crate) template: Vec<TemplateParam>,
     pub(crate) body: &'a str,
-    pub(crate) operator: Option<&'static str>,
+    pub(crate) operator: Option<String>,
 }
 
 /// Skeletons for every kernel definition (with a body) of every migrated
@@ -108,7 +108,7 @@ pub fn file_skeletons(path: &str, src: &[u8], analysis: &FileAnalysis) -> Vec<Ke
             .collect();
         let body = text(body_range);
         let line = site.line;
-        let operator = crate::kernels::recognise(&body, Target::Ascend);
+        let operator = crate::kernels::recognise(&args, &body, Target::Ascend);
         let shape = KernelShape {
             name: &site.name,
             source: path,
@@ -123,14 +123,14 @@ pub fn file_skeletons(path: &str, src: &[u8], analysis: &FileAnalysis) -> Vec<Ke
                 .map(|r| parse_template(&text(r)))
                 .unwrap_or_default(),
             body: &body,
-            operator,
+            operator: operator.clone(),
         };
         skeletons.push(KernelSkeleton {
             kernel: site.name.clone(),
             source: path.to_owned(),
             line,
             path: format!("{path}.ascend/{file_name}"),
-            operator: operator.map(str::to_owned),
+            operator,
             text: render::render(&shape),
         });
     }

@@ -876,3 +876,24 @@ fn headers_are_not_added_inside_a_rewritten_call() {
         assert_second_run_edits_nothing(&second);
     }
 }
+
+/// Found by a 240-second fuzz run: a header added right after a file's
+/// byte-order mark starts its line, and an unterminated include at the end
+/// of a file replaced whole (by a dual-stack switch) breaks no directive.
+#[test]
+fn a_byte_order_mark_and_a_last_unterminated_include_keep_directives_whole() {
+    let hip = MigrateOptions::new(Target::Hip);
+    let maca = MigrateOptions::dual_stack(vec![Target::Maca]);
+    let cases: [(&[u8], &MigrateOptions); 4] = [
+        (b"\xef\xbb\xbf\"\"__global__", &hip),
+        (b"\xef\xbb\xbf__global__", &hip),
+        (b"#include<cuda_runtime.h", &maca),
+        (b"#include<cublas_v2.h", &maca),
+    ];
+    for (src, options) in cases {
+        let (first, second) = migrate_twice(Language::Cuda, src, options);
+        let glued = common::directive_line_violations(src, &first.edits);
+        assert!(glued.is_empty(), "{glued:?}");
+        assert_second_run_edits_nothing(&second);
+    }
+}

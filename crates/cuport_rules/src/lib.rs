@@ -15,6 +15,7 @@ mod check;
 mod declarations;
 mod diag;
 mod entry_checks;
+pub mod kernel_rules;
 mod model;
 pub mod python_guidance;
 mod raw;

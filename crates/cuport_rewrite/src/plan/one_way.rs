@@ -791,7 +791,12 @@ impl<'a> Planner<'a> {
             return;
         }
         let body = site.body.map_or("", |b| self.text(b));
-        let operator = crate::kernels::recognise(body, self.target());
+        let params: Vec<String> = site
+            .args
+            .iter()
+            .map(|&r| self.text(r).to_string())
+            .collect();
+        let operator = crate::kernels::recognise(&params, body, self.target());
         let message = format!(
             "kernel `{}` must be ported by hand to {}",
             site.name, kernels.language

@@ -43,7 +43,7 @@ fn header(t: &mut Text, k: &KernelShape, buffers: &[Buffer]) {
     t.line("// the vector samples of the Ascend C documentation (one instance per AI Core,");
     t.line("// CopyIn -> Compute -> CopyOut over tiles of the Unified Buffer, double-buffered");
     t.line("// queues). The CUDA body is kept as a comment at the end of this file.");
-    if let Some(operator) = k.operator {
+    if let Some(operator) = &k.operator {
         t.line("//");
         t.line(format!(
             "// Consider first: this kernel looks like {operator} (then no kernel is needed)."
@@ -254,10 +254,10 @@ fn stages(t: &mut Text, k: &KernelShape, buffers: &[Buffer]) {
 /// `AscendC::Add(cOut, aIn, bIn, tileLength);` for a two-input,
 /// one-output kernel that looks like an add (or multiply).
 fn vector_example(k: &KernelShape, inputs: &[&Buffer], outputs: &[&Buffer]) -> Option<String> {
-    let operator = k.operator?;
-    let call = if operator.contains("aclnnAdd") {
+    let operator = k.operator.as_deref()?;
+    let call = if operator.starts_with("`add`") {
         "Add"
-    } else if operator.contains("aclnnMul") {
+    } else if operator.starts_with("`mul`") {
         "Mul"
     } else {
         return None;

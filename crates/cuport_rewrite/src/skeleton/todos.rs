@@ -56,9 +56,12 @@ pub(super) fn todos(k: &KernelShape, buffers: &[Buffer]) -> Vec<String> {
                 .into(),
         );
     }
-    let reduces = k
-        .operator
-        .is_some_and(|o| o.contains("reduction") || o.contains("softmax"));
+    // Hints start with the recognised pattern (`row-sum`, `softmax`, ...).
+    let reduces = k.operator.as_deref().is_some_and(|o| {
+        ["`row-", "`softmax", "`layer-norm`", "`rms-norm`"]
+            .iter()
+            .any(|p| o.starts_with(p))
+    });
     if reduces || has("atomic") {
         todos.push(
             "outputs are sliced like the inputs here; a reduction writes one value (or one per \

@@ -199,8 +199,7 @@ pub(crate) fn directive_line_violations(src: &[u8], edits: &[cuport_rewrite::Edi
         continued = line.strip_suffix(b"\r").unwrap_or(line).ends_with(b"\\");
         if directive {
             for edit in edits {
-                let starts_a_line =
-                    edit.range.start == 0 || src.get(edit.range.start - 1) == Some(&b'\n');
+                let starts_a_line = at_line_start(src, edit.range.start);
                 if let Some(problem) =
                     touches_directive(edit, starts_a_line, line_start, content_end, next)
                 {
@@ -219,6 +218,12 @@ pub(crate) fn directive_line_violations(src: &[u8], edits: &[cuport_rewrite::Edi
         }
     }
     found
+}
+
+/// Whether `at` starts a line: after a line break, at the start of the
+/// file, or right after its UTF-8 byte-order mark (no code).
+fn at_line_start(src: &[u8], at: usize) -> bool {
+    at == 0 || src.get(at - 1) == Some(&b'\n') || (at == 3 && src.starts_with(b"\xef\xbb\xbf"))
 }
 
 /// How `edit` breaks the directive line `start..end` (its line break, if
@@ -241,6 +246,10 @@ fn touches_directive(
         return (!nothing && !text.ends_with('\n'))
             .then_some("code written before a directive on its line");
     }
+    if s <= start && t >= next {
+        // The whole line (at the end of a file, one with no line break).
+        return None;
+    }
     if start <= s && t <= end {
         if s == end && t == end {
             return (!text.is_empty() && !text.starts_with('\n') && !text.starts_with("\r\n"))
@@ -249,9 +258,6 @@ fn touches_directive(
         return text
             .contains('\n')
             .then_some("a line break written inside a directive line");
-    }
-    if s <= start && t >= next {
-        return None;
     }
     Some("an edit that covers part of a directive line and text beyond it")
 }
@@ -263,7 +269,7 @@ fn partial_directive_in_replacement(
     edit: &cuport_rewrite::Edit,
 ) -> Option<&'static str> {
     let text = edit.replacement.as_bytes();
-    let at_line_start = edit.range.start == 0 || src[edit.range.start - 1] == b'\n';
+    let starts_line = at_line_start(src, edit.range.start);
     let at_line_end = edit.range.end == src.len() || matches!(src[edit.range.end], b'\n' | b'\r');
     let mut line_start = 0;
     for (index, line) in text.split(|&b| b == b'\n').enumerate() {
@@ -273,7 +279,7 @@ fn partial_directive_in_replacement(
         if line.trim_ascii_start().first() != Some(&b'#') {
             continue;
         }
-        if first && !at_line_start {
+        if first && !starts_line {
             return Some("a directive written after code on its line");
         }
         if last && !at_line_end {

@@ -1,0 +1,64 @@
+//! `cuport kernels` end to end: proposals from kernel bodies, checked
+//! before they are written, and `--check` of declared rules.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+use std::path::Path;
+
+use assert_cmd::Command;
+
+fn cuport() -> Command {
+    let mut cmd = Command::cargo_bin("cuport").expect("binary builds");
+    cmd.env("NO_COLOR", "1");
+    cmd
+}
+
+fn fixture() -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/kernels/model.cu")
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn run(args: &[&str]) -> (String, String, Option<i32>) {
+    let out = cuport().args(args).output().expect("runs");
+    (
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+        out.status.code(),
+    )
+}
+
+#[test]
+fn proposes_rules_for_what_the_bodies_compute_and_says_why_not_for_the_rest() {
+    let path = fixture();
+    let (text, err, code) = run(&["kernels", &path, "--to", "ascend"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("4 kernels, 3 classified, 2 with a proposed rule"),
+        "{err}"
+    );
+    let text = text.replace(&path, "model.cu");
+    insta::assert_snapshot!(text);
+}
+
+#[test]
+fn written_proposals_pass_the_check_and_a_broken_rule_fails_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rules = dir.path().join("rules.toml");
+    let rules = rules.to_str().expect("utf-8 path");
+    let (_, err, code) = run(&["kernels", &fixture(), "--to", "ascend", "--out", rules]);
+    assert_eq!(code, Some(0), "{err}");
+    let (_, err, code) = run(&["kernels", "--to", "ascend", "--check", rules]);
+    assert_eq!(code, Some(0), "{err}");
+    let text = std::fs::read_to_string(rules).expect("written");
+    std::fs::write(rules, text.replace("aclnnGeluV2", "aclnnGeluV9")).expect("write");
+    let (_, err, code) = run(&["kernels", "--to", "ascend", "--check", rules]);
+    assert_eq!(code, Some(1));
+    assert!(err.contains("no ascend operator `aclnnGeluV9`"), "{err}");
+}
+
+#[test]
+fn a_target_without_operator_tables_is_an_error() {
+    let (_, err, code) = run(&["kernels", &fixture(), "--to", "hip"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("no operator tables for hip"), "{err}");
+}

@@ -1,0 +1,288 @@
+//! `[[kernel]]` rules: what a CUDA kernel computes, as calls of the target's
+//! vendor operators. A person declares one in a rule file or `cuport
+//! kernels` proposes one from the kernel's body; both are checked here
+//! against the operator tables, with file:line:column for every problem.
+use std::collections::BTreeMap;
+
+use cuport_model::LineIndex;
+use serde::{Deserialize, Serialize};
+use toml::Spanned;
+
+use super::expr::names_in;
+use super::operators::{diag, location, syntax_error, OperatorTable, ParamRole};
+use crate::diag::{DiagKind, Diagnostic, Location};
+
+/// How sure the recognition that proposed a rule is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Confidence {
+    /// A structural guess (loops and accumulations of the right shape).
+    Low,
+    /// The structure and the arithmetic match, with parts left unchecked.
+    Medium,
+    /// The stored value was evaluated on probe inputs and equals the pattern.
+    High,
+}
+
+impl Confidence {
+    pub fn id(self) -> &'static str {
+        match self {
+            Confidence::Low => "low",
+            Confidence::Medium => "medium",
+            Confidence::High => "high",
+        }
+    }
+}
+
+/// One kernel rule, as written to and read from TOML.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct KernelRule {
+    /// The `__global__` function's name.
+    pub name: String,
+    /// The target whose operators the calls name (`ascend`).
+    pub target: String,
+    /// The kernel's parameter names in order: shapes and attribute values
+    /// may use them, and a rule whose list no longer matches the kernel is
+    /// stale.
+    pub params: Vec<String>,
+    /// The pattern recognition found (`add`, `layer-norm`), on proposals.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confidence: Option<Confidence>,
+    /// Why the kernel computes what the calls compute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The kernel's pointer parameters the calls read or write, as tensors.
+    pub tensors: Vec<KernelTensor>,
+    /// The operator calls, in order, that together do what one launch does.
+    pub calls: Vec<KernelCall>,
+}
+
+/// A pointer parameter of the kernel seen as a tensor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct KernelTensor {
+    pub param: String,
+    pub role: ParamRole,
+    /// Comma-separated extents over the kernel's parameters (`B*T, C`).
+    pub shape: String,
+    /// The pointer's element type in C (`float`).
+    pub dtype: String,
+}
+
+/// One operator call: each operator parameter bound to a tensor (by the
+/// kernel parameter's name) or to an expression over kernel parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct KernelCall {
+    pub operator: String,
+    pub args: BTreeMap<String, String>,
+}
+
+/// A file's `[[kernel]]` entries; every other key belongs to other readers
+/// (rule-file entries, cuport.toml settings). Entries are read one by one so
+/// that one malformed entry costs only itself.
+#[derive(Debug, Deserialize)]
+struct KernelSection {
+    #[serde(default)]
+    kernel: Vec<Spanned<toml::Value>>,
+}
+
+/// The file's valid kernel rules and the problems of the others.
+pub fn load_kernel_rules(
+    file: &str,
+    text: &str,
+    table: &OperatorTable,
+) -> (Vec<KernelRule>, Vec<Diagnostic>) {
+    let index = LineIndex::new(text.as_bytes());
+    let at = |offset: usize| location(file, &index, offset);
+    let section: KernelSection = match toml::from_str(text) {
+        Ok(section) => section,
+        Err(err) => return (Vec::new(), vec![syntax_error(&at, &err)]),
+    };
+    let mut rules: Vec<KernelRule> = Vec::new();
+    let mut diags = Vec::new();
+    for spanned in section.kernel {
+        let place = at(spanned.span().start);
+        let rule = match KernelRule::deserialize(spanned.into_inner()) {
+            Ok(rule) => rule,
+            Err(err) => {
+                diags.push(diag(place, DiagKind::Syntax, err.message().to_string()));
+                continue;
+            }
+        };
+        let mut found = check_rule(&rule, table, &place);
+        if rules.iter().any(|r| r.name == rule.name) {
+            found.push(diag(
+                place,
+                DiagKind::Duplicate,
+                format!("kernel `{}` has two rules", rule.name),
+            ));
+        }
+        if found.is_empty() {
+            rules.push(rule);
+        }
+        diags.extend(found);
+    }
+    (rules, diags)
+}
+
+/// The problems of one rule (none: every call is complete and every name
+/// it uses exists).
+pub fn check_rule(rule: &KernelRule, table: &OperatorTable, at: &Location) -> Vec<Diagnostic> {
+    let mut problems = Vec::new();
+    let mut say = |kind: DiagKind, message: String| {
+        problems.push(diag(
+            at.clone(),
+            kind,
+            format!("kernel `{}`: {message}", rule.name),
+        ));
+    };
+    if rule.target != table.target {
+        say(
+            DiagKind::Conflict,
+            format!(
+                "target `{}`, but these operators are {}'s",
+                rule.target, table.target
+            ),
+        );
+    }
+    for tensor in &rule.tensors {
+        for (kind, message) in tensor_problems(tensor, rule, table) {
+            say(kind, message);
+        }
+    }
+    if rule.calls.is_empty() {
+        say(DiagKind::MissingField, "no operator call".into());
+    }
+    for call in &rule.calls {
+        for (kind, message) in call_problems(call, rule, table) {
+            say(kind, message);
+        }
+    }
+    problems
+}
+
+type Problem = (DiagKind, String);
+
+fn tensor_problems(
+    tensor: &KernelTensor,
+    rule: &KernelRule,
+    table: &OperatorTable,
+) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    if !rule.params.contains(&tensor.param) {
+        problems.push((
+            DiagKind::UnknownName,
+            format!("tensor `{}` is not one of its parameters", tensor.param),
+        ));
+    }
+    if !tensor.role.is_tensor() {
+        problems.push((
+            DiagKind::BadName,
+            format!("tensor `{}` has the role `attribute`", tensor.param),
+        ));
+    }
+    problems.extend(expression_problems(
+        &tensor.shape,
+        rule,
+        &format!("shape of `{}`", tensor.param),
+    ));
+    if table.dtype(&tensor.dtype).is_none() {
+        problems.push((
+            DiagKind::UnknownName,
+            format!(
+                "tensor `{}`: no {} dtype for `{}`",
+                tensor.param, table.target, tensor.dtype
+            ),
+        ));
+    }
+    problems
+}
+
+fn expression_problems(text: &str, rule: &KernelRule, what: &str) -> Vec<Problem> {
+    match names_in(text) {
+        Err(err) => vec![(DiagKind::BadTemplate, format!("{what} `{text}`: {err}"))],
+        Ok(names) => names
+            .into_iter()
+            .filter(|n| !rule.params.contains(n))
+            .map(|n| {
+                (
+                    DiagKind::UnknownName,
+                    format!("{what} uses `{n}`, not a parameter"),
+                )
+            })
+            .collect(),
+    }
+}
+
+fn call_problems(call: &KernelCall, rule: &KernelRule, table: &OperatorTable) -> Vec<Problem> {
+    let Some(op) = table.operator(&call.operator) else {
+        return vec![(
+            DiagKind::UnknownName,
+            format!("no {} operator `{}`", table.target, call.operator),
+        )];
+    };
+    let mut problems: Vec<Problem> = call
+        .args
+        .keys()
+        .filter(|arg| op.param(arg).is_none())
+        .map(|arg| {
+            (
+                DiagKind::UnknownName,
+                format!("`{}` has no parameter `{arg}`", op.name),
+            )
+        })
+        .collect();
+    for param in &op.params {
+        let what = format!("`{}` of `{}`", param.name, op.name);
+        match call.args.get(&param.name) {
+            None if param.optional => {}
+            None => problems.push((DiagKind::MissingField, format!("{what} is not bound"))),
+            Some(value) if param.role.is_tensor() => {
+                problems.extend(tensor_binding_problems(value, param.role, rule, &what));
+            }
+            Some(value) => problems.extend(expression_problems(value, rule, &what)),
+        }
+    }
+    problems
+}
+
+/// A tensor parameter takes one of the rule's tensors, and an operator
+/// that writes it needs a tensor the kernel writes.
+fn tensor_binding_problems(
+    value: &str,
+    role: ParamRole,
+    rule: &KernelRule,
+    what: &str,
+) -> Vec<Problem> {
+    let Some(tensor) = rule.tensors.iter().find(|t| t.param == value) else {
+        return vec![(
+            DiagKind::UnknownName,
+            format!("{what} is `{value}`, not one of its tensors"),
+        )];
+    };
+    let writes = matches!(role, ParamRole::Output | ParamRole::Inout);
+    let written = matches!(tensor.role, ParamRole::Output | ParamRole::Inout);
+    if writes && !written {
+        return vec![(
+            DiagKind::Conflict,
+            format!(
+                "{what} is written, but tensor `{value}` is an {}",
+                tensor.role.id()
+            ),
+        )];
+    }
+    Vec::new()
+}
+
+/// The rules as a TOML document of `[[kernel]]` entries.
+pub fn kernel_rules_toml(rules: &[KernelRule]) -> Result<String, toml::ser::Error> {
+    #[derive(Serialize)]
+    struct Out<'a> {
+        kernel: &'a [KernelRule],
+    }
+    toml::to_string(&Out { kernel: rules })
+}

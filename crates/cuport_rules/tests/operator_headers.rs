@@ -1,0 +1,139 @@
+//! Every aclnn operator row (`mappings/ascend/operators/*.toml`) agrees with
+//! the real operator headers of each CANN release it claims (8.5.0, 9.0.0,
+//! 9.1.0, from `../shared/vendor`): the header exists at the row's path,
+//! declares `<name>GetWorkspaceSize` with exactly the row's parameters
+//! followed by the workspace pair, and declares `<name>` itself. A row for a
+//! release whose headers lack the operator, or with another signature, fails.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use cuport_rules::kernel_rules::{declared_parameters, Operator, OperatorTable};
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// `$CUPORT_CANN_VENDOR`, else what `../shared/vendor/unpack-cann-headers.sh`
+/// prints; skipped loudly without them, unless CUPORT_REQUIRE_CANN_VENDOR.
+fn cann_vendor() -> Option<PathBuf> {
+    let from_env = std::env::var_os("CUPORT_CANN_VENDOR").map(PathBuf::from);
+    let script = workspace().join("../shared/vendor/unpack-cann-headers.sh");
+    let unpacked = || {
+        let out = Command::new("bash").arg(&script).output().ok()?;
+        out.status
+            .success()
+            .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+    };
+    let root = from_env.or_else(|| script.is_file().then(unpacked).flatten());
+    let found = root.filter(|r| r.join("cann-9.1.0/include/aclnnop").is_dir());
+    if found.is_none() {
+        assert!(
+            std::env::var_os("CUPORT_REQUIRE_CANN_VENDOR").is_none(),
+            "CUPORT_REQUIRE_CANN_VENDOR is set but no CANN headers were found"
+        );
+        eprintln!("\n!!! SKIPPED: no CANN headers (../shared/vendor or $CUPORT_CANN_VENDOR); the aclnn operator rows were not checked !!!\n");
+    }
+    found
+}
+
+/// The problems of one row against one release's headers.
+fn problems(op: &Operator, include: &Path, release: &str) -> Vec<String> {
+    let path = include.join(&op.header);
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return vec![format!("{} {release}: no header {}", op.name, op.header)];
+    };
+    let mut found = Vec::new();
+    let workspace_fn = format!("{}GetWorkspaceSize", op.name);
+    match declared_parameters(&text, &workspace_fn) {
+        None => found.push(format!(
+            "{} {release}: {} declares no {workspace_fn}",
+            op.name, op.header
+        )),
+        Some(declared) => {
+            let mut expected: Vec<(String, String)> = op
+                .params
+                .iter()
+                .map(|p| (p.c_type.clone(), p.name.clone()))
+                .collect();
+            expected.push(("uint64_t*".into(), "workspaceSize".into()));
+            expected.push(("aclOpExecutor**".into(), "executor".into()));
+            if declared != expected {
+                found.push(format!(
+                    "{} {release}: declared {declared:?}, row says {expected:?}",
+                    op.name
+                ));
+            }
+        }
+    }
+    if declared_parameters(&text, &op.name).is_none() {
+        found.push(format!(
+            "{} {release}: {} declares no {}",
+            op.name, op.header, op.name
+        ));
+    }
+    found
+}
+
+#[test]
+fn aclnn_operator_rows_match_the_headers_of_every_release_they_claim() {
+    let Some(vendor) = cann_vendor() else { return };
+    let (table, diags) = OperatorTable::builtin("ascend");
+    assert!(diags.is_empty(), "{diags:#?}");
+    assert!(
+        table.operators.len() >= 25,
+        "{} rows",
+        table.operators.len()
+    );
+    let mut all = Vec::new();
+    for op in &table.operators {
+        assert!(!op.releases.is_empty(), "{}: no release", op.name);
+        for release in &op.releases {
+            let include = vendor.join(format!("cann-{release}/include"));
+            assert!(
+                include.is_dir(),
+                "{}: no headers of release {release}",
+                op.name
+            );
+            all.extend(problems(op, &include, release));
+        }
+    }
+    assert!(all.is_empty(), "{}", all.join("\n"));
+}
+
+#[test]
+fn dtype_rows_name_members_of_acl_data_type() {
+    let Some(vendor) = cann_vendor() else { return };
+    let (table, _) = OperatorTable::builtin("ascend");
+    for release in ["8.5.0", "9.0.0", "9.1.0"] {
+        let header = vendor.join(format!("cann-{release}/include/acl/acl_base_rt.h"));
+        let text = std::fs::read_to_string(&header).expect("acl_base_rt.h");
+        for dtype in &table.dtypes {
+            let member = format!("{} =", dtype.target);
+            assert!(text.contains(&member), "{release}: no {}", dtype.target);
+        }
+    }
+}
+
+/// The check fails on a row whose signature differs from the header: a
+/// wrong type, a missing parameter or a release without the operator.
+#[test]
+fn a_row_with_another_signature_fails_the_check() {
+    let Some(vendor) = cann_vendor() else { return };
+    let (table, _) = OperatorTable::builtin("ascend");
+    let include = vendor.join("cann-9.1.0/include");
+    let mut add = table.operator("aclnnAdd").cloned().expect("aclnnAdd row");
+    add.params.pop();
+    assert!(!problems(&add, &include, "9.1.0").is_empty());
+    let mut gelu = table
+        .operator("aclnnGeluV2")
+        .cloned()
+        .expect("aclnnGeluV2 row");
+    gelu.params[1].c_type = "int32_t".into();
+    assert!(!problems(&gelu, &include, "9.1.0").is_empty());
+    let mut rms = add.clone();
+    rms.name = "aclnnRmsNorm".into();
+    rms.header = "aclnnop/aclnn_rms_norm.h".into();
+    assert!(!problems(&rms, &include, "9.1.0").is_empty());
+}
