@@ -13,6 +13,7 @@ mod error;
 mod file;
 mod inventory;
 mod known;
+mod make;
 mod pyproject;
 mod python;
 mod rust;
@@ -32,6 +33,7 @@ pub use error::AnalyzeError;
 pub use file::{analyze_source, AnalyzeOptions, SyntaxCheck};
 pub use inventory::{EntryKind, TreeEntry, VCS_DIRS};
 pub use known::SiteOf;
+pub use make::CUDA_PREFIX;
 pub use python::names_cuda;
 pub use site::{
     Condition, FileAnalysis, FunctionDefinition, OperatorDefinition, ParseIssue, ScannedFile, Site,

@@ -24,8 +24,8 @@ pub use language::Language;
 pub use library::Library;
 pub use profile::{
     helper_source, CmakeFacts, CoordinateFacts, KernelFacts, KernelModel, LibraryProfile,
-    OneWayCmake, OperatorHints, ProfileError, Profiles, PythonFacts, ShimFacts, SimtCmake,
-    SimtFacts, SimtLimits, TargetFacts, TargetProfile, VectorTypeFacts, VersionFacts,
+    MakeFacts, OneWayCmake, OperatorHints, ProfileError, Profiles, PythonFacts, ShimFacts,
+    SimtCmake, SimtFacts, SimtLimits, TargetFacts, TargetProfile, VectorTypeFacts, VersionFacts,
     VersionFeature, WarpDiagnostic, WarpFacts,
 };
 pub use site_kind::{looks_like_cuda_name, SiteKind};

@@ -66,6 +66,31 @@ pub struct TargetProfile {
     pub versions: VersionFacts,
     #[serde(default, rename = "implicit-std-headers")]
     pub implicit_std_headers: ImplicitStdHeaders,
+    /// How one-way ports write nvcc builds in Makefiles (absent: Makefiles
+    /// are reported, not ported).
+    #[serde(default)]
+    pub make: Option<MakeFacts>,
+}
+
+/// What a Makefile that builds with nvcc needs on the target beyond the
+/// renames of the rule tables (`[make]` in `target.toml`). The nvcc options
+/// the target's compiler rejects are the CMake facts' (`dropped-flags`,
+/// `host-option-forwarders` of `[cmake.one-way]`): they are the compiler's,
+/// whatever build system passes them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct MakeFacts {
+    /// The option that names one GPU to compile for (`--offload-arch`),
+    /// written once per architecture for nvcc's `-arch`/`-gencode`.
+    pub architecture_option: String,
+    /// nvcc's options that name NVIDIA architectures (their value is the
+    /// next word or follows `=`).
+    pub architecture_flags: Vec<String>,
+    /// nvcc options the target's compiler rejects and needs nothing for
+    /// that take a value (`-ccbin g++`, `-t=0`): deleted with it.
+    #[serde(default)]
+    pub dropped_with_value: Vec<String>,
+    pub reference: String,
 }
 
 /// C standard headers CUDA's runtime header brings into every file that

@@ -70,13 +70,13 @@ impl<'a> Planner<'a> {
         false
     }
 
-    fn code_of(&self, site: &Site) -> String {
+    pub(super) fn code_of(&self, site: &Site) -> String {
         self.lookup(&site.name)
             .and_then(|r| r.code())
             .map_or_else(|| codes::BUILD_MANUAL.to_owned(), |c| c.to_string())
     }
 
-    fn note(&mut self, site: &Site, level: Level, message: String, reference: &str) {
+    pub(super) fn note(&mut self, site: &Site, level: Level, message: String, reference: &str) {
         let code = self.code_of(site);
         let diagnostic = self.diagnose(site, &code, level, message);
         diagnostic.reference = Some(reference.to_owned());
@@ -313,7 +313,7 @@ impl<'a> Planner<'a> {
     }
 
     /// `-Xcompiler=-Wall,-Wextra` → `-Wall -Wextra`; `-Xcompiler -O2` → `-O2`.
-    fn unwrap_host_options(&mut self, site: &Site) -> bool {
+    pub(super) fn unwrap_host_options(&mut self, site: &Site) -> bool {
         let src = self.src;
         let end = site.range.end;
         let (range, replacement) = if src.get(end) == Some(&b'=') {
@@ -470,7 +470,7 @@ fn indent_at(src: &[u8], at: usize) -> String {
 }
 
 /// `range` widened over the blanks before it.
-fn with_blanks_before(src: &[u8], range: TextRange) -> TextRange {
+pub(super) fn with_blanks_before(src: &[u8], range: TextRange) -> TextRange {
     let blanks = src[..range.start]
         .iter()
         .rev()

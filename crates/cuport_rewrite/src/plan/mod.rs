@@ -6,6 +6,7 @@
 mod arguments;
 mod cmake_build;
 mod in_place;
+mod make_build;
 pub(crate) mod one_way;
 mod overloads;
 

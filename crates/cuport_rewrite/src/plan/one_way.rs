@@ -54,6 +54,7 @@ impl<'a> Planner<'a> {
             SiteKind::FrameworkCall
                 if site.name.ends_with("[cuda]") && self.lookup("cuda").is_some() => {}
             SiteKind::BuildRule if self.cmake_one_way_site(site) => {}
+            SiteKind::BuildRule if self.make_site(site) => {}
             SiteKind::PreprocessorCondition if site.library != Library::Preprocessor => {
                 self.api_name_in_condition(site)
             }
@@ -478,38 +479,44 @@ impl<'a> Planner<'a> {
         // is replaced whole by the target's list.
         let value_list = site.kind == SiteKind::BuildRule
             && site.name == cuport_analyze::CUDA_ARCHITECTURE_VALUES;
-        let replacement = if written == site.name || command_argument || value_list {
-            to.to_owned()
-        } else if self.language == Language::Python
-            && site.name.ends_with(&format!(".{written}"))
-            && (self.src[..site.range.start].ends_with(b".")
-                || crate::pysource::in_import_statement(self.src, site.range.start))
-        {
-            // `from torch.cuda import amp` (the imported name itself) and
-            // methods (`x.cuda()`): the same number of trailing segments.
-            self.check_import_path(site, to);
-            let parts: Vec<&str> = to.split('.').collect();
-            let keep = written.split('.').count().min(parts.len());
-            parts[parts.len() - keep..].join(".")
-        } else if let Some(replacement) = self.python_path_through_alias(site, written, to) {
-            replacement
-        } else if self.language.is_c_family()
-            && written.contains("::")
-            && last_segment(written) == last_segment(&site.name)
-        {
-            // `wmma::fragment` after `using namespace nvcuda;` (the analyser
-            // names it `nvcuda::wmma::fragment`): the target's name is
-            // written in full, whatever the alias stood for.
-            to.to_owned()
-        } else {
-            let message = format!(
-                "`{written}` refers to `{}` through an alias; rename it by hand to `{to}`",
-                site.name
-            );
-            self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message)
-                .effort = Some("low".into());
-            return false;
-        };
+        // A Makefile's versioned install prefix (`/usr/local/cuda-12.4`) is
+        // replaced whole.
+        let versioned_prefix = self.language == Language::Makefile
+            && site.name == cuport_analyze::CUDA_PREFIX
+            && written.starts_with(&site.name);
+        let replacement =
+            if written == site.name || command_argument || value_list || versioned_prefix {
+                to.to_owned()
+            } else if self.language == Language::Python
+                && site.name.ends_with(&format!(".{written}"))
+                && (self.src[..site.range.start].ends_with(b".")
+                    || crate::pysource::in_import_statement(self.src, site.range.start))
+            {
+                // `from torch.cuda import amp` (the imported name itself) and
+                // methods (`x.cuda()`): the same number of trailing segments.
+                self.check_import_path(site, to);
+                let parts: Vec<&str> = to.split('.').collect();
+                let keep = written.split('.').count().min(parts.len());
+                parts[parts.len() - keep..].join(".")
+            } else if let Some(replacement) = self.python_path_through_alias(site, written, to) {
+                replacement
+            } else if self.language.is_c_family()
+                && written.contains("::")
+                && last_segment(written) == last_segment(&site.name)
+            {
+                // `wmma::fragment` after `using namespace nvcuda;` (the analyser
+                // names it `nvcuda::wmma::fragment`): the target's name is
+                // written in full, whatever the alias stood for.
+                to.to_owned()
+            } else {
+                let message = format!(
+                    "`{written}` refers to `{}` through an alias; rename it by hand to `{to}`",
+                    site.name
+                );
+                self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message)
+                    .effort = Some("low".into());
+                return false;
+            };
         if replacement != written {
             self.edit(site.range, replacement, code.to_owned(), &site.name);
         }
