@@ -345,11 +345,12 @@ impl<'a> Planner<'a> {
                 String::new(),
             )
         };
-        let message = format!(
-            "this target's compiler takes host compiler options directly: `{}` became `{}`",
-            self.text(range).trim(),
-            replacement
-        );
+        let written = self.text(range).trim();
+        let message = if replacement.is_empty() {
+            format!("this target's compiler takes host compiler options directly: `{written}` is deleted, the option after it stays")
+        } else {
+            format!("this target's compiler takes host compiler options directly: `{written}` became `{replacement}`")
+        };
         self.edit(range, replacement, self.code_of(site), &site.name);
         let reference = self
             .lookup(&site.name)
