@@ -885,6 +885,7 @@ impl<'a> Planner<'a> {
             Some(first) => (first.start, ", "),
             None => (call.end, ")"),
         };
+        let (end, close) = self.keep_line_breaks_after_paren(config, end, close);
         // A value already written `dim3(...)` is not wrapped again.
         let wrap = |range: TextRange| !is_one_call_of(self.text(range), "dim3");
         let (open_grid, close_grid) = if wrap(*grid) {
@@ -920,6 +921,32 @@ impl<'a> Planner<'a> {
                 self.edit(range, text, codes::HIP_GGL_LAUNCH.into(), &site.name);
             }
         }
+    }
+
+    /// Where the text replaced after the configuration ends: a line break
+    /// between the launch's `(` and its arguments (or its `)`), as in a
+    /// launch inside a macro continued with `\`, stays where it is, so the
+    /// edit ends after the `(` (and the `)` stays too).
+    fn keep_line_breaks_after_paren(
+        &self,
+        config: &[TextRange],
+        end: usize,
+        close: &'static str,
+    ) -> (usize, &'static str) {
+        let Some(last) = config.last() else {
+            return (end, close);
+        };
+        let between = &self.src[last.end..end];
+        let Some(paren) = between.iter().rposition(|&b| b == b'(') else {
+            return (end, close);
+        };
+        if !between[paren..].contains(&b'\n') {
+            return (end, close);
+        }
+        // The kept text starts with blanks or the line break: no blank of
+        // our own before it.
+        let close = if close == ")" { "" } else { "," };
+        (last.end + paren + 1, close)
     }
 
     fn warp_size(&mut self, site: &Site) {

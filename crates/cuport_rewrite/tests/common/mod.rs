@@ -263,7 +263,10 @@ fn partial_directive_in_replacement(
     edit: &cuport_rewrite::Edit,
 ) -> Option<&'static str> {
     let text = edit.replacement.as_bytes();
-    let at_line_start = edit.range.start == 0 || src[edit.range.start - 1] == b'\n';
+    // A byte-order mark is no code: compilers skip it at the file's start.
+    let at_line_start = edit.range.start == 0
+        || src[edit.range.start - 1] == b'\n'
+        || &src[..edit.range.start] == "\u{feff}".as_bytes();
     let at_line_end = edit.range.end == src.len() || matches!(src[edit.range.end], b'\n' | b'\r');
     let mut line_start = 0;
     for (index, line) in text.split(|&b| b == b'\n').enumerate() {
