@@ -938,3 +938,29 @@ fn a_ggl_launch_keeps_the_line_break_after_its_paren() {
         assert_second_run_edits_nothing(&second);
     }
 }
+
+/// The dual-stack launch macro keeps the line break after the launch's
+/// `(` too (`#define U m<<<>>>(\` then `)`; fixtures/reduction's
+/// LAUNCH_REDUCE was joined into one line).
+#[test]
+fn a_dual_launch_keeps_the_line_break_after_its_paren() {
+    let mut options = MigrateOptions::new(Target::Ascend);
+    options.dual = vec![Target::Ascend];
+    for (src, expected) in [
+        (
+            "#define U m<<<>>>(\\\n)",
+            "#define U CUPORT_KERNEL_LAUNCH((m), ()\\\n)",
+        ),
+        (
+            "#define L(T) k<T><<<g, b, 0, s>>>(   \\\n      a, \\\n      b)\n",
+            "#define L(T) CUPORT_KERNEL_LAUNCH((k<T>), (g, b, 0, s),   \\\n      a, \\\n      b)\n",
+        ),
+    ] {
+        let (first, second) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
+        let out = String::from_utf8_lossy(&first.output);
+        assert!(out.ends_with(expected), "{out}");
+        let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
+        assert!(violations.is_empty(), "{violations:#?}");
+        assert_second_run_edits_nothing(&second);
+    }
+}
