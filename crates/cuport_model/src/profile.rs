@@ -70,6 +70,26 @@ pub struct TargetProfile {
     /// are reported, not ported).
     #[serde(default)]
     pub make: Option<MakeFacts>,
+    /// CUDA library APIs in a legacy form the target has no counterpart of
+    /// (`[[legacy-api]]`: cuBLAS's handle-less cublas.h API on HIP).
+    #[serde(default, rename = "legacy-api")]
+    pub legacy_apis: Vec<LegacyApi>,
+}
+
+/// A legacy form of a CUDA library's API: in a file that includes `header`
+/// and not `current_header`, a call of a name whose `name` + `suffix` form
+/// the tables also know is the legacy function (same name, other
+/// parameters), which the target lacks.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LegacyApi {
+    pub library: Library,
+    pub header: String,
+    pub current_header: String,
+    pub suffix: String,
+    /// What to do, said in the diagnostic.
+    pub note: String,
+    pub reference: String,
 }
 
 /// What a Makefile that builds with nvcc needs on the target beyond the

@@ -100,7 +100,7 @@ impl<'a> Planner<'a> {
                 resolved.target_name = Some(std::borrow::Cow::Borrowed(to));
             }
         }
-        if self.needs_newer_sdk(site, &resolved) {
+        if self.needs_newer_sdk(site, &resolved) || self.legacy_api_call(site, &resolved) {
             return;
         }
         let code = resolved
@@ -159,6 +159,47 @@ impl<'a> Planner<'a> {
     /// arguments (`cudaEventCreate(&e, flags)`, the C++ overload, renamed to
     /// the one-argument `aclrtCreateEvent`) would not compile: it is left as
     /// it is, for a person, with the target's parameter list.
+    /// A call of a library's legacy API (cuBLAS's handle-less `cublas.h`
+    /// functions) in a file that includes only the legacy header: the
+    /// target has no such function, so the call stays with a diagnostic
+    /// (`[[legacy-api]]` of the profile).
+    fn legacy_api_call(&mut self, site: &Site, resolved: &Resolved<'_>) -> bool {
+        if site.call.is_none() {
+            return false;
+        }
+        let Some(legacy) = self
+            .profile()
+            .legacy_apis
+            .iter()
+            .find(|l| l.library == site.library)
+        else {
+            return false;
+        };
+        let current = format!("{}{}", site.name, legacy.suffix);
+        let includes = crate::headers::included_paths(self.src);
+        let includes_legacy_only = includes.iter().any(|h| h.ends_with(&legacy.header))
+            && !includes.iter().any(|h| h.ends_with(&legacy.current_header));
+        if !includes_legacy_only || self.lookup(&current).is_none() {
+            return false;
+        }
+        let code = resolved
+            .code()
+            .map_or_else(|| codes::NOT_REWRITABLE.to_owned(), |c| c.to_string());
+        let message = format!(
+            "`{}` is called through the legacy API of {} (this file includes {}, not {}), which {} has no form of: {}",
+            site.name,
+            legacy.header,
+            legacy.header,
+            legacy.current_header,
+            self.target(),
+            legacy.note
+        );
+        let diagnostic = self.diagnose(site, &code, Level::Manual, message);
+        diagnostic.reference = Some(legacy.reference.clone());
+        diagnostic.effort = Some("low".into());
+        true
+    }
+
     fn arity_differs(&mut self, site: &Site, resolved: &Resolved<'_>) -> bool {
         let renames_a_call = resolved.template().is_none()
             && matches!(resolved.status(), Status::Renamed | Status::Approximate)
