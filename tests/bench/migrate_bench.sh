@@ -22,6 +22,21 @@ for run in 1 2 3; do
   read -r seconds kib < "$out/run$run.time"
   echo "cuport migrate --to hip --out: run $run: $seconds s, peak $kib KiB"
 done
+# The I/O floor (issue 29's speed target: --out within 2x of it): reading
+# and writing the same tree with cp, best of three, on the same machine and
+# the same warm page cache.
+floor=""
+for run in 1 2 3; do
+  rm -rf "$out/floor"
+  /usr/bin/time -o "$out/floor$run.time" -f "%e" cp -r "$corpus" "$out/floor"
+  t=$(cat "$out/floor$run.time")
+  floor=$(awk -v a="$floor" -v b="$t" 'BEGIN { print (a == "" || b < a) ? b : a }')
+done
+echo "I/O floor (cp -r of the tree, best of 3): $floor s"
+for run in 1 2 3; do
+  awk -v f="$floor" -v c="$(cut -d' ' -f1 "$out/run$run.time")" -v r="$run" \
+    'BEGIN { if (f > 0) printf "--out run %s: %.1fx the I/O floor\n", r, c / f; else print "--out run " r ": floor below the timer resolution" }'
+done
 /usr/bin/time -f "cuport migrate --to hip (dry run, diagnostics only): %e s, peak %M KiB" "$bin" migrate --quiet --to hip "$corpus" >/dev/null
 # A re-run over the unchanged tree into the same output (what a porting
 # engineer does after editing a rule file), and the fixed start-up cost

@@ -6,7 +6,7 @@ use cuport_model::{Language, LineIndex};
 use crate::cfamily::{self, SyntaxChecker};
 use crate::known::KnownNames;
 use crate::site::FileAnalysis;
-use crate::{cmake, pyproject, python, rust};
+use crate::{cmake, make, pyproject, python, rust};
 
 /// Which C-family files tree-sitter-cpp also parses, to report regions it
 /// cannot parse. The token pass finds the sites either way; parsing every
@@ -125,6 +125,7 @@ fn dispatch(input: &Input<'_>, parsers: &mut ThreadParsers) -> FileAnalysis {
         Language::Cmake => cmake::analyze(src, known),
         Language::PyprojectToml => pyproject::analyze(src),
         Language::Rust => rust::analyze(src, line_index),
+        Language::Makefile => make::analyze(src, known),
     }
 }
 

@@ -14,6 +14,7 @@ mod file;
 mod inventory;
 mod kernel_patterns;
 mod known;
+mod make;
 mod pyproject;
 mod python;
 mod rust;
@@ -36,6 +37,7 @@ pub use kernel_patterns::{
     recognise_kernels, Certainty, KernelParam, KernelPattern, Recognised, TensorUse,
 };
 pub use known::SiteOf;
+pub use make::CUDA_PREFIX;
 pub use python::names_cuda;
 pub use site::{
     Condition, FileAnalysis, FunctionDefinition, OperatorDefinition, ParseIssue, ScannedFile, Site,

@@ -17,16 +17,20 @@ pub enum Language {
     /// `pyproject.toml` (build hooks such as `torch.utils.cpp_extension`).
     PyprojectToml,
     Rust,
+    /// `Makefile`, `makefile`, `GNUmakefile`, `*.mk` and `*.mak` (make's
+    /// own names; nvcc builds are mostly written this way outside CMake).
+    Makefile,
 }
 
 impl Language {
-    pub const ALL: [Language; 6] = [
+    pub const ALL: [Language; 7] = [
         Language::Cuda,
         Language::Cpp,
         Language::Python,
         Language::Cmake,
         Language::PyprojectToml,
         Language::Rust,
+        Language::Makefile,
     ];
 
     /// Picks the language from a file name alone (never from its content, so
@@ -34,6 +38,9 @@ impl Language {
     pub fn from_file_name(name: &str) -> Option<Language> {
         if name == "CMakeLists.txt" {
             return Some(Language::Cmake);
+        }
+        if matches!(name, "Makefile" | "makefile" | "GNUmakefile") {
+            return Some(Language::Makefile);
         }
         if name == "pyproject.toml" {
             return Some(Language::PyprojectToml);
@@ -49,6 +56,7 @@ impl Language {
             "py" => Some(Language::Python),
             "cmake" => Some(Language::Cmake),
             "rs" => Some(Language::Rust),
+            "mk" | "mak" => Some(Language::Makefile),
             _ => None,
         }
     }
@@ -61,6 +69,7 @@ impl Language {
             Language::Cmake => "CMake",
             Language::PyprojectToml => "pyproject.toml",
             Language::Rust => "Rust",
+            Language::Makefile => "Makefile",
         }
     }
 
@@ -98,6 +107,15 @@ mod tests {
             Language::from_file_name("pyproject.toml"),
             Some(Language::PyprojectToml)
         );
+        assert_eq!(
+            Language::from_file_name("Makefile"),
+            Some(Language::Makefile)
+        );
+        assert_eq!(
+            Language::from_file_name("cuda.mk"),
+            Some(Language::Makefile)
+        );
+        assert_eq!(Language::from_file_name("Makefile.am"), None);
         assert_eq!(Language::from_file_name("Cargo.toml"), None);
         assert_eq!(Language::from_file_name("README"), None);
     }

@@ -24,9 +24,9 @@ pub use language::Language;
 pub use library::Library;
 pub use profile::{
     helper_source, CmakeFacts, CoordinateFacts, KernelFacts, KernelModel, LibraryProfile,
-    OneWayCmake, ProfileError, Profiles, PythonFacts, ShimFacts, SimtCmake, SimtFacts, SimtLimits,
-    TargetFacts, TargetProfile, VectorTypeFacts, VersionFacts, VersionFeature, WarpDiagnostic,
-    WarpFacts,
+    MakeFacts, OneWayCmake, ProfileError, Profiles, PythonFacts, ShimFacts, SimtCmake, SimtFacts,
+    SimtLimits, TargetFacts, TargetProfile, VectorTypeFacts, VersionFacts, VersionFeature,
+    WarpDiagnostic, WarpFacts,
 };
 pub use site_kind::{looks_like_cuda_name, SiteKind};
 pub use target::Target;

@@ -66,6 +66,51 @@ pub struct TargetProfile {
     pub versions: VersionFacts,
     #[serde(default, rename = "implicit-std-headers")]
     pub implicit_std_headers: ImplicitStdHeaders,
+    /// How one-way ports write nvcc builds in Makefiles (absent: Makefiles
+    /// are reported, not ported).
+    #[serde(default)]
+    pub make: Option<MakeFacts>,
+    /// CUDA library APIs in a legacy form the target has no counterpart of
+    /// (`[[legacy-api]]`: cuBLAS's handle-less cublas.h API on HIP).
+    #[serde(default, rename = "legacy-api")]
+    pub legacy_apis: Vec<LegacyApi>,
+}
+
+/// A legacy form of a CUDA library's API: in a file that includes `header`
+/// and not `current_header`, a call of a name whose `name` + `suffix` form
+/// the tables also know is the legacy function (same name, other
+/// parameters), which the target lacks.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LegacyApi {
+    pub library: Library,
+    pub header: String,
+    pub current_header: String,
+    pub suffix: String,
+    /// What to do, said in the diagnostic.
+    pub note: String,
+    pub reference: String,
+}
+
+/// What a Makefile that builds with nvcc needs on the target beyond the
+/// renames of the rule tables (`[make]` in `target.toml`). The nvcc options
+/// the target's compiler rejects are the CMake facts' (`dropped-flags`,
+/// `host-option-forwarders` of `[cmake.one-way]`): they are the compiler's,
+/// whatever build system passes them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct MakeFacts {
+    /// The option that names one GPU to compile for (`--offload-arch`),
+    /// written once per architecture for nvcc's `-arch`/`-gencode`.
+    pub architecture_option: String,
+    /// nvcc's options that name NVIDIA architectures (their value is the
+    /// next word or follows `=`).
+    pub architecture_flags: Vec<String>,
+    /// nvcc options the target's compiler rejects and needs nothing for
+    /// that take a value (`-ccbin g++`, `-t=0`): deleted with it.
+    #[serde(default)]
+    pub dropped_with_value: Vec<String>,
+    pub reference: String,
 }
 
 /// C standard headers CUDA's runtime header brings into every file that

@@ -141,6 +141,10 @@ cuport_codes! {
     /// An edit: the lines a SIMT build needs before `project()`
     /// (`find_package(ASC)` and the switch that enables SIMT).
     SIMT_BUILD = "CP0033", false, "The lines a SIMT build needs before project(): the ASC language package and the SIMT switch";
+    /// A Makefile's nvcc build (the compiler, an nvcc option, a CUDA
+    /// library or path) where cuport does not port Makefiles: targets
+    /// without `[make]` facts, and dual-stack runs.
+    MAKE_NOT_PORTED = "CP0034", true, "A Makefile's nvcc build (compiler, option, library, path) cuport does not port for this target or mode";
     /// Dual-stack: the source keeps a CUDA spelling that a target spells
     /// differently and the shim cannot provide (a preprocessor test, C++
     /// framework API, build rule).

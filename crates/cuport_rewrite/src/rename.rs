@@ -89,15 +89,20 @@ impl RenamePlan {
             return None;
         }
         let name = path.rsplit('/').next().unwrap_or(path);
-        let references = match Language::from_file_name(name)? {
+        let language = Language::from_file_name(name)?;
+        let patterns = matches!(language, Language::Cmake | Language::Makefile);
+        let references = match language {
             Language::Cuda | Language::Cpp => include_references(text),
-            Language::Cmake => cmake_references(text),
+            Language::Cmake => cmake_references(text, b""),
+            // `%.o: %.cu` and `$(SRCS:.cu=.o)` hold references between `:`
+            // and `=` as well.
+            Language::Makefile => cmake_references(text, b":=,"),
             Language::Python => python_references(text),
             _ => return None,
         };
         let edits: Vec<Edit> = references
             .into_iter()
-            .filter_map(|range| self.extension_edit(text, range))
+            .filter_map(|range| self.extension_edit(text, range, patterns))
             .collect();
         if edits.is_empty() {
             return None;
@@ -108,12 +113,23 @@ impl RenamePlan {
 
     /// The edit that changes the extension of the reference at `range`
     /// when it names a renamed file.
-    fn extension_edit(&self, text: &[u8], range: TextRange) -> Option<Edit> {
+    fn extension_edit(&self, text: &[u8], range: TextRange, patterns: bool) -> Option<Edit> {
         let reference = std::str::from_utf8(text.get(range.start..range.end)?).ok()?;
         let wanted = significant_components(reference);
-        let renamed = self.renames.iter().find(|(old, _)| {
-            let old: Vec<&str> = old.split('/').collect();
-            !wanted.is_empty() && old.ends_with(&wanted)
+        // A make pattern or glob (`%.cu`, `*.cu`, `.cu` of `$(SRCS:.cu=.o)`)
+        // follows the rename of any file with its extension.
+        let pattern = wanted
+            .last()
+            .filter(|_| patterns)
+            .filter(|name| name.starts_with(['%', '*']) || name.starts_with('.'))
+            .and_then(|name| name.rsplit_once('.'))
+            .map(|(_, ext)| ext);
+        let renamed = self.renames.iter().find(|(old, _)| match pattern {
+            Some(ext) => old.rsplit_once('.').is_some_and(|(_, e)| e == ext),
+            None => {
+                let old: Vec<&str> = old.split('/').collect();
+                !wanted.is_empty() && old.ends_with(&wanted)
+            }
         })?;
         let dot = reference.rfind('.')?;
         let new_ext = renamed.1.rsplit_once('.')?.1;
@@ -174,14 +190,16 @@ fn strip_directive(line: &[u8]) -> Option<&[u8]> {
 
 /// Words of a CMake file that end in a renamed-looking extension, outside
 /// `#` comments.
-fn cmake_references(text: &[u8]) -> Vec<TextRange> {
+fn cmake_references(text: &[u8], delimiters: &[u8]) -> Vec<TextRange> {
     let mut found = Vec::new();
     let mut in_string = false;
     let mut word_start: Option<usize> = None;
     let mut at = 0;
     while at < text.len() {
         let b = text[at];
-        let delimiter = b.is_ascii_whitespace() || matches!(b, b'"' | b'(' | b')' | b';');
+        let delimiter = b.is_ascii_whitespace()
+            || matches!(b, b'"' | b'(' | b')' | b';')
+            || delimiters.contains(&b);
         if delimiter || (b == b'#' && !in_string) {
             if let Some(start) = word_start.take() {
                 push_if_source(&mut found, text, start, at);
@@ -311,5 +329,30 @@ mod tests {
             Some(&b"# k.cu\nsources=['src/k.mu', \"x.cu\"]\nDOC = \"\"\"k.cu\"\"\"\n"[..])
         );
         assert_eq!(p.update_references("README.md", b"k.cu"), None);
+    }
+
+    #[test]
+    fn makefile_rules_patterns_and_substitutions_follow() {
+        let p = plan(&["src/k.cu", "Makefile"], Target::Hip);
+        let make = p.update_references(
+            "Makefile",
+            b"# k.cu
+k: src/k.cu
+%.o:%.cu
+\t$(NVCC) -c $< -o $@
+OBJ = $(SRC:.cu=.o) $(wildcard *.cu) other.cu
+",
+        );
+        assert_eq!(
+            make.as_deref(),
+            Some(
+                &b"# k.cu
+k: src/k.hip
+%.o:%.hip
+\t$(NVCC) -c $< -o $@
+OBJ = $(SRC:.hip=.o) $(wildcard *.hip) other.cu
+"[..]
+            )
+        );
     }
 }

@@ -216,6 +216,8 @@ const FILE_NAMES: &[&str] = &[
     "cmake/flags.cmake",
     "pyproject.toml",
     "src/lib.rs",
+    "Makefile",
+    "build/cuda.mk",
 ];
 
 fn check_tree(files: &[(usize, Source)], setup: &Setup) -> Result<(), TestCaseError> {

@@ -897,3 +897,91 @@ fn a_byte_order_mark_and_a_last_unterminated_include_keep_directives_whole() {
         assert_second_run_edits_nothing(&second);
     }
 }
+
+/// The runtime header added to a file that starts with a byte-order mark
+/// goes right after the mark, which compilers skip: the directive starts
+/// its line (the fuzz property read the mark as code before it).
+#[test]
+fn a_header_added_after_a_byte_order_mark_starts_its_line() {
+    let src = b"\xef\xbb\xbfcudaS";
+    let first = migrate(Language::Cuda, src, &MigrateOptions::new(Target::Hip));
+    assert!(
+        first.output.starts_with(b"\xef\xbb\xbf#include"),
+        "{:?}",
+        String::from_utf8_lossy(&first.output)
+    );
+    let violations = common::directive_line_violations(src, &first.edits);
+    assert!(violations.is_empty(), "{violations:#?}");
+}
+
+/// Makefile fragments the fuzz tables build from, each ported twice: the
+/// second run changes nothing and the first keeps every directive-free
+/// line whole.
+#[test]
+fn makefile_fragments_port_once() {
+    for src in [
+        "FLAGS += -arch=sm_80 -arch sm_80 --generate-code arch=compute_1,code=[compute_1,sm_1]\n",
+        "NVCC := $(CUDA_PATH)/bin/nvcc -ccbin $(HOST_COMPILER)\n-ccbin\n-arch=\n",
+        "\t$(CXX) -arch x86_64 -G -c $< \\\nNVCCFLAGS = -t=0 -t 4 -Xcompiler -Wall\n",
+    ] {
+        let (first, second) = migrate_twice(
+            Language::Makefile,
+            src.as_bytes(),
+            &MigrateOptions::new(Target::Hip),
+        );
+        assert!(!first.output.is_empty());
+        assert_second_run_edits_nothing(&second);
+    }
+}
+
+/// `--hip-kernel-launch ggl` on a launch whose arguments start on the next
+/// line (a macro continued with `\`, fixtures/reduction's LAUNCH_REDUCE):
+/// the line break stays, nothing is joined across the directive's lines.
+#[test]
+fn a_ggl_launch_keeps_the_line_break_after_its_paren() {
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.hip_launch = cuport_rewrite::HipLaunch::Ggl;
+    for (src, expected) in [
+        (
+            "#define U m<<<l,m>>>(\\\n)",
+            "#define U hipLaunchKernelGGL(m, dim3(l), dim3(m), 0, 0\\\n)",
+        ),
+        (
+            "#define L(T) k<T><<<g, b, 0, s>>>(   \\\n      a, b)\n",
+            "#define L(T) hipLaunchKernelGGL(HIP_KERNEL_NAME(k<T>), dim3(g), dim3(b), 0, s,   \\\n      a, b)\n",
+        ),
+    ] {
+        let (first, second) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
+        let out = String::from_utf8_lossy(&first.output);
+        assert!(out.ends_with(expected), "{out}");
+        let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
+        assert!(violations.is_empty(), "{violations:#?}");
+        assert_second_run_edits_nothing(&second);
+    }
+}
+
+/// The dual-stack launch macro keeps the line break after the launch's
+/// `(` too (`#define U m<<<>>>(\` then `)`; fixtures/reduction's
+/// LAUNCH_REDUCE was joined into one line).
+#[test]
+fn a_dual_launch_keeps_the_line_break_after_its_paren() {
+    let mut options = MigrateOptions::new(Target::Ascend);
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Ascend]);
+    for (src, expected) in [
+        (
+            "#define U m<<<>>>(\\\n)",
+            "#define U CUPORT_KERNEL_LAUNCH((m), ()\\\n)",
+        ),
+        (
+            "#define L(T) k<T><<<g, b, 0, s>>>(   \\\n      a, \\\n      b)\n",
+            "#define L(T) CUPORT_KERNEL_LAUNCH((k<T>), (g, b, 0, s),   \\\n      a, \\\n      b)\n",
+        ),
+    ] {
+        let (first, second) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
+        let out = String::from_utf8_lossy(&first.output);
+        assert!(out.ends_with(expected), "{out}");
+        let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
+        assert!(violations.is_empty(), "{violations:#?}");
+        assert_second_run_edits_nothing(&second);
+    }
+}

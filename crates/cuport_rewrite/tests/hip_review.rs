@@ -619,3 +619,36 @@ fn a_variable_named_like_a_cuda_type_stays_a_variable() {
     let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
     assert!(out.contains("  hipblasStatus_t cublasStatus;\n  cublasStatus = hipblasCreate(&h);\n  return cublasStatus == HIPBLAS_STATUS_SUCCESS;"), "{out}");
 }
+
+/// HIPIFY's unit test libraries/cuBLAS/cublas_v1.cu: a file that includes
+/// the legacy cublas.h calls `cublasSscal(n, alpha, x, incx)` without a
+/// handle; renamed to hipblasSscal it called the handle form with the
+/// wrong arguments. It stays, reported; the same name with cublas_v2.h is
+/// the handle form and is renamed.
+#[test]
+fn a_legacy_cublas_call_is_kept_and_reported() {
+    let body = "void f(float* x, float a, int n) {\n  cublasSscal(n, a, x, 1);\n  cublasSetVector(n, sizeof(float), x, 1, x, 1);\n}\n";
+    let legacy = migrate(
+        &format!("#include \"cublas.h\"\n{body}"),
+        &MigrateOptions::new(Target::Hip),
+    );
+    let out = text(&legacy);
+    assert!(out.contains("  cublasSscal(n, a, x, 1);"), "{out}");
+    assert!(out.contains("hipblasSetVector("), "{out}");
+    let reported: Vec<&str> = legacy
+        .diagnostics
+        .iter()
+        .filter(|d| d.message.contains("legacy API"))
+        .map(|d| d.cuda_name.as_str())
+        .collect();
+    assert_eq!(reported, ["cublasSscal"], "{:#?}", legacy.diagnostics);
+    let current = migrate(
+        &format!("#include <cublas_v2.h>\n{body}"),
+        &MigrateOptions::new(Target::Hip),
+    );
+    assert!(
+        text(&current).contains("hipblasSscal(n, a, x, 1);"),
+        "{}",
+        text(&current)
+    );
+}

@@ -587,6 +587,12 @@ fn split_device_index(text: &str) -> Option<(&str, &str)> {
 /// the rule's name kind. `None` for headers, Python paths and device strings.
 fn rule_site(rule: &Rule) -> Option<(Library, SiteKind)> {
     let library = rule.library?;
+    // Build-file words (`nvcc`, `lib64`, `CUDA_ARCHITECTURES`) are found by
+    // the CMake and Makefile scanners in their context; in C++ or Python
+    // they are a project's own names.
+    if library == Library::Build {
+        return None;
+    }
     let kind = match rule.kind {
         NameKind::Function => match library {
             Library::Runtime => SiteKind::RuntimeApi,

@@ -464,18 +464,55 @@ pub(crate) fn compose_launches(planner: &mut DualPlanner<'_>) {
             .map(|&r| planner.argument_text(r).trim().to_owned())
             .collect();
         let mut text = format!("CUPORT_KERNEL_LAUNCH(({kernel}), ({})", config.join(", "));
-        for arg in &launch.args {
-            text.push_str(", ");
-            text.push_str(planner.argument_text(*arg).trim());
-        }
-        text.push(')');
         let call = launch.call;
+        // A launch that goes on on the next line after its `(` (in a macro
+        // continued with `\`): only the part before the line break is
+        // rewritten, the arguments and `)` stay as written (with their own
+        // edits), so no edit joins the directive's lines.
+        let head_end = paren_before_line_break(planner.src, &launch);
+        let replaced = match head_end {
+            Some(end) => {
+                if !launch.args.is_empty() {
+                    text.push(',');
+                }
+                TextRange::new(call.start, end)
+            }
+            None => {
+                for arg in &launch.args {
+                    text.push_str(", ");
+                    text.push_str(planner.argument_text(*arg).trim());
+                }
+                text.push(')');
+                call
+            }
+        };
         planner
             .out
             .edits
-            .retain(|e| !(call.start <= e.range.start && e.range.end <= call.end));
-        planner.edit(call, text, codes::DUAL_PORTABLE.into(), &launch.cuda_name);
+            .retain(|e| !(replaced.start <= e.range.start && e.range.end <= replaced.end));
+        planner.edit(
+            replaced,
+            text,
+            codes::DUAL_PORTABLE.into(),
+            &launch.cuda_name,
+        );
     }
+}
+
+/// Where the launch's `(` ends when a line break follows it before the
+/// first argument (or the `)`).
+fn paren_before_line_break(src: &[u8], launch: &Launch) -> Option<usize> {
+    let from = launch.config.last().map_or(launch.call.start, |r| r.end);
+    let to = launch
+        .args
+        .first()
+        .map_or(launch.call.end, |a| a.start)
+        .max(from);
+    let between = src.get(from..to)?;
+    let paren = between.iter().position(|&b| b == b'(')?;
+    between[paren..]
+        .contains(&b'\n')
+        .then_some(from + paren + 1)
 }
 
 /// `#ifdef __CUDACC__` → `#if defined(__CUDACC__) || defined(__HIPCC__)`:

@@ -75,13 +75,13 @@ impl<'a> Planner<'a> {
         false
     }
 
-    fn code_of(&self, site: &Site) -> String {
+    pub(super) fn code_of(&self, site: &Site) -> String {
         self.lookup(&site.name)
             .and_then(|r| r.code())
             .map_or_else(|| codes::BUILD_MANUAL.to_owned(), |c| c.to_string())
     }
 
-    fn note(&mut self, site: &Site, level: Level, message: String, reference: &str) {
+    pub(super) fn note(&mut self, site: &Site, level: Level, message: String, reference: &str) {
         let code = self.code_of(site);
         let diagnostic = self.diagnose(site, &code, level, message);
         diagnostic.reference = Some(reference.to_owned());
@@ -318,7 +318,7 @@ impl<'a> Planner<'a> {
     }
 
     /// `-Xcompiler=-Wall,-Wextra` → `-Wall -Wextra`; `-Xcompiler -O2` → `-O2`.
-    fn unwrap_host_options(&mut self, site: &Site) -> bool {
+    pub(super) fn unwrap_host_options(&mut self, site: &Site) -> bool {
         let src = self.src;
         let end = site.range.end;
         let (range, replacement) = if src.get(end) == Some(&b'=') {
@@ -350,11 +350,12 @@ impl<'a> Planner<'a> {
                 String::new(),
             )
         };
-        let message = format!(
-            "this target's compiler takes host compiler options directly: `{}` became `{}`",
-            self.text(range).trim(),
-            replacement
-        );
+        let written = self.text(range).trim();
+        let message = if replacement.is_empty() {
+            format!("this target's compiler takes host compiler options directly: `{written}` is deleted, the option after it stays")
+        } else {
+            format!("this target's compiler takes host compiler options directly: `{written}` became `{replacement}`")
+        };
         self.edit(range, replacement, self.code_of(site), &site.name);
         let reference = self
             .lookup(&site.name)
@@ -475,7 +476,7 @@ fn indent_at(src: &[u8], at: usize) -> String {
 }
 
 /// `range` widened over the blanks before it.
-fn with_blanks_before(src: &[u8], range: TextRange) -> TextRange {
+pub(super) fn with_blanks_before(src: &[u8], range: TextRange) -> TextRange {
     let blanks = src[..range.start]
         .iter()
         .rev()

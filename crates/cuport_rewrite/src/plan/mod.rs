@@ -6,6 +6,7 @@
 mod arguments;
 mod cmake_build;
 mod in_place;
+mod make_build;
 pub(crate) mod one_way;
 mod overloads;
 
@@ -137,6 +138,12 @@ impl<'a> Planner<'a> {
 
     fn target(&self) -> Target {
         self.options.planned_target()
+    }
+
+    /// Whether this planning is for a dual-stack source (its own sites or
+    /// one target's branch of them).
+    fn in_dual_stack(&self) -> bool {
+        self.for_dual_stack || matches!(self.options.mode, crate::options::Mode::Dual(_))
     }
 
     fn profile(&self) -> &'static TargetProfile {

@@ -60,6 +60,7 @@ impl<'a> Planner<'a> {
             SiteKind::FrameworkCall
                 if site.name.ends_with("[cuda]") && self.lookup("cuda").is_some() => {}
             SiteKind::BuildRule if self.cmake_one_way_site(site) => {}
+            SiteKind::BuildRule if self.make_site(site) => {}
             SiteKind::PreprocessorCondition if site.library != Library::Preprocessor => {
                 self.api_name_in_condition(site)
             }
@@ -105,7 +106,7 @@ impl<'a> Planner<'a> {
                 resolved.target_name = Some(std::borrow::Cow::Borrowed(to));
             }
         }
-        if self.needs_newer_sdk(site, &resolved) {
+        if self.needs_newer_sdk(site, &resolved) || self.legacy_api_call(site, &resolved) {
             return;
         }
         let code = resolved
@@ -164,6 +165,47 @@ impl<'a> Planner<'a> {
     /// arguments (`cudaEventCreate(&e, flags)`, the C++ overload, renamed to
     /// the one-argument `aclrtCreateEvent`) would not compile: it is left as
     /// it is, for a person, with the target's parameter list.
+    /// A call of a library's legacy API (cuBLAS's handle-less `cublas.h`
+    /// functions) in a file that includes only the legacy header: the
+    /// target has no such function, so the call stays with a diagnostic
+    /// (`[[legacy-api]]` of the profile).
+    fn legacy_api_call(&mut self, site: &Site, resolved: &Resolved<'_>) -> bool {
+        if site.call.is_none() {
+            return false;
+        }
+        let Some(legacy) = self
+            .profile()
+            .legacy_apis
+            .iter()
+            .find(|l| l.library == site.library)
+        else {
+            return false;
+        };
+        let current = format!("{}{}", site.name, legacy.suffix);
+        let includes = crate::headers::included_paths(self.src);
+        let includes_legacy_only = includes.iter().any(|h| h.ends_with(&legacy.header))
+            && !includes.iter().any(|h| h.ends_with(&legacy.current_header));
+        if !includes_legacy_only || self.lookup(&current).is_none() {
+            return false;
+        }
+        let code = resolved
+            .code()
+            .map_or_else(|| codes::NOT_REWRITABLE.to_owned(), |c| c.to_string());
+        let message = format!(
+            "`{}` is called through the legacy API of {} (this file includes {}, not {}), which {} has no form of: {}",
+            site.name,
+            legacy.header,
+            legacy.header,
+            legacy.current_header,
+            self.target(),
+            legacy.note
+        );
+        let diagnostic = self.diagnose(site, &code, Level::Manual, message);
+        diagnostic.reference = Some(legacy.reference.clone());
+        diagnostic.effort = Some(Effort::Low);
+        true
+    }
+
     fn arity_differs(&mut self, site: &Site, resolved: &Resolved<'_>) -> bool {
         let renames_a_call = resolved.template().is_none()
             && matches!(resolved.status(), Status::Renamed | Status::Approximate)
@@ -484,38 +526,44 @@ impl<'a> Planner<'a> {
         // is replaced whole by the target's list.
         let value_list = site.kind == SiteKind::BuildRule
             && site.name == cuport_analyze::CUDA_ARCHITECTURE_VALUES;
-        let replacement = if written == site.name || command_argument || value_list {
-            to.to_owned()
-        } else if self.language == Language::Python
-            && site.name.ends_with(&format!(".{written}"))
-            && (self.src[..site.range.start].ends_with(b".")
-                || crate::pysource::in_import_statement(self.src, site.range.start))
-        {
-            // `from torch.cuda import amp` (the imported name itself) and
-            // methods (`x.cuda()`): the same number of trailing segments.
-            self.check_import_path(site, to);
-            let parts: Vec<&str> = to.split('.').collect();
-            let keep = written.split('.').count().min(parts.len());
-            parts[parts.len() - keep..].join(".")
-        } else if let Some(replacement) = self.python_path_through_alias(site, written, to) {
-            replacement
-        } else if self.language.is_c_family()
-            && written.contains("::")
-            && last_segment(written) == last_segment(&site.name)
-        {
-            // `wmma::fragment` after `using namespace nvcuda;` (the analyser
-            // names it `nvcuda::wmma::fragment`): the target's name is
-            // written in full, whatever the alias stood for.
-            to.to_owned()
-        } else {
-            let message = format!(
-                "`{written}` refers to `{}` through an alias; rename it by hand to `{to}`",
-                site.name
-            );
-            self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message)
-                .effort = Some(Effort::Low);
-            return false;
-        };
+        // A Makefile's versioned install prefix (`/usr/local/cuda-12.4`) is
+        // replaced whole.
+        let versioned_prefix = self.language == Language::Makefile
+            && site.name == cuport_analyze::CUDA_PREFIX
+            && written.starts_with(&site.name);
+        let replacement =
+            if written == site.name || command_argument || value_list || versioned_prefix {
+                to.to_owned()
+            } else if self.language == Language::Python
+                && site.name.ends_with(&format!(".{written}"))
+                && (self.src[..site.range.start].ends_with(b".")
+                    || crate::pysource::in_import_statement(self.src, site.range.start))
+            {
+                // `from torch.cuda import amp` (the imported name itself) and
+                // methods (`x.cuda()`): the same number of trailing segments.
+                self.check_import_path(site, to);
+                let parts: Vec<&str> = to.split('.').collect();
+                let keep = written.split('.').count().min(parts.len());
+                parts[parts.len() - keep..].join(".")
+            } else if let Some(replacement) = self.python_path_through_alias(site, written, to) {
+                replacement
+            } else if self.language.is_c_family()
+                && written.contains("::")
+                && last_segment(written) == last_segment(&site.name)
+            {
+                // `wmma::fragment` after `using namespace nvcuda;` (the analyser
+                // names it `nvcuda::wmma::fragment`): the target's name is
+                // written in full, whatever the alias stood for.
+                to.to_owned()
+            } else {
+                let message = format!(
+                    "`{written}` refers to `{}` through an alias; rename it by hand to `{to}`",
+                    site.name
+                );
+                self.diagnose(site, codes::NOT_REWRITABLE, Level::Manual, message)
+                    .effort = Some(Effort::Low);
+                return false;
+            };
         if replacement != written {
             self.edit(site.range, replacement, code.to_owned(), &site.name);
         }
@@ -889,6 +937,7 @@ impl<'a> Planner<'a> {
             Some(first) => (first.start, ", "),
             None => (call.end, ")"),
         };
+        let (end, close) = self.keep_line_breaks_after_paren(config, end, close);
         // A value already written `dim3(...)` is not wrapped again.
         let wrap = |range: TextRange| !is_one_call_of(self.text(range), "dim3");
         let (open_grid, close_grid) = if wrap(*grid) {
@@ -924,6 +973,32 @@ impl<'a> Planner<'a> {
                 self.edit(range, text, codes::HIP_GGL_LAUNCH.into(), &site.name);
             }
         }
+    }
+
+    /// Where the text replaced after the configuration ends: a line break
+    /// between the launch's `(` and its arguments (or its `)`), as in a
+    /// launch inside a macro continued with `\`, stays where it is, so the
+    /// edit ends after the `(` (and the `)` stays too).
+    fn keep_line_breaks_after_paren(
+        &self,
+        config: &[TextRange],
+        end: usize,
+        close: &'static str,
+    ) -> (usize, &'static str) {
+        let Some(last) = config.last() else {
+            return (end, close);
+        };
+        let between = &self.src[last.end..end];
+        let Some(paren) = between.iter().rposition(|&b| b == b'(') else {
+            return (end, close);
+        };
+        if !between[paren..].contains(&b'\n') {
+            return (end, close);
+        }
+        // The kept text starts with blanks or the line break: no blank of
+        // our own before it.
+        let close = if close == ")" { "" } else { "," };
+        (last.end + paren + 1, close)
     }
 
     fn warp_size(&mut self, site: &Site) {

@@ -120,6 +120,23 @@ const CMAKE: &[&str] = &[
     ")",
 ];
 
+const MAKE: &[&str] = &[
+    "CUDA_PATH ?= /usr/local/cuda-12.4\n",
+    "NVCC := $(CUDA_PATH)/bin/nvcc -ccbin $(HOST_COMPILER)\n",
+    "NVCCFLAGS = -O3 --use_fast_math -lineinfo -t=0 --expt-relaxed-constexpr -Xcompiler -Wall\n",
+    "$(foreach sm,$(SMS),$(eval GENCODE_FLAGS += -gencode arch=compute_$(sm),code=sm_$(sm)))\n",
+    "FLAGS += -arch=sm_$N -arch sm_80 --generate-code arch=compute_$N,code=[compute_$N,sm_$N]\n",
+    "LDFLAGS := -L$(CUDA_HOME)/lib64 -L/usr/local/cuda/lib64 -lcublas -lcudart $N\n",
+    "%.o: %.cu\n\t$(NVCC) $(NVCCFLAGS) -c $< -o $@\n",
+    "\t$(CXX) -arch x86_64 -G -c $< \\\n",
+    "# nvcc -G $N\n",
+    "\"#\" nvcc",
+    "-ccbin",
+    "-arch=",
+    "$(",
+    ")",
+];
+
 const PYPROJECT: &[&str] = &[
     "[build-system]\n",
     "requires = [\"setuptools\", \"torch\"]\n",
@@ -179,6 +196,7 @@ fn table(language: Language) -> &'static [&'static str] {
         Language::Cmake => CMAKE,
         Language::PyprojectToml => PYPROJECT,
         Language::Rust => RUST,
+        Language::Makefile => MAKE,
     }
 }
 
