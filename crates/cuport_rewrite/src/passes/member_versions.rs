@@ -52,26 +52,17 @@ pub(super) fn report_members_too_new(input: &FileInput<'_>, planned: &mut Planne
             if planned.diagnostics.iter().any(|d| d.range == range) {
                 continue;
             }
-            let at = lines.line_col(range.start);
             planned.diagnostics.push(Diagnostic {
                 code: codes::SDK_TOO_OLD.into(),
-                level: Level::Manual,
-                effort: Some(Effort::Low),
                 message: format!(
                     "`{object}.{member}` ({name}) needs {minimum}; this port is for {}",
                     versions.describe(selected)
                 ),
-                line: at.line,
-                column: at.column,
-                range,
-                cuda_name: name.to_owned(),
-                library: resolved.library().unwrap_or(cuport_model::Library::Runtime),
-                kind: SiteKind::Type,
                 suggestion: Some(format!(
                     "port it by hand for {selected}, or make the port for {} {} or newer",
                     minimum.product, minimum.version
                 )),
-                reference: resolved.reference().map(str::to_owned),
+                ..on_member_use(lines, range, name, &resolved)
             });
         }
     }
@@ -98,23 +89,40 @@ fn report_missing_member(
         if planned.diagnostics.iter().any(|d| d.range == range) {
             continue;
         }
-        let at = lines.line_col(range.start);
         planned.diagnostics.push(Diagnostic {
             code: resolved
                 .code()
                 .map_or_else(|| codes::UNKNOWN_NAME.to_owned(), |c| c.to_string()),
             level,
-            effort: Some(Effort::Low),
             message: format!("`{object}.{member}` ({name}) {what} on {}", resolved.target),
-            line: at.line,
-            column: at.column,
-            range,
-            cuda_name: name.to_owned(),
-            library: resolved.library().unwrap_or(cuport_model::Library::Runtime),
-            kind: SiteKind::Type,
             suggestion: resolved.note().map(str::to_owned),
-            reference: resolved.reference().map(str::to_owned),
+            ..on_member_use(lines, range, name, resolved)
         });
+    }
+}
+
+/// A manual, low-effort diagnostic on a use of the member rule `name` at
+/// `range`; the caller fills in the code, message and suggestion.
+fn on_member_use(
+    lines: &LineIndex,
+    range: TextRange,
+    name: &str,
+    resolved: &Resolved<'_>,
+) -> Diagnostic {
+    let at = lines.line_col(range.start);
+    Diagnostic {
+        code: String::new(),
+        level: Level::Manual,
+        effort: Some(Effort::Low),
+        message: String::new(),
+        line: at.line,
+        column: at.column,
+        range,
+        cuda_name: name.to_owned(),
+        library: resolved.library().unwrap_or(cuport_model::Library::Runtime),
+        kind: SiteKind::Type,
+        suggestion: None,
+        reference: resolved.reference().map(str::to_owned),
     }
 }
 
