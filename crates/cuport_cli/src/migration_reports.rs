@@ -34,11 +34,10 @@ pub(crate) fn run_meta(settings: &Settings, rules: &RuleSet) -> RunMeta {
     }
     // The release each target's port was made for, chosen or the
     // profile's default: rules are gated by it.
-    for target in &settings.targets.value {
-        let versions = &target.profile().versions;
-        let chosen = settings.sdk_versions.iter().find(|(t, _)| t == target);
-        let version = chosen.map(|(_, v)| v.value).or(versions.default);
-        if let (Some(flag), Some(version)) = (versions.flag.as_deref(), version) {
+    let options = settings.migrate_options();
+    for &target in &settings.targets.value {
+        let flag = target.profile().versions.flag.as_deref();
+        if let (Some(flag), Some(version)) = (flag, options.sdk_version(target)) {
             meta = meta.with_option(flag, version);
         }
     }

@@ -6,37 +6,12 @@
 //! release whose headers lack the operator, or with another signature, fails.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+mod vendor;
+
+use std::path::Path;
 
 use cuport_rules::kernel_rules::{declared_parameters, Operator, OperatorTable};
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// `$CUPORT_CANN_VENDOR`, else what `../shared/vendor/unpack-cann-headers.sh`
-/// prints; skipped loudly without them, unless CUPORT_REQUIRE_CANN_VENDOR.
-fn cann_vendor() -> Option<PathBuf> {
-    let from_env = std::env::var_os("CUPORT_CANN_VENDOR").map(PathBuf::from);
-    let script = workspace().join("../shared/vendor/unpack-cann-headers.sh");
-    let unpacked = || {
-        let out = Command::new("bash").arg(&script).output().ok()?;
-        out.status
-            .success()
-            .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
-    };
-    let root = from_env.or_else(|| script.is_file().then(unpacked).flatten());
-    let found = root.filter(|r| r.join("cann-9.1.0/include/aclnnop").is_dir());
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CUPORT_REQUIRE_CANN_VENDOR").is_none(),
-            "CUPORT_REQUIRE_CANN_VENDOR is set but no CANN headers were found"
-        );
-        eprintln!("\n!!! SKIPPED: no CANN headers (../shared/vendor or $CUPORT_CANN_VENDOR); the aclnn operator rows were not checked !!!\n");
-    }
-    found
-}
+use vendor::cann_vendor;
 
 /// The problems of one row against one release's headers.
 fn problems(op: &Operator, include: &Path, release: &str) -> Vec<String> {
@@ -78,7 +53,10 @@ fn problems(op: &Operator, include: &Path, release: &str) -> Vec<String> {
 
 #[test]
 fn aclnn_operator_rows_match_the_headers_of_every_release_they_claim() {
-    let Some(vendor) = cann_vendor() else { return };
+    let Some(vendor) = cann_vendor("cann-9.1.0/include/aclnnop", "the aclnn operator rows were")
+    else {
+        return;
+    };
     let (table, diags) = OperatorTable::builtin("ascend");
     assert!(diags.is_empty(), "{diags:#?}");
     assert!(
@@ -104,7 +82,10 @@ fn aclnn_operator_rows_match_the_headers_of_every_release_they_claim() {
 
 #[test]
 fn dtype_rows_name_members_of_acl_data_type() {
-    let Some(vendor) = cann_vendor() else { return };
+    let Some(vendor) = cann_vendor("cann-9.1.0/include/aclnnop", "the aclnn operator rows were")
+    else {
+        return;
+    };
     let (table, _) = OperatorTable::builtin("ascend");
     for release in ["8.5.0", "9.0.0", "9.1.0"] {
         let header = vendor.join(format!("cann-{release}/include/acl/acl_base_rt.h"));
@@ -120,7 +101,10 @@ fn dtype_rows_name_members_of_acl_data_type() {
 /// wrong type, a missing parameter or a release without the operator.
 #[test]
 fn a_row_with_another_signature_fails_the_check() {
-    let Some(vendor) = cann_vendor() else { return };
+    let Some(vendor) = cann_vendor("cann-9.1.0/include/aclnnop", "the aclnn operator rows were")
+    else {
+        return;
+    };
     let (table, _) = OperatorTable::builtin("ascend");
     let include = vendor.join("cann-9.1.0/include");
     let mut add = table.operator("aclnnAdd").cloned().expect("aclnnAdd row");

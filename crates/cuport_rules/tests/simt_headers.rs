@@ -5,39 +5,17 @@
 //! hand-written row's target name and release against the headers.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 
-use std::path::{Path, PathBuf};
+mod vendor;
+
 use std::process::Command;
 
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// `$CUPORT_CANN_VENDOR`, else what `../shared/vendor/unpack-cann-headers.sh`
-/// prints; skipped loudly without them, unless `.ci/run` found the archive.
-fn cann_vendor() -> Option<PathBuf> {
-    let from_env = std::env::var_os("CUPORT_CANN_VENDOR").map(PathBuf::from);
-    let script = workspace().join("../shared/vendor/unpack-cann-headers.sh");
-    let unpacked = || {
-        let out = Command::new("bash").arg(&script).output().ok()?;
-        out.status
-            .success()
-            .then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
-    };
-    let root = from_env.or_else(|| script.is_file().then(unpacked).flatten());
-    let found = root.filter(|r| r.join("cann-9.1.0/asc-devkit").is_dir());
-    if found.is_none() {
-        assert!(
-            std::env::var_os("CUPORT_REQUIRE_CANN_VENDOR").is_none(),
-            "the CANN header archive is required here (.ci/run found it)"
-        );
-        eprintln!("\n!!! SKIPPED: no CANN headers (../shared/vendor or $CUPORT_CANN_VENDOR); the SIMT tables were not checked !!!\n");
-    }
-    found
-}
+use vendor::{cann_vendor, workspace};
 
 #[test]
 fn simt_tables_match_the_asc_devkit_headers() {
-    let Some(vendor) = cann_vendor() else { return };
+    let Some(vendor) = cann_vendor("cann-9.1.0/asc-devkit", "the SIMT tables were") else {
+        return;
+    };
     let output = Command::new("python3")
         .arg(workspace().join("crates/cuport_rules/tools/gen_ascend_simt.py"))
         .arg("--check")

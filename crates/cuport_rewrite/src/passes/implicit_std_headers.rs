@@ -6,7 +6,7 @@
 //! of each function the file calls and includes nothing for.
 use cuport_model::{Language, Library, SiteKind};
 
-use crate::edit::apply_edits;
+use crate::edit::{apply_edits, Edit};
 use crate::headers::included_paths;
 use crate::options::Mode;
 use crate::plan::{FileInput, Planned};
@@ -33,17 +33,44 @@ pub(super) fn add_implicit_std_headers(input: &FileInput<'_>, planned: &mut Plan
         return;
     }
     let included = included_paths(src);
+    let missing: Vec<(&String, &Vec<String>)> = facts
+        .headers
+        .iter()
+        .filter(|(header, _)| {
+            let c_name = format!("{}.h", header.trim_start_matches('c'));
+            !included.iter().any(|i| *i == **header || *i == c_name)
+        })
+        .collect();
     // The calls of the output, not of the input: a rename (`__expf` to
-    // `expf`) can bring a call in, and a second run would see it.
-    let (ported, _, _) = apply_edits(src, planned.edits.clone());
-    let calls = called_names(&ported);
-    for (header, functions) in &facts.headers {
-        let c_name = format!("{}.h", header.trim_start_matches('c'));
-        let has = included.iter().any(|i| *i == *header || *i == c_name);
-        if !has && calls.iter().any(|c| functions.iter().any(|f| f == c)) {
+    // `expf`) can bring a call in, and a second run would see it. The
+    // output is built only where an edit writes or removes such a name.
+    let ported;
+    let calls = if edits_touch_any(src, &planned.edits, &missing) {
+        ported = apply_edits(src, planned.edits.clone()).0;
+        called_names(&ported)
+    } else {
+        called_names(src)
+    };
+    for (header, functions) in missing {
+        if calls.iter().any(|c| functions.iter().any(|f| f == c)) {
             planned.headers.push(header.clone());
         }
     }
+}
+
+/// Whether an edit's replacement or replaced text mentions one of the
+/// functions of the `missing` headers.
+fn edits_touch_any(src: &[u8], edits: &[Edit], missing: &[(&String, &Vec<String>)]) -> bool {
+    let mentions = |text: &[u8]| {
+        missing
+            .iter()
+            .flat_map(|(_, functions)| functions.iter())
+            .any(|f| memchr::memmem::find(text, f.as_bytes()).is_some())
+    };
+    edits.iter().any(|e| {
+        mentions(e.replacement.as_bytes())
+            || mentions(src.get(e.range.start..e.range.end).unwrap_or(&[]))
+    })
 }
 
 fn called_names(src: &[u8]) -> Vec<&str> {
