@@ -10,12 +10,13 @@ use cuport_analyze::{scan_tree, AnalyzeOptions, ScanOptions, ScanReport, SyntaxC
 use cuport_model::{KernelModel, Target};
 use cuport_report::{RenameEntry, ReportDocument, SkeletonEntry};
 use cuport_rewrite::{
-    ascend_skeletons, migrate_report, unified_diff, CopySummary, InPlace, KernelSkeleton, Level,
+    ascend_skeletons, migrate_report, unified_diff, CopySummary, KernelSkeleton, Level,
     MigrateOptions, Migration, Mode, RenamePlan,
 };
 
-use crate::migrate_args::{FailOn, MigrateArgs, MigrateFormat};
+use crate::migrate_args::MigrateArgs;
 use crate::output::Output;
+use crate::run_plan::{Destination, RunPlan, StdoutFormat};
 use crate::settings::{self, Settings};
 
 pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> {
@@ -24,26 +25,25 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
         print!("{}", settings.describe());
         return Ok(crate::exit::success());
     }
-    check_extra_flags(args, &settings)?;
+    let plan = args.run_plan();
+    check_extra_flags(&plan, &settings)?;
     let rules = std::sync::Arc::new(settings.load_rules()?);
     let started = std::time::Instant::now();
-    let (scan, migration) = migrate(args, &settings, &rules, out)?;
+    let (scan, migration) = migrate(&plan, &settings, &rules, out)?;
     out.info(&format!("migrated in {:.2?}", started.elapsed()));
-    let extras = Extras::plan(args, &settings.migrate_options(), &scan, &migration, out)?;
-    write_mode(args, &migration, &extras, out)?;
+    let extras = Extras::plan(&plan, &settings.migrate_options(), &scan, &migration, out)?;
+    write_mode(&plan, &migration, &extras, out)?;
     // One document of the run: the text summary, --format json and every
     // --report format render from it.
-    let written = args.out.is_some() || args.in_place || args.output.is_some();
-    let meta = crate::migration_reports::run_meta(&settings, &rules).with_written(written);
-    let shows_diffs = args.format == MigrateFormat::Json || args.report.is_some();
-    let mut document = if shows_diffs {
+    let meta = crate::migration_reports::run_meta(&settings, &rules).with_written(plan.writes());
+    let mut document = if plan.shows_diffs() {
         ReportDocument::new(&migration, meta)
     } else {
         ReportDocument::without_diffs(&migration, meta)
     };
-    add_extras(&mut document, args, &extras);
-    report(args, &migration, &document, &extras, out)?;
-    if let Some(dir) = &args.report {
+    add_extras(&mut document, &plan, &extras);
+    report(&plan, &migration, &document, &extras, out)?;
+    if let Some(dir) = &plan.report_dir {
         let support = crate::api_support::write_migration_support(
             dir,
             &settings.targets.value,
@@ -53,7 +53,7 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
         )?;
         crate::migration_reports::write_migration_reports(dir, &document, &support, out)?;
     }
-    let code = exit_code(&migration, args.fail_on);
+    let code = exit_code(&migration, plan.fail_on);
     // The process ends after this: freeing every source, analysis, diff and
     // rule one allocation at a time took longer than loading the rules
     // (a tenth of a run over cuda-samples); the OS reclaims it all at once.
@@ -63,13 +63,13 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
 
 /// Usage rules for --ascend-kernel-skeletons and --rename-sources that
 /// depend on the resolved target (which may come from cuport.toml).
-fn check_extra_flags(args: &MigrateArgs, settings: &Settings) -> anyhow::Result<()> {
+fn check_extra_flags(plan: &RunPlan, settings: &Settings) -> anyhow::Result<()> {
     let target = settings.target.value;
     let targets = &settings.targets.value;
-    if settings.dual.value && args.rename_sources {
+    if settings.dual.value && plan.rename_sources {
         bail!("--rename-sources cannot be used with --dual: the dual-stack source keeps its file names so the CUDA build keeps working");
     }
-    if settings.dual.value && args.output.is_some() {
+    if settings.dual.value && matches!(plan.destination, Destination::File(_)) {
         bail!("--dual writes the cuport/ shim next to the sources, which -o OUTFILE cannot hold; use --out DIR, --in-place or --diff");
     }
     if !settings.dual.value && targets.len() > 1 {
@@ -82,23 +82,23 @@ fn check_extra_flags(args: &MigrateArgs, settings: &Settings) -> anyhow::Result<
         .kernel_models
         .iter()
         .any(|(_, m)| m.value == KernelModel::Simt);
-    if args.ascend_kernel_skeletons && simt {
+    if plan.kernel_skeletons && simt {
         bail!("--ascend-kernel-skeletons writes Ascend C vector-model skeletons, but --ascend-kernels simt keeps the kernels as they are; drop one of the two");
     }
-    if args.ascend_kernel_skeletons && !targets.contains(&Target::Ascend) {
+    if plan.kernel_skeletons && !targets.contains(&Target::Ascend) {
         bail!(
             "--ascend-kernel-skeletons needs --to ascend (the target is {target}); Ascend C \
              skeletons replace CUDA kernels only on Ascend"
         );
     }
-    if args.rename_sources && !(args.out.is_some() || args.in_place) {
+    if plan.rename_sources && !plan.writes_every_file() {
         bail!("--rename-sources needs --out DIR or --in-place (it renames the files written)");
     }
-    if args.rename_sources && args.in_place && !args.path.is_dir() {
+    if plan.rename_sources && !plan.writes_tree() {
         bail!(
             "--rename-sources needs a directory with --in-place ({} is a file); rename one \
              file with -o OUTFILE instead",
-            args.path.display()
+            plan.path.display()
         );
     }
     Ok(())
@@ -113,14 +113,14 @@ struct Extras {
 
 impl Extras {
     fn plan(
-        args: &MigrateArgs,
+        plan: &RunPlan,
         options: &MigrateOptions,
         scan: &ScanReport,
         migration: &Migration,
         out: &Output,
     ) -> anyhow::Result<Self> {
         let mut extras = Extras::default();
-        if args.ascend_kernel_skeletons {
+        if plan.kernel_skeletons {
             extras.skeletons = ascend_skeletons(scan, migration);
         }
         // A dual-stack source keeps its names (`--rename-sources` is refused
@@ -132,8 +132,7 @@ impl Extras {
         // The SIMT model's language takes kernels only under its extension:
         // a written SIMT port always renames.
         let simt = options.kernel_model(target) == KernelModel::Simt;
-        let writes_tree = args.out.is_some() || (args.in_place && args.path.is_dir());
-        if args.rename_sources || (simt && writes_tree) {
+        if plan.rename_sources || (simt && plan.writes_tree()) {
             if extensions.is_empty() {
                 out.warn(&format!("--rename-sources does nothing for {target}: host code keeps its file names and Ascend C kernels are new .cpp files (see --ascend-kernel-skeletons, or --ascend-kernels simt)"));
             }
@@ -144,22 +143,22 @@ impl Extras {
                 .map(|e| e.path.clone())
                 .collect();
             extras.renames = RenamePlan::with_extensions(&keys, extensions)
-                .with_context(|| format!("cannot rename the sources of {}", args.path.display()))?;
+                .with_context(|| format!("cannot rename the sources of {}", plan.path.display()))?;
         }
         Ok(extras)
     }
 }
 
 fn migrate(
-    args: &MigrateArgs,
+    plan: &RunPlan,
     settings: &Settings,
     rules: &std::sync::Arc<cuport_rules::RuleSet>,
     out: &Output,
 ) -> anyhow::Result<(ScanReport, Migration)> {
     let scan_options = ScanOptions {
         excludes: settings.excludes.value.clone(),
-        include_hidden: args.walk.hidden,
-        no_ignore: args.walk.no_ignore,
+        include_hidden: plan.walk.hidden,
+        no_ignore: plan.walk.no_ignore,
         analyze: AnalyzeOptions {
             syntax_check: SyntaxCheck::Off,
         },
@@ -168,11 +167,11 @@ fn migrate(
         ))),
         keep_sources: true,
         // A copy or in-place run reproduces the whole tree the scan lists.
-        inventory: args.out.is_some() || args.in_place,
+        inventory: plan.writes_every_file(),
         ..ScanOptions::default()
     };
     let bar = crate::scanning::BarProgress(out.progress(0, "analysing"));
-    let mut report = scan_tree(&args.path, &scan_options, &bar)
+    let mut report = scan_tree(&plan.path, &scan_options, &bar)
         .context("cannot analyse the tree; check the path")?;
     bar.0.finish_and_clear();
     for skipped in &report.skipped {
@@ -184,33 +183,34 @@ fn migrate(
 }
 
 fn write_mode(
-    args: &MigrateArgs,
+    plan: &RunPlan,
     migration: &Migration,
     extras: &Extras,
     out: &Output,
 ) -> anyhow::Result<()> {
-    if let Some(dir) = &args.out {
-        if migration.root_is_file {
-            bail!("--out needs a directory to migrate; for one file use -o OUTFILE");
+    match &plan.destination {
+        Destination::Tree(dir) => {
+            if migration.root_is_file {
+                bail!("--out needs a directory to migrate; for one file use -o OUTFILE");
+            }
+            let copy = migration.write_copy(dir, &extras.renames)?;
+            report_copy(&copy, dir, out);
+            let skeletons = migration.write_skeletons(dir, &extras.skeletons)?;
+            out.info(&format!("wrote {skeletons} Ascend C kernel skeletons"));
         }
-        let copy = migration.write_copy(dir, &extras.renames)?;
-        report_copy(&copy, dir, out);
-        let skeletons = migration.write_skeletons(dir, &extras.skeletons)?;
-        out.info(&format!("wrote {skeletons} Ascend C kernel skeletons"));
-    } else if args.in_place {
-        let how = InPlace {
-            backup: !args.no_backup,
-            force: args.force,
-        };
-        let written = migration.write_in_place_renamed(how, &extras.renames)?;
-        out.status(&format!("rewrote {written} files in place"));
-    } else if let Some(file) = &args.output {
-        if !migration.root_is_file {
-            bail!("-o OUTFILE needs PATH to be one source file, and {} is a directory; use --out DIR for a tree", args.path.display());
+        Destination::InPlace(how) => {
+            let written = migration.write_in_place_renamed(*how, &extras.renames)?;
+            out.status(&format!("rewrote {written} files in place"));
         }
-        for path in migration.write_single(file)? {
-            out.status(&format!("wrote {}", path.display()));
+        Destination::File(file) => {
+            if !migration.root_is_file {
+                bail!("-o OUTFILE needs PATH to be one source file, and {} is a directory; use --out DIR for a tree", plan.path.display());
+            }
+            for path in migration.write_single(file)? {
+                out.status(&format!("wrote {}", path.display()));
+            }
         }
+        Destination::Diff | Destination::Nowhere => {}
     }
     Ok(())
 }
@@ -234,21 +234,21 @@ fn report_copy(copy: &CopySummary, dir: &Path, out: &Output) {
 }
 
 fn report(
-    args: &MigrateArgs,
+    plan: &RunPlan,
     migration: &Migration,
     document: &ReportDocument,
     extras: &Extras,
     out: &Output,
 ) -> anyhow::Result<()> {
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-    match (args.format, args.diff) {
-        (MigrateFormat::Json, _) => {
+    match (plan.stdout, &plan.destination) {
+        (StdoutFormat::Json, _) => {
             // Through a JSON value, whose keys are sorted.
             let document = serde_json::to_value(document)?;
             serde_json::to_writer_pretty(&mut stdout, &document)?;
             writeln!(stdout)?;
         }
-        (MigrateFormat::Text, true) => {
+        (StdoutFormat::Text, Destination::Diff) => {
             for file in migration.changed_files() {
                 write!(stdout, "{}", unified_diff(file))?;
             }
@@ -258,7 +258,7 @@ fn report(
             stdout.flush()?;
             write_diagnostics(&mut std::io::stderr().lock(), migration, out)?;
         }
-        (MigrateFormat::Text, false) => {
+        (StdoutFormat::Text, _) => {
             write_diagnostics(&mut stdout, migration, out)?;
             let emphasis = out.emphasis();
             write!(
@@ -266,19 +266,17 @@ fn report(
                 "{}",
                 cuport_report::summary_text(document, emphasis)
             )?;
-            write_extras_summary(&mut stdout, args, extras)?;
+            write_extras_summary(&mut stdout, plan, extras)?;
         }
     }
     stdout.flush()?;
     Ok(())
 }
 
-/// `skeletons` (paths under --out) and `renames` in the JSON document,
-/// present when their flag was given.
 /// The skeletons (paths under --out) and renames in the document, present
 /// when their flag was given.
-fn add_extras(document: &mut ReportDocument, args: &MigrateArgs, extras: &Extras) {
-    if let (true, Some(dir)) = (args.ascend_kernel_skeletons, &args.out) {
+fn add_extras(document: &mut ReportDocument, plan: &RunPlan, extras: &Extras) {
+    if let Some(dir) = plan.skeleton_dir() {
         let entries = extras.skeletons.iter().map(|skeleton| SkeletonEntry {
             kernel: skeleton.kernel.clone(),
             source: skeleton.source.clone(),
@@ -289,7 +287,7 @@ fn add_extras(document: &mut ReportDocument, args: &MigrateArgs, extras: &Extras
         });
         document.skeletons = Some(entries.collect());
     }
-    if args.rename_sources || !extras.renames.is_empty() {
+    if plan.rename_sources || !extras.renames.is_empty() {
         let entries = extras.renames.renames.iter().map(|(from, to)| RenameEntry {
             from: from.clone(),
             to: to.clone(),
@@ -300,10 +298,10 @@ fn add_extras(document: &mut ReportDocument, args: &MigrateArgs, extras: &Extras
 
 fn write_extras_summary(
     w: &mut impl Write,
-    args: &MigrateArgs,
+    plan: &RunPlan,
     extras: &Extras,
 ) -> std::io::Result<()> {
-    if let (true, Some(dir)) = (args.ascend_kernel_skeletons, &args.out) {
+    if let Some(dir) = plan.skeleton_dir() {
         writeln!(
             w,
             "\nAscend C kernel skeletons ({}), each a starting point for a manual port:",
@@ -373,14 +371,9 @@ fn write_diagnostics(
     Ok(())
 }
 
-fn exit_code(migration: &Migration, fail_on: Option<FailOn>) -> ExitCode {
-    let Some(fail_on) = fail_on else {
+fn exit_code(migration: &Migration, fail_on: Option<Level>) -> ExitCode {
+    let Some(threshold) = fail_on else {
         return crate::exit::success();
-    };
-    let threshold = match fail_on {
-        FailOn::Approximate => Level::Approximate,
-        FailOn::Manual => Level::Manual,
-        FailOn::Unsupported => Level::Unsupported,
     };
     let failing = migration
         .files

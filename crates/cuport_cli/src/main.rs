@@ -17,6 +17,7 @@ mod exit;
 mod migrate_args;
 mod migration_reports;
 mod output;
+mod run_plan;
 mod scanning;
 mod settings;
 mod walk_args;

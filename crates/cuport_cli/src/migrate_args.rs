@@ -1,12 +1,14 @@
 //! The raw command-line arguments of `cuport migrate` (clap types). They
-//! become [`Flags`] for the settings resolver, which knows nothing of clap.
+//! become [`Flags`] for the settings resolver and a [`RunPlan`] for the
+//! command's steps; neither knows clap.
 use std::path::PathBuf;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use cuport_model::Target;
-use cuport_rewrite::HipLaunch;
+use cuport_rewrite::{HipLaunch, InPlace, Level};
 use cuport_rules::Flavour;
 
+use crate::run_plan::{Destination, RunPlan, StdoutFormat, Walk};
 use crate::settings::Flags;
 
 /// `--to` values: the target ids of the profiles cuport was built with.
@@ -161,6 +163,49 @@ pub(crate) struct MigrateArgs {
 }
 
 impl MigrateArgs {
+    /// What the run writes, where, and when it fails.
+    pub(crate) fn run_plan(&self) -> RunPlan {
+        RunPlan {
+            path: self.path.clone(),
+            destination: self.destination(),
+            stdout: match self.format {
+                MigrateFormat::Text => StdoutFormat::Text,
+                MigrateFormat::Json => StdoutFormat::Json,
+            },
+            report_dir: self.report.clone(),
+            fail_on: self.fail_on.map(|level| match level {
+                FailOn::Approximate => Level::Approximate,
+                FailOn::Manual => Level::Manual,
+                FailOn::Unsupported => Level::Unsupported,
+            }),
+            walk: Walk {
+                hidden: self.walk.hidden,
+                no_ignore: self.walk.no_ignore,
+            },
+            kernel_skeletons: self.ascend_kernel_skeletons,
+            rename_sources: self.rename_sources,
+        }
+    }
+
+    /// The one of --out, --in-place, -o and --diff given (clap's `mode`
+    /// group allows one at most).
+    fn destination(&self) -> Destination {
+        if let Some(dir) = &self.out {
+            Destination::Tree(dir.clone())
+        } else if self.in_place {
+            Destination::InPlace(InPlace {
+                backup: !self.no_backup,
+                force: self.force,
+            })
+        } else if let Some(file) = &self.output {
+            Destination::File(file.clone())
+        } else if self.diff {
+            Destination::Diff
+        } else {
+            Destination::Nowhere
+        }
+    }
+
     /// The flags the settings resolver combines with cuport.toml.
     pub(crate) fn flags(&self) -> Flags {
         Flags {

@@ -9,6 +9,7 @@
 //! tables, the rewriter and the reports can all depend on it without depending
 //! on each other.
 
+mod code;
 mod generated;
 mod ids;
 mod language;
@@ -19,6 +20,7 @@ mod target;
 mod text;
 mod version;
 
+pub use code::{library_digit, Code, Effort};
 pub use generated::{is_cuport_generated, GENERATED_MARKER};
 pub use language::Language;
 pub use library::Library;

@@ -47,7 +47,7 @@ pub fn changes_csv(document: &ReportDocument) -> Result<String, ReportError> {
                 &e.column.to_string(),
                 &e.cuda_name,
                 e.replacement.trim_end_matches(['\r', '\n']),
-                &e.code,
+                &e.code.to_string(),
                 e.status.id(),
                 &e.original,
                 &hours.to_string(),
@@ -70,10 +70,10 @@ pub fn unsupported_csv(document: &ReportDocument) -> Result<String, ReportError>
                 &d.column.to_string(),
                 &d.cuda_name,
                 d.guidance(),
-                &d.code,
+                &d.code.to_string(),
                 d.level.id(),
                 d.library.id(),
-                d.effort.map_or("", cuport_rewrite::Effort::id),
+                d.effort.map_or("", cuport_model::Effort::id),
                 &d.effort_hours.to_string(),
             ])
             .map_err(encode)?;

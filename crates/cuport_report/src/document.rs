@@ -256,7 +256,7 @@ fn edit_record(edit: &Edit, file: &MigratedFile, lines: &LineIndex) -> EditRecor
         column: at.column,
         start: edit.range.start,
         end: edit.range.end,
-        code: edit.code.clone(),
+        code: edit.code,
         cuda_name: edit.cuda_name.clone(),
         original: original.map_or_else(String::new, |b| String::from_utf8_lossy(b).into_owned()),
         replacement: edit.replacement.clone(),
@@ -266,7 +266,7 @@ fn edit_record(edit: &Edit, file: &MigratedFile, lines: &LineIndex) -> EditRecor
 
 fn diagnostic_record(d: &Diagnostic, src: &[u8], lines: &LineIndex) -> DiagnosticRecord {
     DiagnosticRecord {
-        code: d.code.clone(),
+        code: d.code,
         level: d.level,
         effort: d.effort,
         effort_hours: effort_hours(d),

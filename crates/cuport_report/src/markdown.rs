@@ -1,6 +1,7 @@
 //! summary.md: for pull-request comments and CI job summaries. Bounded in
 //! size: the top-N tables are capped, and when the whole would pass the
 //! limit the output stops at a row boundary and says what it left out.
+use cuport_model::Code;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -164,7 +165,7 @@ struct Unported<'a> {
     sites: usize,
     hours: f64,
     worst: Option<Level>,
-    codes: BTreeSet<&'a str>,
+    codes: BTreeSet<Code>,
     guidance: &'a str,
 }
 
@@ -175,7 +176,7 @@ fn top_unported(out: &mut Budget, doc: &ReportDocument) {
         entry.sites += 1;
         entry.hours += d.1.effort_hours;
         entry.worst = entry.worst.max(Some(d.1.level));
-        entry.codes.insert(&d.1.code);
+        entry.codes.insert(d.1.code);
         if entry.guidance.is_empty() {
             entry.guidance = d.1.guidance();
         }
@@ -194,7 +195,7 @@ fn top_unported(out: &mut Budget, doc: &ReportDocument) {
     out.line("|---|---:|---|---|---:|---|");
     let total = rows.len();
     for (name, u) in rows.iter().take(TOP_APIS) {
-        let codes: Vec<&str> = u.codes.iter().copied().collect();
+        let codes: Vec<String> = u.codes.iter().map(Code::to_string).collect();
         out.line(&format!(
             "| {} | {} | {} | {} | {:.2} | {} |",
             code(name),

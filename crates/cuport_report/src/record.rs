@@ -1,7 +1,8 @@
 //! One edit and one diagnostic as report.json stores them: self-contained
 //! (line, column and effort resolved), so renderers need nothing else.
+use cuport_model::{Code, Effort};
 use cuport_model::{Library, SiteKind};
-use cuport_rewrite::{Diagnostic, Edit, EditKind, Effort, Level};
+use cuport_rewrite::{Diagnostic, Edit, EditKind, Level};
 use serde::{Deserialize, Serialize};
 
 /// What an applied edit did.
@@ -60,7 +61,7 @@ pub struct EditRecord {
     pub start: usize,
     pub end: usize,
     /// The rule code behind the edit (`CP2101`) or cuport's own code.
-    pub code: String,
+    pub code: Code,
     /// The CUDA name (or construct) the edit ports.
     pub cuda_name: String,
     /// The original text of `start..end` (lossy UTF-8).
@@ -72,7 +73,7 @@ pub struct EditRecord {
 /// Something cuport could not port automatically, or wants a person to know.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct DiagnosticRecord {
-    pub code: String,
+    pub code: Code,
     pub level: Level,
     /// `low`, `medium` or `high` for manual work; `included` where an
     /// enclosing kernel's or helper's port counts it.

@@ -7,6 +7,7 @@ use serde_json::{json, Value};
 
 use crate::document::ReportDocument;
 use crate::error::ReportError;
+use cuport_model::Code;
 use cuport_rewrite::Level;
 
 use crate::record::DiagnosticRecord;
@@ -16,16 +17,16 @@ const SARIF_SCHEMA: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 /// The SARIF log of `document`'s diagnostics, pretty-printed.
 pub fn sarif(document: &ReportDocument) -> Result<String, ReportError> {
     let rules = rules(document);
-    let index: BTreeMap<&str, usize> = rules
+    let index: BTreeMap<Code, usize> = rules
         .iter()
         .enumerate()
-        .map(|(i, (code, _))| (code.as_str(), i))
+        .map(|(i, (code, _))| (*code, i))
         .collect();
     let results: Vec<Value> = document
         .files
         .iter()
         .flat_map(|f| f.diagnostics.iter().map(move |d| (f.path.as_str(), d)))
-        .map(|(path, d)| result(path, d, index.get(d.code.as_str()).copied()))
+        .map(|(path, d)| result(path, d, index.get(&d.code).copied()))
         .collect();
     let log = json!({
         "$schema": SARIF_SCHEMA,
@@ -75,10 +76,10 @@ struct CodeUse<'a> {
 const NAMES_LISTED: usize = 12;
 
 /// `reportingDescriptor`s, one per code, sorted by code.
-fn rules(document: &ReportDocument) -> Vec<(String, Value)> {
-    let mut uses: BTreeMap<&str, CodeUse> = BTreeMap::new();
+fn rules(document: &ReportDocument) -> Vec<(Code, Value)> {
+    let mut uses: BTreeMap<Code, CodeUse> = BTreeMap::new();
     for d in document.files.iter().flat_map(|f| &f.diagnostics) {
-        uses.entry(&d.code)
+        uses.entry(d.code)
             .or_insert_with(|| CodeUse {
                 first: d,
                 names: BTreeSet::new(),
@@ -87,14 +88,14 @@ fn rules(document: &ReportDocument) -> Vec<(String, Value)> {
             .insert(&d.cuda_name);
     }
     uses.into_iter()
-        .map(|(code, u)| (code.to_owned(), rule(code, &u)))
+        .map(|(code, u)| (code, rule(code, &u)))
         .collect()
 }
 
 /// A code covers many CUDA names (one table code per library block), so
 /// the rule describes the code and lists the names; each result carries
 /// its own name's message and suggestion.
-fn rule(code: &str, used: &CodeUse) -> Value {
+fn rule(code: Code, used: &CodeUse) -> Value {
     let first = used.first;
     let short = own_code_help(code).map_or_else(
         || format!("Rule table entry {code} ({})", first.library.name()),
@@ -134,7 +135,7 @@ fn is_uri(text: &str) -> bool {
 }
 
 /// Help for the codes cuport itself gives (`cuport_rewrite::CODES`).
-fn own_code_help(code: &str) -> Option<&'static str> {
+fn own_code_help(code: Code) -> Option<&'static str> {
     cuport_rewrite::code_info(code).map(|c| c.summary)
 }
 

@@ -12,7 +12,7 @@ use cuport_rewrite::{effort_hours, Diagnostic, FileMigration, Level, MigratedFil
 
 fn diagnostic(i: usize, message: String) -> Diagnostic {
     Diagnostic {
-        code: "CP0001".into(),
+        code: cuport_model::Code::from_literal("CP0001"),
         level: if matches!(i % 3, 0) {
             Level::Unsupported
         } else {

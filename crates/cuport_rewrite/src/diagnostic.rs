@@ -1,6 +1,6 @@
 //! Everything cuport could not port automatically becomes a coded
 //! diagnostic: nothing is dropped silently.
-use cuport_model::{Library, SiteKind, TextRange};
+use cuport_model::{Code, Effort, Library, SiteKind, TextRange};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -42,7 +42,7 @@ impl Level {
 /// `cuport rules explain`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CodeInfo {
-    pub code: &'static str,
+    pub code: Code,
     /// Whether the code labels diagnostics (`true`) or edits cuport adds
     /// on its own (a header, an import, a dual-stack spelling).
     pub diagnostic: bool,
@@ -56,12 +56,12 @@ macro_rules! cuport_codes {
         /// Codes of diagnostics (and edits) that come from cuport itself
         /// rather than a table row. Once published a code keeps its meaning.
         pub mod codes {
-            $( $(#[$doc])* pub const $name: &str = $code; )+
+            $( $(#[$doc])* pub const $name: ::cuport_model::Code = ::cuport_model::Code::from_literal($code); )+
         }
 
         /// Every code of [`codes`], in order.
         pub const CODES: &[CodeInfo] = &[
-            $( CodeInfo { code: $code, diagnostic: $diagnostic, summary: $summary }, )+
+            $( CodeInfo { code: Code::from_literal($code), diagnostic: $diagnostic, summary: $summary }, )+
         ];
     };
 }
@@ -180,16 +180,17 @@ cuport_codes! {
 }
 
 /// The registry row of one of cuport's own codes.
-pub fn code_info(code: &str) -> Option<&'static CodeInfo> {
+pub fn code_info(code: Code) -> Option<&'static CodeInfo> {
     CODES.iter().find(|c| c.code == code)
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// What the rewriter found at one spot. Reports serialize it as
+/// `cuport_report`'s `DiagnosticRecord`, the one shape users see.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Diagnostic {
-    pub code: String,
+    pub code: Code,
     pub level: Level,
     /// How much work is left at this spot; none: the level's default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effort: Option<Effort>,
     pub message: String,
     pub line: u32,
@@ -198,9 +199,7 @@ pub struct Diagnostic {
     pub cuda_name: String,
     pub library: Library,
     pub kind: SiteKind,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub suggestion: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reference: Option<String>,
 }
 
@@ -215,50 +214,6 @@ impl Diagnostic {
             self.code,
             self.message
         )
-    }
-}
-
-/// How much work a diagnostic leaves for a person.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Effort {
-    /// A local edit with a known recipe (the rule tables' scale).
-    Low,
-    /// A call site or a small kernel to restructure.
-    Medium,
-    /// A redesign, such as a kernel rewritten by hand.
-    High,
-    /// Part of an enclosing kernel's or helper's port, counted once with it.
-    Included,
-}
-
-impl Effort {
-    /// The name report.json, SARIF and CSV use.
-    pub fn id(self) -> &'static str {
-        match self {
-            Effort::Low => "low",
-            Effort::Medium => "medium",
-            Effort::High => "high",
-            Effort::Included => "included",
-        }
-    }
-}
-
-impl From<cuport_rules::Effort> for Effort {
-    fn from(effort: cuport_rules::Effort) -> Self {
-        match effort {
-            cuport_rules::Effort::Low => Effort::Low,
-            cuport_rules::Effort::Medium => Effort::Medium,
-            cuport_rules::Effort::High => Effort::High,
-        }
-    }
-}
-
-impl std::fmt::Display for Effort {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.id())
     }
 }
 

@@ -1,20 +1,19 @@
 //! Edits are byte ranges over the original text, applied once, in order,
 //! never overlapping. An edit that overlaps one already accepted is reported
 //! as a conflict and not applied, so no rewrite is ever applied by half.
-use cuport_model::TextRange;
+use cuport_model::{Code, TextRange};
 use serde::{Deserialize, Serialize};
 
 /// Replace `range` of the original bytes with `replacement`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edit {
     pub range: TextRange,
     pub replacement: String,
     /// The rule code behind the edit (`CP1021`), or cuport's own code.
-    pub code: String,
+    pub code: Code,
     /// The CUDA name (or construct) the edit ports.
     pub cuda_name: String,
     /// What the edit is, as the report lists it.
-    #[serde(default)]
     pub kind: EditKind,
 }
 
@@ -35,7 +34,7 @@ pub enum EditKind {
 }
 
 /// An edit that was not applied because it overlaps an accepted one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Conflict {
     pub rejected: Edit,
     pub overlaps: TextRange,
@@ -79,7 +78,7 @@ mod tests {
         Edit {
             range: TextRange::new(start, end),
             replacement: text.into(),
-            code: "T".into(),
+            code: Code::from_literal("CP9999"),
             cuda_name: "x".into(),
             kind: EditKind::Port,
         }

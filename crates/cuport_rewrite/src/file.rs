@@ -6,7 +6,7 @@ use cuport_analyze::FileAnalysis;
 use cuport_model::{Language, Library, LineIndex, SiteKind};
 use cuport_rules::RuleSet;
 
-use crate::diagnostic::{codes, effort_hours, Diagnostic, Effort, Level};
+use crate::diagnostic::{codes, effort_hours, Diagnostic, Level};
 use crate::edit::{apply_edits, Edit};
 use crate::headers::{annotation_edits, header_edits, included_paths, MainHeader};
 use crate::kernel_stage::kernel_records;
@@ -14,6 +14,7 @@ use crate::options::MigrateOptions;
 use crate::plan::{FileInput, Planned, PlannedFile};
 use crate::result::{FileMigration, FileStats};
 use crate::suppress::Suppressions;
+use cuport_model::Effort;
 
 /// Migrates `src` (analysed as `analysis`), the file at `path` (relative to
 /// the root, `/`-separated; `""` for a file at the root). Dual-stack output
@@ -84,7 +85,7 @@ fn finish(src: &[u8], lines: &LineIndex, planned: Planned, mut stats: FileStats)
     for conflict in conflicts {
         let at = lines.line_col(conflict.rejected.range.start);
         diagnostics.push(Diagnostic {
-            code: codes::EDIT_CONFLICT.into(),
+            code: codes::EDIT_CONFLICT,
             level: Level::Manual,
             effort: Some(Effort::Low),
             message: format!(

@@ -98,7 +98,7 @@ pub(crate) fn header_edits(
             } else {
                 format!("{lead}#include <{header}>{newline}")
             },
-            code: codes::HEADER_ADDED.into(),
+            code: codes::HEADER_ADDED,
             cuda_name: "(implicit CUDA runtime header)".into(),
             kind: EditKind::Header,
         })
@@ -472,7 +472,7 @@ fn python_import_edits(src: &[u8], planned: &Planned) -> Vec<Edit> {
         .map(|import| Edit {
             range: TextRange::new(at, at),
             replacement: format!("{newline}{import}{}", line_ending(src)),
-            code: codes::IMPORT_ADDED.into(),
+            code: codes::IMPORT_ADDED,
             cuda_name: "import torch".into(),
             kind: EditKind::Import,
         })
@@ -540,7 +540,7 @@ pub(crate) fn annotation_edits(
         edits.push(Edit {
             range: TextRange::new(range.start, range.start),
             replacement: format!("{indent}{note}{}", line_ending(src)),
-            code: diagnostic.code.clone(),
+            code: diagnostic.code,
             cuda_name: diagnostic.cuda_name.clone(),
             kind: EditKind::Annotation,
         });

@@ -4,7 +4,7 @@
 //! definition, launches and device names; the result model records its
 //! decision per kernel ([`KernelRecord`]) for the reports.
 use cuport_analyze::FileAnalysis;
-use cuport_model::{KernelModel, LineIndex, SiteKind, Target, TextRange};
+use cuport_model::{Code, KernelModel, LineIndex, SiteKind, Target, TextRange};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -76,7 +76,7 @@ pub struct KernelRecord {
     pub operators: Vec<String>,
     /// Codes of the diagnostics on the definition and inside the body, in
     /// source order, each once.
-    pub diagnostics: Vec<String>,
+    pub diagnostics: Vec<Code>,
 }
 
 /// The records of every kernel `analysis` defines, one per kernel and
@@ -98,13 +98,13 @@ pub(crate) fn kernel_records(
             kernel.range.start,
             kernel.body.map_or(kernel.range.end, |b| b.end),
         );
-        let mut codes: Vec<String> = Vec::new();
+        let mut codes: Vec<Code> = Vec::new();
         for d in diagnostics
             .iter()
             .filter(|d| span.start <= d.range.start && d.range.end <= span.end)
         {
             if !codes.contains(&d.code) {
-                codes.push(d.code.clone());
+                codes.push(d.code);
             }
         }
         for &target in options.targets() {

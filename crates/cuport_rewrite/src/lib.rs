@@ -25,7 +25,7 @@ mod source_text;
 mod suppress;
 mod write;
 
-pub use diagnostic::{code_info, codes, effort_hours, CodeInfo, Diagnostic, Effort, Level, CODES};
+pub use diagnostic::{code_info, codes, effort_hours, CodeInfo, Diagnostic, Level, CODES};
 pub use dual::names::{portable_name, shim_header};
 pub use dual::python_module::{build_module, device_module, python_generated_files};
 pub use dual::shim::{backend_macro, shim_headers, ProjectUse};

@@ -136,7 +136,7 @@ impl RenamePlan {
         Some(Edit {
             range: TextRange::new(range.start + dot + 1, range.end),
             replacement: new_ext.to_owned(),
-            code: codes::RENAMED_SOURCE.into(),
+            code: codes::RENAMED_SOURCE,
             cuda_name: reference.to_owned(),
             kind: EditKind::Port,
         })

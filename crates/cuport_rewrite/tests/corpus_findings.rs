@@ -200,7 +200,7 @@ fn codes_of(migration: &Migration, path: &str) -> Vec<(String, String)> {
     output(migration, path)
         .diagnostics
         .iter()
-        .map(|d| (d.code.clone(), d.cuda_name.clone()))
+        .map(|d| (d.code.to_string(), d.cuda_name.clone()))
         .collect()
 }
 

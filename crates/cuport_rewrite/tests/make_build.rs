@@ -85,7 +85,11 @@ fn other_targets_and_dual_stack_report_every_site() {
     let makefile = "NVCC := nvcc\nFLAGS := --use_fast_math -lcublas\n";
     for target in [Target::Ascend, Target::Musa, Target::Mlu, Target::Maca] {
         let ported = port(makefile, &MigrateOptions::new(target));
-        let codes: Vec<&str> = ported.diagnostics.iter().map(|d| d.code.as_str()).collect();
+        let codes: Vec<String> = ported
+            .diagnostics
+            .iter()
+            .map(|d| d.code.to_string())
+            .collect();
         assert_eq!(
             codes, ["CP0034"; 3],
             "{target:?}: {:#?}",

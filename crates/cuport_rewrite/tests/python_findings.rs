@@ -32,7 +32,7 @@ fn port(source: &str, target: Target) -> (String, Vec<(u32, String, String)>) {
     let diagnostics = file
         .diagnostics
         .iter()
-        .map(|d| (d.line, d.code.clone(), d.cuda_name.clone()))
+        .map(|d| (d.line, d.code.to_string(), d.cuda_name.clone()))
         .collect();
     (String::from_utf8(file.output.clone()).unwrap(), diagnostics)
 }

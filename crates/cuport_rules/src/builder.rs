@@ -7,8 +7,9 @@ use cuport_model::Target;
 use toml::Spanned;
 
 use crate::diag::{DiagKind, Diagnostic, Location};
-use crate::model::{NameKind, RuleCode, Status};
+use crate::model::{NameKind, Status};
 use crate::raw::{Meta, RawEntry, RawEnumMap, RawFunction, RawPattern, RawUnsupported};
+use cuport_model::Code;
 use rustc_hash::FxHashMap;
 
 use crate::ruleset::{ExplicitTarget, Glob, Hit, Layer, Pattern, Rule, RuleSet, Signature, Slot};
@@ -341,7 +342,7 @@ impl Builder {
         code: Option<&Spanned<String>>,
         library: Option<cuport_model::Library>,
         origin: &Location,
-    ) -> Option<RuleCode> {
+    ) -> Option<Code> {
         let Some(text) = code else {
             let msg =
                 "no rule code: give the entry `code = \"CPnnnn\"` or the file a default in [meta]"
@@ -349,7 +350,7 @@ impl Builder {
             self.error(origin.clone(), DiagKind::MissingField, msg);
             return None;
         };
-        let Some(parsed) = RuleCode::parse(text.get_ref()) else {
+        let Some(parsed) = Code::parse(text.get_ref()) else {
             let msg = format!(
                 "`{}` is not a rule code; codes are `CP` and four digits",
                 text.get_ref()
@@ -358,14 +359,14 @@ impl Builder {
             return None;
         };
         let range = match (p.builtin, library) {
-            (false, _) => RuleCode::USER_RANGE,
-            (true, Some(lib)) => RuleCode::range_for(target, lib),
+            (false, _) => Code::USER_RANGE,
+            (true, Some(lib)) => Code::range_for(target, lib),
             (true, None) => {
-                let base = *RuleCode::range_for(target, cuport_model::Library::Runtime).start();
+                let base = *Code::range_for(target, cuport_model::Library::Runtime).start();
                 base..=base + 999
             }
         };
-        if !range.contains(&parsed.0) {
+        if !parsed.is_in(&range) {
             let owner = if p.builtin {
                 format!(
                     "{target}{}",

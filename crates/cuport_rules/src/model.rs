@@ -1,6 +1,6 @@
 //! The small vocabulary of the rule tables: how well a name maps, what kind of
 //! name it is, how much work a manual port takes, and rule codes.
-use cuport_model::{Library, Target};
+use cuport_model::Target;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -149,91 +149,5 @@ impl Flavour {
 impl std::fmt::Display for Flavour {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.id())
-    }
-}
-
-/// How much work a `manual` port takes.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
-)]
-#[serde(rename_all = "kebab-case")]
-pub enum Effort {
-    /// Minutes: a local edit with a known recipe.
-    Low,
-    /// Hours: restructure a call site or a small kernel.
-    Medium,
-    /// Days: redesign (kernel rewrite in Ascend C or BANG C, new memory model).
-    High,
-}
-
-/// A stable rule code, `CP` and four digits. Ranges: see `mappings/README.md`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
-#[serde(into = "String")]
-pub struct RuleCode(pub u16);
-
-impl RuleCode {
-    pub fn parse(text: &str) -> Option<RuleCode> {
-        let digits = text.strip_prefix("CP")?;
-        if digits.len() != 4 || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            return None;
-        }
-        digits.parse().ok().map(RuleCode)
-    }
-
-    /// The range a built-in code for `target` and `library` must fall in.
-    pub fn range_for(target: Target, library: Library) -> std::ops::RangeInclusive<u16> {
-        let base = 1000 * target_digit(target) + 100 * library_digit(library);
-        base..=base + 99
-    }
-
-    /// Codes users may give their own rules.
-    pub const USER_RANGE: std::ops::RangeInclusive<u16> = 9000..=9999;
-}
-
-impl From<RuleCode> for String {
-    fn from(code: RuleCode) -> String {
-        code.to_string()
-    }
-}
-
-impl std::fmt::Display for RuleCode {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "CP{:04}", self.0)
-    }
-}
-
-/// Thousands digit of a code: the target's (`code-digit` in its target.toml).
-fn target_digit(target: Target) -> u16 {
-    target.profile().target.code_digit
-}
-
-/// Hundreds digit of a code: one block per library family (`code-family` in
-/// mappings/libraries.toml).
-pub fn library_digit(library: Library) -> u16 {
-    library.profile().code_family
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn codes_parse_and_print() {
-        assert_eq!(RuleCode::parse("CP2041"), Some(RuleCode(2041)));
-        assert_eq!(RuleCode(7).to_string(), "CP0007");
-        assert_eq!(RuleCode::parse("CP204"), None);
-        assert_eq!(RuleCode::parse("XX2041"), None);
-    }
-
-    #[test]
-    fn ranges_follow_target_then_library() {
-        assert_eq!(
-            RuleCode::range_for(Target::Ascend, Library::Nccl),
-            2600..=2699
-        );
-        assert_eq!(
-            RuleCode::range_for(Target::Hip, Library::Runtime),
-            1000..=1099
-        );
     }
 }

@@ -3,12 +3,12 @@
 //! `Spanned` so errors can name a line and column.
 use std::collections::BTreeMap;
 
-use cuport_model::{Library, Target};
+use cuport_model::{Effort, Library, Target};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 use serde::Deserialize;
 use toml::Spanned;
 
-use crate::model::{Effort, Flavour, NameKind, Status};
+use crate::model::{Flavour, NameKind, Status};
 
 /// One rule file: metadata, the target's declarations and the mappings.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -123,7 +123,8 @@ pub(crate) struct RawEntry {
     #[schemars(with = "Option<String>")]
     pub(crate) code: Option<Spanned<String>>,
     /// Required for `manual`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "table_effort")]
+    #[schemars(schema_with = "table_effort_schema")]
     pub(crate) effort: Option<Effort>,
     #[serde(default)]
     pub(crate) headers: Option<Vec<String>>,
@@ -405,6 +406,21 @@ fn target_schema(_: &mut SchemaGenerator) -> Schema {
 
 fn library_schema(_: &mut SchemaGenerator) -> Schema {
     string_enum(Library::ALL.iter().map(|l| l.id()).collect())
+}
+
+/// A table's effort: `included` belongs to cuport's own diagnostics.
+fn table_effort<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Effort>, D::Error> {
+    let effort = Effort::deserialize(d)?;
+    if effort == Effort::Included {
+        return Err(serde::de::Error::custom(
+            "`included` is for cuport's own diagnostics; a rule's effort is low, medium or high",
+        ));
+    }
+    Ok(Some(effort))
+}
+
+fn table_effort_schema(_: &mut SchemaGenerator) -> Schema {
+    schemars::json_schema!({ "type": "string", "enum": ["low", "medium", "high"] })
 }
 
 fn optional_library_schema(gen: &mut SchemaGenerator) -> Schema {

@@ -8,16 +8,17 @@ use std::sync::Arc;
 use cuport_model::{Library, SiteKind, Target};
 
 use crate::diag::Location;
-use crate::model::{Effort, Flavour, NameKind, RuleCode, Status};
+use crate::model::{Flavour, NameKind, Status};
 use crate::raw::CudaVersion;
 use crate::source::Source;
 use crate::template::{EnumMap, Template};
+use cuport_model::{Code, Effort};
 
 /// One rule as loaded: an explicit entry, a pattern, an unsupported group or
 /// an enum map's values. Lookups hand out references to it.
 #[derive(Debug, Clone)]
 pub struct Rule {
-    pub code: Option<RuleCode>,
+    pub code: Option<Code>,
     pub status: Status,
     pub kind: NameKind,
     pub library: Option<Library>,
@@ -281,7 +282,7 @@ impl<'a> Resolved<'a> {
     pub fn reference(&self) -> Option<&'a str> {
         self.rule.reference.as_deref()
     }
-    pub fn code(&self) -> Option<RuleCode> {
+    pub fn code(&self) -> Option<Code> {
         self.rule.code
     }
     pub fn effort(&self) -> Option<Effort> {

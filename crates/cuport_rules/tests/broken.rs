@@ -85,3 +85,8 @@ fn names_and_templates_must_be_code_of_the_right_shape() {
 fn a_missing_source_is_a_missing_field_with_what_to_write() {
     insta::assert_snapshot!(problems("missing_source.toml"));
 }
+
+#[test]
+fn included_is_not_a_table_effort() {
+    insta::assert_snapshot!(problems("included_effort.toml"));
+}

@@ -1,6 +1,7 @@
 //! The data the page's script reads: only the fields it shows, with the
 //! long, repetitive strings (messages, suggestions, names, replacements)
 //! stored once in a table, so that a 5,000-file migration stays small.
+use cuport_model::Code;
 use std::collections::HashMap;
 
 use serde::Serialize;
@@ -9,12 +10,12 @@ use crate::document::{FileReport, ReportDocument};
 use crate::record::{DiagnosticRecord, EditRecord};
 
 /// `[line, code, status, cuda_name, replacement]`.
-type EditRow<'a> = (u32, &'a str, &'static str, usize, usize);
+type EditRow = (u32, Code, &'static str, usize, usize);
 /// `[line, level, code, library, cuda_name, message, suggestion or -1]`.
-type DiagRow<'a> = (
+type DiagRow = (
     u32,
     &'static str,
-    &'a str,
+    Code,
     cuport_model::Library,
     usize,
     usize,
@@ -38,8 +39,8 @@ struct PageFile<'a> {
     left: usize,
     hours: f64,
     libraries: Vec<cuport_model::Library>,
-    edits: Vec<EditRow<'a>>,
-    diags: Vec<DiagRow<'a>>,
+    edits: Vec<EditRow>,
+    diags: Vec<DiagRow>,
 }
 
 #[derive(Default)]
@@ -92,13 +93,13 @@ fn page_file<'a>(file: &'a FileReport, strings: &mut Interner<'a>) -> PageFile<'
     }
 }
 
-fn edit<'a>(e: &'a EditRecord, strings: &mut Interner<'a>) -> EditRow<'a> {
+fn edit<'a>(e: &'a EditRecord, strings: &mut Interner<'a>) -> EditRow {
     let name = strings.id(&e.cuda_name);
     let replacement = strings.id(&e.replacement);
-    (e.line, &e.code, e.status.id(), name, replacement)
+    (e.line, e.code, e.status.id(), name, replacement)
 }
 
-fn diag<'a>(d: &'a DiagnosticRecord, strings: &mut Interner<'a>) -> DiagRow<'a> {
+fn diag<'a>(d: &'a DiagnosticRecord, strings: &mut Interner<'a>) -> DiagRow {
     let name = strings.id(&d.cuda_name);
     let message = strings.id(&d.message);
     let suggestion = d
@@ -108,7 +109,7 @@ fn diag<'a>(d: &'a DiagnosticRecord, strings: &mut Interner<'a>) -> DiagRow<'a> 
     (
         d.line,
         d.level.id(),
-        &d.code,
+        d.code,
         d.library,
         name,
         message,

@@ -131,7 +131,7 @@ fn model_file(file: &FileReport) -> ModelFile {
             .find(|h| (h.first..h.end).contains(&line))
             .unwrap_or(&mut outside);
         home.statuses.insert(status);
-        home.codes.insert(code.clone());
+        home.codes.insert(code.to_string());
     }
     if !outside.statuses.is_empty() {
         hunks.push(outside);

@@ -67,7 +67,7 @@ fn enclosing_call(planner: &DualPlanner<'_>, at: usize, command: &str) -> Option
 }
 
 fn edit(planner: &mut DualPlanner<'_>, range: TextRange, text: String, site: &Site) {
-    planner.edit(range, text, codes::DUAL_PORTABLE.into(), &site.name);
+    planner.edit(range, text, codes::DUAL_PORTABLE, &site.name);
 }
 
 /// `range` widened over the blanks before it (and line breaks, with

@@ -10,9 +10,10 @@ use cuport_rules::Status;
 use super::names::{portable_name, shim_header};
 use super::shim::{backend_macro, shimmed_library, target_header};
 use super::state::{DualPlanner, Launch};
-use crate::diagnostic::{codes, Effort, Level};
+use crate::diagnostic::{codes, Level};
 use crate::headers::{is_annotation, logical_line_start};
 use crate::plan::{chevron_respellings, Planned, Planner};
+use cuport_model::Effort;
 
 /// The guard that keeps CUDA kernels where they compile (and everywhere when
 /// the shim is absent).
@@ -81,13 +82,13 @@ fn one_way_plans(planner: &DualPlanner<'_>, site: &Site) -> Vec<(Target, Planned
             );
             sub.for_dual_stack = true;
             sub.one_way_site(site);
-            let rewrote = !sub.pending.is_empty();
+            let rewrite_code = sub.pending.first().map(|rewrite| rewrite.code());
             let mut planned = sub.out;
-            if rewrote {
+            if let Some(code) = rewrite_code {
                 planned.edits.push(crate::edit::Edit {
                     range: site.range,
                     replacement: String::new(),
-                    code: String::new(),
+                    code,
                     cuda_name: site.name.clone(),
                     kind: crate::edit::EditKind::Port,
                 });
@@ -130,12 +131,7 @@ fn name(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
             // library's include, in this file or in one that includes it
             // (the include policy: nothing is added for a name alone).
             let _ = library;
-            planner.edit(
-                site.range,
-                portable,
-                codes::DUAL_PORTABLE.into(),
-                &site.name,
-            );
+            planner.edit(site.range, portable, codes::DUAL_PORTABLE, &site.name);
             true
         }
         _ => site.library == Library::Device && device_name_provided(planner, site),
@@ -249,7 +245,7 @@ fn include_switch(planner: &mut DualPlanner<'_>, site: &Site, shim: Option<&str>
         }
     }
     text.push_str(&format!("#else{newline}{original}{newline}#endif{newline}"));
-    planner.edit(range, text, codes::DUAL_PORTABLE.into(), &site.name);
+    planner.edit(range, text, codes::DUAL_PORTABLE, &site.name);
     true
 }
 
@@ -290,21 +286,21 @@ fn kernel_definition(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
         planner.edit(
             TextRange::new(line_end, line_end),
             format!("{newline}#endif /* CUDA kernel {} */{newline}", site.name),
-            codes::DUAL_PORTABLE.into(),
+            codes::DUAL_PORTABLE,
             &site.name,
         );
     } else {
         planner.edit(
             TextRange::new(line_end, line_end),
             format!("#endif /* CUDA kernel {} */{newline}", site.name),
-            codes::DUAL_PORTABLE.into(),
+            codes::DUAL_PORTABLE,
             &site.name,
         );
     }
     planner.edit(
         TextRange::new(start, start),
         format!("{KERNELS_GUARD}{newline}"),
-        codes::DUAL_PORTABLE.into(),
+        codes::DUAL_PORTABLE,
         &site.name,
     );
     true
@@ -403,12 +399,7 @@ fn kernel_launch(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
     if !kernels_need_port(planner) {
         // The launch stays as written for every backend: hipcc needs `<<<`.
         for (range, text) in chevron_respellings(site) {
-            planner.edit(
-                range,
-                text.to_owned(),
-                codes::LAUNCH_SPELLING.into(),
-                &site.name,
-            );
+            planner.edit(range, text.to_owned(), codes::LAUNCH_SPELLING, &site.name);
         }
         return true;
     }
@@ -490,12 +481,7 @@ pub(crate) fn compose_launches(planner: &mut DualPlanner<'_>) {
             .out
             .edits
             .retain(|e| !(replaced.start <= e.range.start && e.range.end <= replaced.end));
-        planner.edit(
-            replaced,
-            text,
-            codes::DUAL_PORTABLE.into(),
-            &launch.cuda_name,
-        );
+        planner.edit(replaced, text, codes::DUAL_PORTABLE, &launch.cuda_name);
     }
 }
 
@@ -571,7 +557,7 @@ fn preprocessor_test(
         return defined_operator(planner, site, &spellings);
     };
     let at = TextRange::new(range.start, range.start + body.len());
-    planner.edit(at, replacement, codes::DUAL_PORTABLE.into(), &site.name);
+    planner.edit(at, replacement, codes::DUAL_PORTABLE, &site.name);
     true
 }
 
@@ -619,7 +605,7 @@ fn defined_operator(planner: &mut DualPlanner<'_>, site: &Site, spellings: &[Str
     }
     text.push(')');
     let range = TextRange::new(defined_at, site.range.end + close + 1);
-    planner.edit(range, text, codes::DUAL_PORTABLE.into(), &site.name);
+    planner.edit(range, text, codes::DUAL_PORTABLE, &site.name);
     true
 }
 

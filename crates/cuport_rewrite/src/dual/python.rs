@@ -14,10 +14,11 @@ use cuport_analyze::Site;
 use cuport_model::{SiteKind, Target, TextRange};
 use cuport_rules::Status;
 
-use crate::diagnostic::{codes, Effort, Level};
+use crate::diagnostic::{codes, Level};
 use crate::dual::python_module::torch_backends;
 use crate::plan::Planner;
 use crate::pysource as scan;
+use cuport_model::Effort;
 use findings::{lookup, report, table_finding, targets, unknown, Finding};
 
 // `finish_file` once per dual-stack Python file, after its sites.
@@ -81,7 +82,7 @@ fn portable_edit(planner: &mut Planner<'_>, range: TextRange, mut text: String, 
     if name_byte(text.as_bytes().first()) && name_byte(before) {
         text.insert(0, ' ');
     }
-    planner.edit(range, text, codes::DUAL_PORTABLE.to_owned(), &site.name);
+    planner.edit(range, text, codes::DUAL_PORTABLE, &site.name);
     planner.out.imports.push(IMPORT_DEVICE.to_owned());
 }
 
@@ -313,7 +314,7 @@ fn extension(planner: &mut Planner<'_>, site: &Site) {
     planner.edit(
         site.range,
         "cuport_build.extension".into(),
-        codes::DUAL_PORTABLE.into(),
+        codes::DUAL_PORTABLE,
         &site.name,
     );
     planner.out.imports.push(IMPORT_BUILD.to_owned());
@@ -347,7 +348,7 @@ fn build_extension(planner: &mut Planner<'_>, site: &Site) {
     planner.edit(
         site.range,
         "cuport_build.build_ext_class()".into(),
-        codes::DUAL_PORTABLE.into(),
+        codes::DUAL_PORTABLE,
         &site.name,
     );
     planner.out.imports.push(IMPORT_BUILD.to_owned());

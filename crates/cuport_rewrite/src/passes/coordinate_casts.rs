@@ -37,7 +37,7 @@ pub(super) fn cast_coordinate_arguments(input: &FileInput<'_>, planned: &mut Pla
         planned.edits.push(Edit {
             range,
             replacement: format!("{}({member})", facts.cast.as_deref().unwrap_or_default()),
-            code: codes::COORDINATE_CAST.into(),
+            code: codes::COORDINATE_CAST,
             cuda_name: site.name.clone(),
             kind: EditKind::Port,
         });

@@ -8,10 +8,11 @@
 //! spelling out its three members would call it three times.
 use cuport_model::{Library, LineIndex, SiteKind, TextRange};
 
-use crate::diagnostic::{codes, Diagnostic, Effort, Level};
+use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::edit::{Edit, EditKind};
 use crate::plan::{FileInput, Planned};
 use crate::source_text::{declared_variables, is_word, trim_end, word_start};
+use cuport_model::Effort;
 
 /// One edit per `make_uint3` whose value goes straight into a `dim3`.
 pub(super) fn construct_dim3_from_values(input: &FileInput<'_>, planned: &mut Planned) {
@@ -44,7 +45,7 @@ pub(super) fn construct_dim3_from_values(input: &FileInput<'_>, planned: &mut Pl
             planned.edits.push(Edit {
                 range: site.range,
                 replacement: constructor.to_owned(),
-                code: codes::DIM3_CONSTRUCTOR.into(),
+                code: codes::DIM3_CONSTRUCTOR,
                 cuda_name: site.name.clone(),
                 kind: EditKind::Port,
             });
@@ -78,7 +79,7 @@ pub(super) fn construct_dim3_from_values(input: &FileInput<'_>, planned: &mut Pl
                 Some(b';' | b')' | b'}' | b',') => planned.edits.push(Edit {
                     range: TextRange::new(at, end),
                     replacement: format!("{constructor}({name}.x, {name}.y, {name}.z)"),
-                    code: codes::DIM3_CONSTRUCTOR.into(),
+                    code: codes::DIM3_CONSTRUCTOR,
                     cuda_name: "uint3".into(),
                     kind: EditKind::Port,
                 }),
@@ -115,7 +116,7 @@ fn report_call(
 ) {
     let at = lines.line_col(range.start);
     planned.diagnostics.push(Diagnostic {
-        code: codes::DIM3_FROM_UINT3_CALL.into(),
+        code: codes::DIM3_FROM_UINT3_CALL,
         level: Level::Manual,
         effort: Some(Effort::Low),
         message: format!("`{name}(...)` returns a uint3, which initialises a dim3 here; the target's dim3 does not convert from uint3"),

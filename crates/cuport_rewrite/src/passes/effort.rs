@@ -4,9 +4,10 @@
 use cuport_analyze::FileAnalysis;
 use cuport_model::{SiteKind, TextRange};
 
-use crate::diagnostic::{codes, effort_hours, Diagnostic, Effort, Level};
+use crate::diagnostic::{codes, effort_hours, Diagnostic, Level};
 use crate::options::Mode;
 use crate::plan::{FileInput, Planned};
+use cuport_model::Effort;
 
 /// Inside a kernel that must be rewritten by hand (Ascend C, BANG C), the
 /// kernel's own diagnostic carries the effort; what is inside it is listed
@@ -87,10 +88,10 @@ mod tests {
     use cuport_model::KernelModel;
     use cuport_model::{Language, Target};
 
-    use crate::diagnostic::Effort;
     use crate::options::MigrateOptions;
     use crate::passes::testing::run_pass;
     use crate::passes::*;
+    use cuport_model::Effort;
 
     #[test]
     fn what_is_inside_a_hand_written_kernel_costs_nothing_more() {

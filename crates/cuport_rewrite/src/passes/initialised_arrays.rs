@@ -6,9 +6,10 @@
 //! clang-based (`[kernels] clang-frontend` in `mappings/<target>/target.toml`).
 use cuport_model::{Library, SiteKind, TextRange};
 
-use crate::diagnostic::{codes, Diagnostic, Effort, Level};
+use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::plan::{FileInput, Planned};
 use crate::source_text::{in_line_comment, is_word, trim_end, word_start};
+use cuport_model::Effort;
 
 /// Integer types a run-time bound is declared with.
 const INTEGER_TYPES: &[&str] = &[
@@ -32,7 +33,7 @@ pub(super) fn report_initialised_vlas(input: &FileInput<'_>, planned: &mut Plann
         }
         let at = lines.line_col(range.start);
         planned.diagnostics.push(Diagnostic {
-            code: codes::INITIALISED_VLA.into(),
+            code: codes::INITIALISED_VLA,
             level: Level::Manual,
             effort: Some(Effort::Low),
             message: format!("an array sized by the variable `{bound}` with an initialiser: g++ (under nvcc) accepts it, the clang-based compiler of {target} does not"),

@@ -8,9 +8,10 @@
 use cuport_analyze::FileAnalysis;
 use cuport_model::{LineIndex, SiteKind, Target, TextRange};
 
-use crate::diagnostic::{codes, Diagnostic, Effort, Level};
+use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::plan::{FileInput, Planned};
 use crate::source_text::{declared_variables, in_line_comment, is_word, trim_end};
+use cuport_model::Effort;
 
 /// One diagnostic per bit operation on a variable or cast of such a type,
 /// for each target of the run.
@@ -45,7 +46,7 @@ fn report_for_target(
             let at = lines.line_col(operand.start);
             let text = String::from_utf8_lossy(&src[operand.start..operand.end]);
             planned.diagnostics.push(Diagnostic {
-                code: codes::INTEGER_HANDLE.into(),
+                code: codes::INTEGER_HANDLE,
                 level: Level::Manual,
                 effort: Some(Effort::Low),
                 message: format!(

@@ -10,14 +10,16 @@
 //! or, for a class in a namespace, any member call in a file that uses
 //! that namespace's library (`tile.meta_group_rank()`).
 use cuport_analyze::FileAnalysis;
+use cuport_model::Code;
 use cuport_model::{LineIndex, SiteKind, TextRange};
 use cuport_rules::{Resolved, Status};
 
-use crate::diagnostic::{codes, Diagnostic, Effort, Level};
+use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::options::Mode;
 use crate::plan::{FileInput, Planned};
 use crate::sdk::newer_release_needed;
 use crate::source_text::{declared_variables, in_line_comment, is_word, trim_end, word_start};
+use cuport_model::Effort;
 
 /// Adds a diagnostic for each use of a member the target lacks (the rule's
 /// own) or the selected release lacks (CP0016).
@@ -53,7 +55,6 @@ pub(super) fn report_members_too_new(input: &FileInput<'_>, planned: &mut Planne
                 continue;
             }
             planned.diagnostics.push(Diagnostic {
-                code: codes::SDK_TOO_OLD.into(),
                 message: format!(
                     "`{object}.{member}` ({name}) needs {minimum}; this port is for {}",
                     versions.describe(selected)
@@ -62,7 +63,7 @@ pub(super) fn report_members_too_new(input: &FileInput<'_>, planned: &mut Planne
                     "port it by hand for {selected}, or make the port for {} {} or newer",
                     minimum.product, minimum.version
                 )),
-                ..on_member_use(lines, range, name, &resolved)
+                ..on_member_use(lines, range, name, &resolved, codes::SDK_TOO_OLD)
             });
         }
     }
@@ -90,28 +91,32 @@ fn report_missing_member(
             continue;
         }
         planned.diagnostics.push(Diagnostic {
-            code: resolved
-                .code()
-                .map_or_else(|| codes::UNKNOWN_NAME.to_owned(), |c| c.to_string()),
             level,
             message: format!("`{object}.{member}` ({name}) {what} on {}", resolved.target),
             suggestion: resolved.note().map(str::to_owned),
-            ..on_member_use(lines, range, name, resolved)
+            ..on_member_use(
+                lines,
+                range,
+                name,
+                resolved,
+                resolved.code().unwrap_or(codes::UNKNOWN_NAME),
+            )
         });
     }
 }
 
 /// A manual, low-effort diagnostic on a use of the member rule `name` at
-/// `range`; the caller fills in the code, message and suggestion.
+/// `range`; the caller fills in the message and suggestion.
 fn on_member_use(
     lines: &LineIndex,
     range: TextRange,
     name: &str,
     resolved: &Resolved<'_>,
+    code: Code,
 ) -> Diagnostic {
     let at = lines.line_col(range.start);
     Diagnostic {
-        code: String::new(),
+        code,
         level: Level::Manual,
         effort: Some(Effort::Low),
         message: String::new(),

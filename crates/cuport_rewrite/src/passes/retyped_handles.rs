@@ -13,11 +13,12 @@
 use cuport_analyze::FileAnalysis;
 use cuport_model::{SiteKind, TextRange};
 
-use crate::diagnostic::{codes, Diagnostic, Effort, Level};
+use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::plan::{unmatched, FileInput, Planned};
 use crate::source_text::{
     declared_variable, in_line_comment, is_word, trim_end, whole_argument, word_start,
 };
+use cuport_model::Effort;
 
 /// Adds one diagnostic per member call that receives a retyped variable.
 pub(super) fn report_retyped_arguments(input: &FileInput<'_>, planned: &mut Planned) {
@@ -48,7 +49,7 @@ pub(super) fn report_retyped_arguments(input: &FileInput<'_>, planned: &mut Plan
     for (range, (message, library, type_name)) in found {
         let at = lines.line_col(range.start);
         planned.diagnostics.push(Diagnostic {
-            code: codes::RETYPED_ARGUMENT.into(),
+            code: codes::RETYPED_ARGUMENT,
             level: Level::Manual,
             effort: Some(Effort::Low),
             message,

@@ -70,7 +70,7 @@ pub(super) fn add_simt_cmake_prelude(input: &FileInput<'_>, planned: &mut Planne
     planned.edits.push(Edit {
         range: TextRange::new(line, line),
         replacement: text,
-        code: codes::SIMT_BUILD.into(),
+        code: codes::SIMT_BUILD,
         cuda_name: site.name.clone(),
         kind: EditKind::Port,
     });

@@ -6,12 +6,14 @@
 //! allocation, kernels launched from device code, and device `printf`. Each
 //! is a coded diagnostic on its line; nothing is changed.
 use cuport_analyze::{FileAnalysis, Site};
+use cuport_model::Code;
 use cuport_model::{KernelModel, Library, LineIndex, SimtFacts, SiteKind, Target, TextRange};
 use cuport_rules::{Flavour, RuleSet, Status};
 
-use crate::diagnostic::{codes, Diagnostic, Effort, Level};
+use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::plan::{FileInput, Planned};
 use crate::source_text::code_words;
+use cuport_model::Effort;
 
 /// Reports what the SIMT model lacks or limits in this file, when the run
 /// ports its kernels to a SIMT model.
@@ -95,14 +97,14 @@ impl<F: Fn(&str) -> Option<String>> Report<'_, F> {
         &mut self,
         range: TextRange,
         name: &str,
-        code: &str,
+        code: Code,
         level: Level,
         message: String,
         suggestion: String,
     ) {
         let at = self.lines.line_col(range.start);
         self.out.push(Diagnostic {
-            code: code.into(),
+            code,
             level,
             effort: (level >= Level::Manual).then_some(Effort::Low),
             message,

@@ -13,10 +13,11 @@
 use cuport_analyze::FileAnalysis;
 use cuport_model::{Library, LineIndex, SiteKind, Target, TextRange};
 
-use crate::diagnostic::{codes, Diagnostic, Effort, Level};
+use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::edit::{Edit, EditKind};
 use crate::headers::{is_annotation, line_ending};
 use crate::plan::{FileInput, Planned};
+use cuport_model::Effort;
 
 /// One definition to compile out.
 struct Provided {
@@ -161,7 +162,7 @@ fn guard(
     let insertion = |at: usize, replacement: String| Edit {
         range: TextRange::new(at, at),
         replacement,
-        code: codes::TARGET_PROVIDES.into(),
+        code: codes::TARGET_PROVIDES,
         cuda_name: provided.signature.clone(),
         kind: EditKind::Port,
     };
@@ -182,7 +183,7 @@ fn guard(
     ));
     let at = lines.line_col(provided.range.start);
     planned.diagnostics.push(Diagnostic {
-        code: codes::TARGET_PROVIDES.into(),
+        code: codes::TARGET_PROVIDES,
         level: Level::Approximate,
         effort: Some(Effort::Low),
         message: provided.message.clone(),

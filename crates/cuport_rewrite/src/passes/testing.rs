@@ -1,6 +1,7 @@
 //! Runs one pass on a source, after the mode's planner, so a pass's tests
 //! see exactly what it adds.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+use cuport_model::Code;
 use std::sync::OnceLock;
 
 use cuport_analyze::{analyze_source, AnalyzeOptions};
@@ -27,8 +28,8 @@ pub(super) struct Added {
 }
 
 impl Added {
-    pub(super) fn codes(&self) -> Vec<&str> {
-        self.diagnostics.iter().map(|d| d.code.as_str()).collect()
+    pub(super) fn codes(&self) -> Vec<Code> {
+        self.diagnostics.iter().map(|d| d.code).collect()
     }
 }
 

@@ -6,6 +6,7 @@
 //! call keeps its layout and the edits inside the argument; a template
 //! rewrite gets the argument text with it.
 use cuport_analyze::Site;
+use cuport_model::Code;
 use cuport_model::TextRange;
 use cuport_rules::ArgumentRule;
 
@@ -30,7 +31,7 @@ impl Planner<'_> {
 
     /// Writes the needed wraps around the arguments of the call at `site`,
     /// which is renamed in place.
-    pub(crate) fn wrap_arguments(&mut self, site: &Site, code: &str) {
+    pub(crate) fn wrap_arguments(&mut self, site: &Site, code: Code) {
         if site.call.is_some() {
             self.wrap_argument_ranges(&site.name, &site.args, code);
         }
@@ -38,7 +39,7 @@ impl Planner<'_> {
 
     /// Writes the needed wraps around the arguments (`args`) of a call of
     /// `cuda_name`, as insertions.
-    pub(crate) fn wrap_argument_ranges(&mut self, cuda_name: &str, args: &[TextRange], code: &str) {
+    pub(crate) fn wrap_argument_ranges(&mut self, cuda_name: &str, args: &[TextRange], code: Code) {
         let src = self.src;
         let mut edits = Vec::new();
         for rule in self.needed_argument_rules(cuda_name) {
@@ -56,7 +57,7 @@ impl Planner<'_> {
         }
         for (at, text) in edits {
             if !text.is_empty() {
-                self.edit(TextRange::new(at, at), text, code.to_owned(), cuda_name);
+                self.edit(TextRange::new(at, at), text, code, cuda_name);
             }
         }
     }

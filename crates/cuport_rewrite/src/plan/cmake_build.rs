@@ -19,6 +19,7 @@
 //! What is not one of these forms (a value that is a variable, a property
 //! set some other way) is left to the rule tables, which report it.
 use cuport_analyze::{cmake_arguments, cmake_commands, CmakeCommand, Site};
+use cuport_model::Code;
 use cuport_model::{Language, OneWayCmake, TextRange};
 
 use super::Planner;
@@ -75,15 +76,15 @@ impl<'a> Planner<'a> {
         false
     }
 
-    pub(super) fn code_of(&self, site: &Site) -> String {
+    pub(super) fn code_of(&self, site: &Site) -> Code {
         self.lookup(&site.name)
             .and_then(|r| r.code())
-            .map_or_else(|| codes::BUILD_MANUAL.to_owned(), |c| c.to_string())
+            .unwrap_or(codes::BUILD_MANUAL)
     }
 
     pub(super) fn note(&mut self, site: &Site, level: Level, message: String, reference: &str) {
         let code = self.code_of(site);
-        let diagnostic = self.diagnose(site, &code, level, message);
+        let diagnostic = self.diagnose(site, code, level, message);
         diagnostic.reference = Some(reference.to_owned());
     }
 
@@ -411,7 +412,7 @@ impl<'a> Planner<'a> {
                 sources.join(" ")
             );
             let at = TextRange::new(command.close + 1, command.close + 1);
-            self.edit(at, line, codes::HIP_SOURCE_LANGUAGE.into(), "(.cu sources)");
+            self.edit(at, line, codes::HIP_SOURCE_LANGUAGE, "(.cu sources)");
         }
     }
 }

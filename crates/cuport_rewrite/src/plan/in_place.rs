@@ -29,16 +29,11 @@ impl Planner<'_> {
         };
         let name_end = rewrite.call.start + call_text[..open].trim_end().len();
         let callee = TextRange::new(rewrite.call.start, name_end);
-        let code = rewrite.code.clone();
+        let code = rewrite.code;
         if self.text(callee) != plan.callee {
-            self.edit(
-                callee,
-                plan.callee.to_owned(),
-                code.clone(),
-                &rewrite.cuda_name,
-            );
+            self.edit(callee, plan.callee.to_owned(), code, &rewrite.cuda_name);
         }
-        self.wrap_argument_ranges(&rewrite.cuda_name, &rewrite.args, &code);
+        self.wrap_argument_ranges(&rewrite.cuda_name, &rewrite.args, code);
         if !plan.appended.is_empty() {
             let extra = plan.appended.join(", ");
             let (at, text) = match rewrite.args.get(..passed).and_then(<[TextRange]>::last) {

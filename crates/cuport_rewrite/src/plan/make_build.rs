@@ -21,7 +21,8 @@ use cuport_model::{Language, MakeFacts, OneWayCmake, TextRange};
 
 use super::cmake_build::with_blanks_before;
 use super::Planner;
-use crate::diagnostic::{codes, Effort, Level};
+use crate::diagnostic::{codes, Level};
+use cuport_model::Effort;
 
 impl Planner<'_> {
     /// Plans a Makefile site of one of the forms above, or reports it where
@@ -135,7 +136,7 @@ impl Planner<'_> {
             site.name
         );
         let code = self.code_of(site);
-        self.diagnose(site, &code, Level::Manual, message).effort = Some(Effort::Low);
+        self.diagnose(site, code, Level::Manual, message).effort = Some(Effort::Low);
     }
 
     /// Deletes an nvcc option (with its value when it takes one: `-t=0`,

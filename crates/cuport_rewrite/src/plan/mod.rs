@@ -13,14 +13,17 @@ mod overloads;
 pub(crate) use overloads::unmatched;
 
 use cuport_analyze::{FileAnalysis, Site};
-use cuport_model::{Language, Library, LineIndex, SiteKind, Target, TargetProfile, TextRange};
+use cuport_model::{
+    Code, Language, Library, LineIndex, SiteKind, Target, TargetProfile, TextRange,
+};
 use cuport_rules::{Resolved, RuleSet, Template};
 
-use crate::diagnostic::{codes, Diagnostic, Effort, Level};
+use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::edit::{Edit, EditKind};
 use crate::options::MigrateOptions;
 use crate::result::FileStats;
 use crate::suppress::Suppressions;
+use cuport_model::Effort;
 
 /// What one site turned into.
 #[derive(Debug, Default, Clone)]
@@ -50,8 +53,15 @@ pub(crate) struct PendingRewrite<'a> {
     call: TextRange,
     args: Vec<TextRange>,
     template: &'a Template,
-    code: String,
+    code: Code,
     cuda_name: String,
+}
+
+impl PendingRewrite<'_> {
+    /// The code of the rule whose template the rewrite applies.
+    pub(crate) fn code(&self) -> Code {
+        self.code
+    }
 }
 
 /// One file to plan, with everything planning reads.
@@ -163,13 +173,13 @@ impl<'a> Planner<'a> {
     pub(crate) fn diagnose(
         &mut self,
         site: &Site,
-        code: &str,
+        code: Code,
         level: Level,
         message: String,
     ) -> &mut Diagnostic {
         let at = self.lines.line_col(site.range.start);
         self.out.diagnostics.push(Diagnostic {
-            code: code.to_owned(),
+            code,
             level,
             effort: None,
             message,
@@ -190,7 +200,7 @@ impl<'a> Planner<'a> {
         &mut self,
         range: TextRange,
         replacement: String,
-        code: String,
+        code: Code,
         cuda_name: &str,
     ) {
         self.out.edits.push(Edit {
@@ -305,10 +315,10 @@ impl<'a> Planner<'a> {
         self.call_diagnostic(rewrite, codes::TEMPLATE_FAILED, message);
     }
 
-    fn call_diagnostic(&mut self, rewrite: &PendingRewrite<'_>, code: &str, message: String) {
+    fn call_diagnostic(&mut self, rewrite: &PendingRewrite<'_>, code: Code, message: String) {
         let at = self.lines.line_col(rewrite.call.start);
         self.out.diagnostics.push(Diagnostic {
-            code: code.to_owned(),
+            code,
             level: Level::Manual,
             effort: Some(Effort::Low),
             message,

@@ -2,14 +2,16 @@
 //! target and becomes an edit, a diagnostic, or both (an approximate
 //! mapping is applied and reported).
 use cuport_analyze::Site;
+use cuport_model::Code;
 use cuport_model::{Language, Library, SiteKind, Target, TextRange, WarpDiagnostic};
 use cuport_rules::{Resolved, Status, Template};
 
 use super::{plan_sites, FileInput, PendingRewrite, PlanSite, PlannedFile, Planner};
-use crate::diagnostic::{codes, Diagnostic, Effort, Level};
+use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::options::HipLaunch;
 use crate::sdk::newer_release_needed;
 use crate::source_text::{holds_directive_line, is_one_call_of, qualified_name_start};
+use cuport_model::Effort;
 
 /// Plans a file for the one-way target.
 pub(crate) fn plan_file(input: &FileInput<'_>) -> PlannedFile {
@@ -109,12 +111,10 @@ impl<'a> Planner<'a> {
         if self.needs_newer_sdk(site, &resolved) || self.legacy_api_call(site, &resolved) {
             return;
         }
-        let code = resolved
-            .code()
-            .map_or_else(|| codes::UNKNOWN_NAME.to_owned(), |c| c.to_string());
+        let code = resolved.code().unwrap_or(codes::UNKNOWN_NAME);
         let status = resolved.status();
         if status == Status::Approximate && self.is_value_use(site) {
-            self.value_use(site, &resolved, &code);
+            self.value_use(site, &resolved, code);
             return;
         }
         if self.arity_differs(site, &resolved) {
@@ -123,16 +123,16 @@ impl<'a> Planner<'a> {
         let applied = match status {
             Status::Exact => true,
             Status::Approximate if resolved.template().is_some() => {
-                self.rewrite(site, &resolved, &code)
+                self.rewrite(site, &resolved, code)
             }
             Status::Renamed | Status::Approximate => {
-                let renamed = self.rename(site, &resolved, &code);
+                let renamed = self.rename(site, &resolved, code);
                 if renamed {
-                    self.wrap_arguments(site, &code);
+                    self.wrap_arguments(site, code);
                 }
                 renamed
             }
-            Status::Rewrite => self.rewrite(site, &resolved, &code),
+            Status::Rewrite => self.rewrite(site, &resolved, code),
             Status::Manual | Status::Unsupported => false,
         };
         if applied {
@@ -154,7 +154,7 @@ impl<'a> Planner<'a> {
             Status::Unsupported => Some(Level::Unsupported),
         };
         if let Some(level) = level {
-            self.table_diagnostic(site, &resolved, &code, level);
+            self.table_diagnostic(site, &resolved, code, level);
         }
         if is_version_macro(&site.name) && site.kind == SiteKind::PreprocessorCondition {
             self.version_condition(site);
@@ -188,9 +188,7 @@ impl<'a> Planner<'a> {
         if !includes_legacy_only || self.lookup(&current).is_none() {
             return false;
         }
-        let code = resolved
-            .code()
-            .map_or_else(|| codes::NOT_REWRITABLE.to_owned(), |c| c.to_string());
+        let code = resolved.code().unwrap_or(codes::NOT_REWRITABLE);
         let message = format!(
             "`{}` is called through the legacy API of {} (this file includes {}, not {}), which {} has no form of: {}",
             site.name,
@@ -200,7 +198,7 @@ impl<'a> Planner<'a> {
             self.target(),
             legacy.note
         );
-        let diagnostic = self.diagnose(site, &code, Level::Manual, message);
+        let diagnostic = self.diagnose(site, code, Level::Manual, message);
         diagnostic.reference = Some(legacy.reference.clone());
         diagnostic.effort = Some(Effort::Low);
         true
@@ -246,8 +244,8 @@ impl<'a> Planner<'a> {
             return false;
         };
         if let Some((template, note)) = resolved.older_sdk() {
-            let code = resolved.code().map_or_else(String::new, |c| c.to_string());
-            if self.rewrite_with(site, template, &code) {
+            let code = resolved.code().unwrap_or(codes::UNKNOWN_NAME);
+            if self.rewrite_with(site, template, code) {
                 // A call (`__shfl_down(...)`) is named by its callee; a value
                 // (`HCCL_SUCCESS` for a call the release lacks) as written.
                 let callee = template.callee().unwrap_or(template.source());
@@ -255,7 +253,7 @@ impl<'a> Planner<'a> {
                     "`{}` needs {minimum}; for {} {selected} it becomes `{callee}`, which is not exactly equivalent",
                     site.name, minimum.product
                 );
-                let diagnostic = self.diagnose(site, &code, Level::Approximate, message);
+                let diagnostic = self.diagnose(site, code, Level::Approximate, message);
                 diagnostic.suggestion = Some(note.to_owned());
                 diagnostic.reference = resolved.reference().map(str::to_owned);
                 return true;
@@ -323,7 +321,7 @@ impl<'a> Planner<'a> {
     /// A macro compared by value whose target counterpart has another value
     /// (or none): left as it is, for a person, never rewritten into a test
     /// that silently takes another branch.
-    fn value_use(&mut self, site: &Site, resolved: &Resolved<'_>, code: &str) {
+    fn value_use(&mut self, site: &Site, resolved: &Resolved<'_>, code: Code) {
         let target = self.target();
         let to = resolved.target_name.as_deref().unwrap_or("no counterpart");
         let message = format!(
@@ -379,7 +377,7 @@ impl<'a> Planner<'a> {
             .collect()
     }
 
-    fn table_diagnostic(&mut self, site: &Site, resolved: &Resolved<'_>, code: &str, level: Level) {
+    fn table_diagnostic(&mut self, site: &Site, resolved: &Resolved<'_>, code: Code, level: Level) {
         let target = self.target();
         let to = resolved.target_name.as_deref().map(str::to_owned);
         let message = match (level, &to) {
@@ -396,7 +394,7 @@ impl<'a> Planner<'a> {
         };
         let note = resolved.note().map(str::to_owned);
         let reference = resolved.reference().map(str::to_owned);
-        let effort = resolved.effort().map(Effort::from);
+        let effort = resolved.effort();
         let diagnostic = self.diagnose(site, code, level, message);
         diagnostic.suggestion = note;
         diagnostic.reference = reference;
@@ -509,7 +507,7 @@ impl<'a> Planner<'a> {
 
     /// Replaces the name (for Python methods: the last segment) with the
     /// target's name. Returns whether an edit was made.
-    fn rename(&mut self, site: &Site, resolved: &Resolved<'_>, code: &str) -> bool {
+    fn rename(&mut self, site: &Site, resolved: &Resolved<'_>, code: Code) -> bool {
         let Some(to) = resolved.target_name.as_deref() else {
             return false;
         };
@@ -565,7 +563,7 @@ impl<'a> Planner<'a> {
                 return false;
             };
         if replacement != written {
-            self.edit(site.range, replacement, code.to_owned(), &site.name);
+            self.edit(site.range, replacement, code, &site.name);
         }
         true
     }
@@ -631,7 +629,7 @@ impl<'a> Planner<'a> {
 
     /// Rewrites a whole call through the entry's argument template (once
     /// every site is planned: see [`Planner::compose_rewrites`]).
-    fn rewrite(&mut self, site: &Site, resolved: &Resolved<'a>, code: &str) -> bool {
+    fn rewrite(&mut self, site: &Site, resolved: &Resolved<'a>, code: Code) -> bool {
         match resolved.template() {
             Some(template) => self.rewrite_with(site, template, code),
             None => self.rewrite_needs_call(site, resolved.note()),
@@ -652,7 +650,7 @@ impl<'a> Planner<'a> {
 
     /// Rewrites the call at `site` through `template` once every site is
     /// planned.
-    fn rewrite_with(&mut self, site: &Site, template: &'a Template, code: &str) -> bool {
+    fn rewrite_with(&mut self, site: &Site, template: &'a Template, code: Code) -> bool {
         let Some(call) = site.call else {
             let note = self
                 .lookup(&site.name)
@@ -663,7 +661,7 @@ impl<'a> Planner<'a> {
             call,
             args: site.args.clone(),
             template,
-            code: code.to_owned(),
+            code,
             cuda_name: site.name.clone(),
         });
         true
@@ -674,7 +672,7 @@ impl<'a> Planner<'a> {
             self.unknown(site);
             return;
         };
-        let code = resolved.code().map_or_else(String::new, |c| c.to_string());
+        let code = resolved.code().unwrap_or(codes::UNKNOWN_NAME);
         match (resolved.status(), resolved.target_name.as_deref()) {
             (Status::Exact, _) => {}
             (Status::Renamed | Status::Approximate, Some(to)) if self.includes_again(site, to) => {
@@ -699,16 +697,16 @@ impl<'a> Planner<'a> {
                     ""
                 };
                 let replacement = format!("{open}{to}{close}");
-                self.edit(site.range, replacement, code.clone(), &site.name);
+                self.edit(site.range, replacement, code, &site.name);
                 if resolved.status() == Status::Approximate {
-                    self.table_diagnostic(site, &resolved, &code, Level::Approximate);
+                    self.table_diagnostic(site, &resolved, code, Level::Approximate);
                 }
             }
             (Status::Rewrite, _) if resolved.template().is_some_and(|t| t.source().is_empty()) => {
                 // The target needs no counterpart (HIPIFY deletes such includes).
                 let line = self.lines.line_of(site.range.start);
                 if let Some(range) = self.lines.line_range(line) {
-                    self.edit(range, String::new(), code.clone(), &site.name);
+                    self.edit(range, String::new(), code, &site.name);
                 }
             }
             (status, _) => {
@@ -717,7 +715,7 @@ impl<'a> Planner<'a> {
                 } else {
                     Level::Manual
                 };
-                self.table_diagnostic(site, &resolved, &code, level);
+                self.table_diagnostic(site, &resolved, code, level);
             }
         }
     }
@@ -762,7 +760,7 @@ impl<'a> Planner<'a> {
         if let Some(at) = written.find("cuda") {
             if device != "cuda" {
                 let range = TextRange::new(site.range.start + at, site.range.start + at + 4);
-                let code = resolved.code().map_or_else(String::new, |c| c.to_string());
+                let code = resolved.code().unwrap_or(codes::UNKNOWN_NAME);
                 self.edit(range, device.to_owned(), code, &site.name);
                 self.out.imports.extend(resolved.imports().iter().cloned());
             }
@@ -775,7 +773,7 @@ impl<'a> Planner<'a> {
             self.unknown(site);
             return;
         };
-        let code = resolved.code().map_or_else(String::new, |c| c.to_string());
+        let code = resolved.code().unwrap_or(codes::UNKNOWN_NAME);
         let written = self.text(site.range);
         match (
             resolved.status(),
@@ -789,11 +787,11 @@ impl<'a> Planner<'a> {
                     site.range.start + at + site.name.len(),
                 );
                 if to != site.name {
-                    self.edit(range, to.to_owned(), code.clone(), &site.name);
+                    self.edit(range, to.to_owned(), code, &site.name);
                 }
                 self.out.imports.extend(resolved.imports().iter().cloned());
                 if resolved.status() == Status::Approximate {
-                    self.table_diagnostic(site, &resolved, &code, Level::Approximate);
+                    self.table_diagnostic(site, &resolved, code, Level::Approximate);
                 }
             }
             (status, _, _) => {
@@ -802,7 +800,7 @@ impl<'a> Planner<'a> {
                 } else {
                     Level::Manual
                 };
-                self.table_diagnostic(site, &resolved, &code, level);
+                self.table_diagnostic(site, &resolved, code, level);
             }
         }
     }
@@ -882,12 +880,7 @@ impl<'a> Planner<'a> {
     /// spelling as a launch, clang-based compilers do not.
     fn respell_spaced_chevrons(&mut self, site: &Site) {
         for (range, text) in super::chevron_respellings(site) {
-            self.edit(
-                range,
-                text.to_owned(),
-                codes::LAUNCH_SPELLING.into(),
-                &site.name,
-            );
+            self.edit(range, text.to_owned(), codes::LAUNCH_SPELLING, &site.name);
         }
     }
 
@@ -970,7 +963,7 @@ impl<'a> Planner<'a> {
         for (start, end, text) in pieces {
             let range = TextRange::new(start, end);
             if self.text(range) != text {
-                self.edit(range, text, codes::HIP_GGL_LAUNCH.into(), &site.name);
+                self.edit(range, text, codes::HIP_GGL_LAUNCH, &site.name);
             }
         }
     }

@@ -7,7 +7,8 @@ use cuport_analyze::Site;
 use cuport_model::SiteKind;
 
 use super::Planner;
-use crate::diagnostic::{codes, Effort, Level};
+use crate::diagnostic::{codes, Level};
+use cuport_model::Effort;
 
 /// A function definition seen: its name, and its parameter types as
 /// written and as ported (parameter names left out).

@@ -8,9 +8,10 @@ use cuport_rules::Status;
 
 use super::findings::{lookup, report, table_finding, targets, unknown, Finding};
 use super::{device_module_rest, portable_edit, KEPT};
-use crate::diagnostic::{codes, Effort, Level};
+use crate::diagnostic::{codes, Level};
 use crate::dual::python_module::{renamed_in_device_module, DEVICE_HELPERS};
 use crate::plan::Planner;
+use cuport_model::Effort;
 
 /// How one target reaches `torch.cuda.<rest>` through cuport_device.
 enum Reach {

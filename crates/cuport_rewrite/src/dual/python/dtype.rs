@@ -5,10 +5,11 @@
 //! once per file.
 use cuport_model::{Library, SiteKind, TextRange};
 
-use crate::diagnostic::{codes, Diagnostic, Effort, Level};
+use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::dual::python_module::lacks_fp64;
 use crate::plan::Planner;
 use crate::pysource::code_ranges;
+use cuport_model::Effort;
 
 /// Spellings of a float64 tensor or dtype, and the name each is reported as.
 const FP64: &[(&str, &str)] = &[
@@ -63,7 +64,7 @@ pub(crate) fn finish_file(planner: &mut Planner<'_>) {
     for (range, name) in fp64_uses(planner.src) {
         let at = planner.lines.line_col(range.start);
         planner.out.diagnostics.push(Diagnostic {
-            code: codes::DUAL_UNSUPPORTED_DTYPE.to_owned(),
+            code: codes::DUAL_UNSUPPORTED_DTYPE,
             level: Level::Manual,
             effort: Some(Effort::Low),
             message: format!(

@@ -1,16 +1,18 @@
 //! What each selected target says about a site, as diagnostics. Targets
 //! that say the same thing share one diagnostic (`ascend, mlu: ...`).
 use cuport_analyze::Site;
+use cuport_model::Code;
 use cuport_model::Target;
 use cuport_rules::{Resolved, Status};
 
-use crate::diagnostic::{codes, Effort, Level};
+use crate::diagnostic::{codes, Level};
 use crate::plan::Planner;
+use cuport_model::Effort;
 
 /// One target's word on a site, before grouping.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Finding {
-    pub(crate) code: String,
+    pub(crate) code: Code,
     pub(crate) level: Level,
     /// The message after the target list.
     pub(crate) body: String,
@@ -20,9 +22,9 @@ pub(crate) struct Finding {
 }
 
 impl Finding {
-    pub(crate) fn new(code: &str, level: Level, body: String) -> Self {
+    pub(crate) fn new(code: Code, level: Level, body: String) -> Self {
         Finding {
-            code: code.to_owned(),
+            code,
             level,
             body,
             suggestion: None,
@@ -44,7 +46,7 @@ impl Finding {
     /// The table row's code (when the finding is the row's own verdict).
     pub(crate) fn table_code(mut self, resolved: &Resolved<'_>) -> Self {
         if let Some(code) = resolved.code() {
-            self.code = code.to_string();
+            self.code = code;
         }
         self
     }
@@ -54,7 +56,7 @@ impl Finding {
         self.suggestion = resolved.note().map(str::to_owned).or(self.suggestion);
         self.reference = resolved.reference().map(str::to_owned);
         if let Some(effort) = resolved.effort() {
-            self.effort = Some(effort.into());
+            self.effort = Some(effort);
         }
         self
     }
@@ -144,7 +146,7 @@ pub(crate) fn report(planner: &mut Planner<'_>, site: &Site, findings: Vec<(Targ
     for (targets, finding) in groups {
         let names: Vec<&str> = targets.iter().map(|t| t.id()).collect();
         let message = format!("{}: {}", names.join(", "), finding.body);
-        let diagnostic = planner.diagnose(site, &finding.code, finding.level, message);
+        let diagnostic = planner.diagnose(site, finding.code, finding.level, message);
         diagnostic.suggestion = finding.suggestion;
         diagnostic.reference = finding.reference;
         diagnostic.effort = finding.effort;
