@@ -3,63 +3,56 @@
 //! reviewing the analyser.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
-use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use cuport_analyze::{scan_tree, ScanOptions, ScanReport, NO_PROGRESS};
+use cuport_analyze::{scan_tree, FileAnalysis, ScanOptions, ScanReport, Site, NO_PROGRESS};
 
 fn fixtures_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures")
 }
 
 fn render(report: &ScanReport) -> String {
-    let mut out = String::new();
+    let mut lines: Vec<String> = Vec::new();
     for file in &report.files {
-        writeln!(
-            out,
+        let analysis = &file.analysis;
+        lines.push(format!(
             "== {} ({}, {} lines)",
             file.path, file.language, file.lines
-        )
-        .unwrap();
-        for site in &file.analysis.sites {
-            let branch = file.analysis.conditions_of(site).join(" && ");
-            let branch = if branch.is_empty() {
-                String::new()
-            } else {
-                format!("  [if {branch}]")
-            };
-            let extra = match (site.args.len(), site.launch_config.len()) {
-                (0, 0) => String::new(),
-                (args, 0) => format!(" ({args} args)"),
-                (args, config) => format!(" <<<{config}>>> ({args} args)"),
-            };
-            writeln!(
-                out,
-                "{}:{} {} {} {}{extra}{branch}",
-                site.line,
-                site.column,
-                site.kind,
-                site.library.id(),
-                site.name
-            )
-            .unwrap();
-        }
-        for issue in &file.analysis.parse_issues {
-            writeln!(
-                out,
-                "parse issue: lines {}-{}: {}",
-                issue.line_start, issue.line_end, issue.message
-            )
-            .unwrap();
-        }
-        for warning in &file.analysis.warnings {
-            writeln!(out, "warning: {warning}").unwrap();
-        }
+        ));
+        lines.extend(analysis.sites.iter().map(|site| site_line(analysis, site)));
+        lines.extend(analysis.parse_issues.iter().map(|issue| {
+            let (start, end) = (issue.line_start, issue.line_end);
+            format!("parse issue: lines {start}-{end}: {}", issue.message)
+        }));
+        lines.extend(analysis.warnings.iter().map(|w| format!("warning: {w}")));
     }
-    for skipped in &report.skipped {
-        writeln!(out, "skipped {}: {}", skipped.path, skipped.reason).unwrap();
-    }
-    out
+    lines.extend(
+        report
+            .skipped
+            .iter()
+            .map(|skipped| format!("skipped {}: {}", skipped.path, skipped.reason)),
+    );
+    lines.iter().map(|line| format!("{line}\n")).collect()
+}
+
+/// `line:column kind library name`, then the launch shape and the branch.
+fn site_line(analysis: &FileAnalysis, site: &Site) -> String {
+    let branch = analysis.conditions_of(site).join(" && ");
+    let branch = if branch.is_empty() {
+        String::new()
+    } else {
+        format!("  [if {branch}]")
+    };
+    let extra = match (site.args.len(), site.launch_config.len()) {
+        (0, 0) => String::new(),
+        (args, 0) => format!(" ({args} args)"),
+        (args, config) => format!(" <<<{config}>>> ({args} args)"),
+    };
+    let (kind, library) = (site.kind, site.library.id());
+    format!(
+        "{}:{} {kind} {library} {}{extra}{branch}",
+        site.line, site.column, site.name
+    )
 }
 
 #[test]

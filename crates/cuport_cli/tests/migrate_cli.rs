@@ -127,12 +127,7 @@ fn dry_run_writes_nothing_and_prints_diagnostics_and_statistics() {
     let before = s.state();
     let run = s.migrate(&["--to", "ascend"]).expect_code(0);
     assert_eq!(s.state(), before, "a dry run must not touch any file");
-    assert!(
-        run.stdout
-            .contains("vector_add.cu:26:1: manual CP0010: kernel `vector_add`"),
-        "{}",
-        run.stdout
-    );
+    run.assert_stdout_contains("vector_add.cu:26:1: manual CP0010: kernel `vector_add`");
     assert!(run
         .stdout
         .contains("Migration to ascend: 1 files analysed, 1 would change"));
@@ -228,11 +223,7 @@ fn out_inside_the_tree_is_refused_with_exit_2() {
     let run = s
         .migrate(&["--to", "hip", "--out", inside.to_str().expect("utf-8")])
         .expect_code(2);
-    assert!(
-        run.stderr.contains("is inside the tree being migrated"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_contains("is inside the tree being migrated");
     assert_eq!(s.state(), before, "a refused run writes no file");
 }
 
@@ -295,7 +286,7 @@ fn a_second_in_place_run_changes_nothing_and_keeps_the_first_backup() {
     let first = s.state();
     let run = s.migrate(&["--to", "hip", "--in-place"]).expect_code(0);
     assert_eq!(s.state(), first, "{}", run.stdout);
-    assert!(run.stdout.contains("0 changed"), "{}", run.stdout);
+    run.assert_stdout_contains("0 changed");
     // New CUDA code after the first run: the file is rewritten again, but
     // the backup still holds the bytes from before the first run.
     let mut text = s.read(&source);
@@ -340,7 +331,7 @@ fn o_with_a_tree_of_several_files_exits_2() {
 fn o_with_a_directory_path_exits_2() {
     let s = Scratch::new().fixture("vector_add", "");
     let run = s.migrate(&["--to", "hip", "-o", "one.cu"]).expect_code(2);
-    assert!(run.stderr.contains("-o OUTFILE"), "{}", run.stderr);
+    run.assert_stderr_contains("-o OUTFILE");
     assert!(!s.outside("one.cu").exists());
 }
 
@@ -373,7 +364,7 @@ fn fail_on_unsupported_ignores_manual_but_fails_on_unsupported() {
     let run = unsupported
         .migrate(&["--to", "hip", "--fail-on", "unsupported"])
         .expect_code(1);
-    assert!(run.stdout.contains("unsupported CP1019"), "{}", run.stdout);
+    run.assert_stdout_contains("unsupported CP1019");
     // A lower threshold fails on everything above it as well.
     unsupported
         .migrate(&["--to", "hip", "--fail-on", "manual"])
@@ -534,12 +525,8 @@ fn a_bad_cuport_toml_exits_2_naming_the_file() {
     );
     let run = s.migrate(&["--diff"]).expect_code(2);
     let config = s.tree("cuport.toml");
-    assert!(
-        run.stderr.contains(config.to_str().expect("utf-8")),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("frobnicate"), "{}", run.stderr);
+    run.assert_stderr_contains(config.to_str().expect("utf-8"));
+    run.assert_stderr_contains("frobnicate");
     assert!(run.stdout.is_empty());
 }
 
@@ -564,11 +551,7 @@ fn a_user_rules_file_overrides_a_builtin_mapping() {
     let run = s
         .migrate(&["--to", "hip", "--diff", "--rules", "project.toml"])
         .expect_code(0);
-    assert!(
-        run.stdout.contains("+    projectFree(p);"),
-        "{}",
-        run.stdout
-    );
+    run.assert_stdout_contains("+    projectFree(p);");
 }
 
 #[test]
@@ -582,16 +565,12 @@ fn a_broken_rules_file_exits_2_naming_the_file() {
     let run = s
         .migrate(&["--to", "hip", "--rules", "broken.toml"])
         .expect_code(2);
-    assert!(run.stderr.contains("broken.toml"), "{}", run.stderr);
+    run.assert_stderr_contains("broken.toml");
     assert!(run.stdout.is_empty());
     let missing = s
         .migrate(&["--to", "hip", "--rules", "missing.toml"])
         .expect_code(2);
-    assert!(
-        missing.stderr.contains("missing.toml"),
-        "{}",
-        missing.stderr
-    );
+    missing.assert_stderr_contains("missing.toml");
 }
 
 #[test]
@@ -612,11 +591,7 @@ fn suppression_markers_keep_lines_and_blocks_unchanged() {
     }
     assert!(!run.stdout.contains("hipFree(b)") && !run.stdout.contains("hipFree(c)"));
     let summary = s.migrate(&["--to", "hip"]).expect_code(0);
-    assert!(
-        summary.stdout.contains("2 suppressed"),
-        "{}",
-        summary.stdout
-    );
+    summary.assert_stdout_contains("2 suppressed");
 }
 
 #[test]
@@ -705,12 +680,7 @@ fn ascend_python_gets_npu_devices_and_torch_npu_but_prose_stays() {
 fn ascend_python_switches_the_nccl_backend_to_hccl() {
     let s = Scratch::new().fixture("pytorch_train", "");
     let run = s.migrate(&["--to", "ascend", "--diff"]).expect_code(0);
-    assert!(
-        run.stdout
-            .contains("+    dist.init_process_group(backend=\"hccl\")\n"),
-        "{}",
-        run.stdout
-    );
+    run.assert_stdout_contains("+    dist.init_process_group(backend=\"hccl\")\n");
 }
 
 #[test]
@@ -768,11 +738,7 @@ fn cuport_toml_rule_paths_are_relative_to_the_file() {
             "[migrate]\ntarget = \"hip\"\nrules = [\"rules/project.toml\"]\n",
         );
     let run = s.migrate(&["--diff"]).expect_code(0);
-    assert!(
-        run.stdout.contains("+    projectFree(p);"),
-        "{}",
-        run.stdout
-    );
+    run.assert_stdout_contains("+    projectFree(p);");
 }
 
 #[test]
@@ -805,14 +771,9 @@ fn hip_arch_chooses_the_cmake_architectures() {
             "gfx1100,gfx90a:xnack-",
         ])
         .expect_code(0);
-    assert!(
-        run.stdout
-            .contains("+  set(CMAKE_HIP_ARCHITECTURES gfx1100;gfx90a:xnack-)"),
-        "{}",
-        run.stdout
-    );
+    run.assert_stdout_contains("+  set(CMAKE_HIP_ARCHITECTURES gfx1100;gfx90a:xnack-)");
     let run = s
         .migrate(&["--to", "hip", "--hip-arch", "sm_80"])
         .expect_code(2);
-    assert!(run.stderr.contains("`sm_80`"), "{}", run.stderr);
+    run.assert_stderr_contains("`sm_80`");
 }

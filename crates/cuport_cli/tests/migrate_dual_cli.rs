@@ -27,17 +27,8 @@ fn dual_out_writes_the_portable_tree_and_the_shim() {
     let (dir, root) = scratch("vector_add");
     let out = dir.path().join("out");
     let run = dual_out(&root, &out);
-    assert!(
-        run.stdout
-            .contains("Dual-stack migration (CUDA + ascend, hip)"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("Generated 5 shim files"),
-        "{}",
-        run.stdout
-    );
+    run.assert_stdout_contains("Dual-stack migration (CUDA + ascend, hip)");
+    run.assert_stdout_contains("Generated 5 shim files");
     let tree = read_tree(&out);
     for generated in [
         "cuport/backend.h",
@@ -136,16 +127,8 @@ fn dual_in_place_writes_the_shim_into_the_tree_and_never_overwrites_foreign_file
         &["--dual", "--to", "ascend", "--in-place", "--no-backup"],
     )
     .expect_code(2);
-    assert!(
-        refused.stderr.contains("cuport/runtime.h"),
-        "{}",
-        refused.stderr
-    );
-    assert!(
-        refused.stderr.contains("cuport did not generate it"),
-        "{}",
-        refused.stderr
-    );
+    refused.assert_stderr_contains("cuport/runtime.h");
+    refused.assert_stderr_contains("cuport did not generate it");
     assert_eq!(
         std::fs::read_to_string(root2.join("cuport/runtime.h")).unwrap(),
         "// the project's own file\n"
@@ -156,7 +139,7 @@ fn dual_in_place_writes_the_shim_into_the_tree_and_never_overwrites_foreign_file
 fn flags_that_do_not_fit_dual_mode_are_refused() {
     let (dir, root) = scratch("vector_add");
     let several = migrate(&root, &["--to", "ascend,hip"]).expect_code(2);
-    assert!(several.stderr.contains("need --dual"), "{}", several.stderr);
+    several.assert_stderr_contains("need --dual");
     let rename = migrate(
         &root,
         &["--dual", "--to", "hip", "--in-place", "--rename-sources"],
@@ -175,19 +158,11 @@ fn flags_that_do_not_fit_dual_mode_are_refused() {
         &["--dual", "--to", "hip", "-o", one_file.to_str().unwrap()],
     )
     .expect_code(2);
-    assert!(
-        single.stderr.contains("--dual writes the cuport/ shim"),
-        "{}",
-        single.stderr
-    );
+    single.assert_stderr_contains("--dual writes the cuport/ shim");
     assert!(!one_file.exists());
     let settings = migrate(&root, &["--dual", "--to", "mlu,hip", "--show-settings"]).expect_code(0);
-    assert!(settings.stdout.contains("mlu, hip"), "{}", settings.stdout);
-    assert!(
-        settings.stdout.contains("dual               true"),
-        "{}",
-        settings.stdout
-    );
+    settings.assert_stdout_contains("mlu, hip");
+    settings.assert_stdout_contains("dual               true");
 }
 
 /// A Python-only project gets the device module and no C headers.
@@ -196,12 +171,7 @@ fn a_python_only_project_gets_no_c_shim() {
     let (dir, root) = scratch("pytorch_train");
     let out = dir.path().join("out");
     let run = dual_out(&root, &out);
-    assert!(
-        run.stdout
-            .contains("Generated 1 shim file: cuport_device.py"),
-        "{}",
-        run.stdout
-    );
+    run.assert_stdout_contains("Generated 1 shim file: cuport_device.py");
     let tree = read_tree(&out);
     assert!(
         tree.keys().all(|k| !k.starts_with("cuport/")),

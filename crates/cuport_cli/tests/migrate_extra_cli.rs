@@ -29,16 +29,8 @@ fn skeletons_are_written_listed_and_in_json() {
     assert!(out
         .join("reduce.cu.ascend/weighted_sum_kernel.cpp")
         .is_file());
-    assert!(
-        run.stdout.contains("Ascend C kernel skeletons (2)"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains(&skeleton.display().to_string()),
-        "{}",
-        run.stdout
-    );
+    run.assert_stdout_contains("Ascend C kernel skeletons (2)");
+    run.assert_stdout_contains(&skeleton.display().to_string());
     let body = std::fs::read_to_string(&skeleton).unwrap();
     assert!(body.contains("extern \"C\" __global__ __aicore__ void reduce_sum(GM_ADDR in"));
 
@@ -92,10 +84,10 @@ fn skeleton_flag_needs_ascend_and_out() {
         ],
     )
     .expect_code(2);
-    assert!(run.stderr.contains("--to ascend"), "{}", run.stderr);
+    run.assert_stderr_contains("--to ascend");
     assert!(!out.exists(), "a refused run wrote {}", out.display());
     let run = migrate(&root, &["--to", "ascend", "--ascend-kernel-skeletons"]).expect_code(2);
-    assert!(run.stderr.contains("--out"), "{}", run.stderr);
+    run.assert_stderr_contains("--out");
 }
 
 #[test]
@@ -113,11 +105,7 @@ fn rename_into_out_then_rerun_on_the_output_changes_nothing() {
         ],
     )
     .expect_code(0);
-    assert!(
-        run.stdout.contains("src/main.cu -> src/main.mu"),
-        "{}",
-        run.stdout
-    );
+    run.assert_stdout_contains("src/main.cu -> src/main.mu");
     let tree = read_tree(&first);
     assert!(tree.contains_key("src/main.mu") && !tree.contains_key("src/main.cu"));
     assert!(text(&tree["CMakeLists.txt"]).contains("  src/main.mu\n"));
@@ -189,12 +177,7 @@ fn rename_for_ascend_says_it_does_nothing() {
         ],
     )
     .expect_code(0);
-    assert!(
-        run.stderr
-            .contains("--rename-sources does nothing for ascend"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_contains("--rename-sources does nothing for ascend");
     assert!(out.join("ext_kernel.cu").is_file());
 }
 
@@ -202,11 +185,7 @@ fn rename_for_ascend_says_it_does_nothing() {
 fn rename_needs_a_writing_mode_and_a_free_name() {
     let (_dir, root) = scratch("vector_add");
     let run = migrate(&root, &["--to", "hip", "--diff", "--rename-sources"]).expect_code(2);
-    assert!(
-        run.stderr.contains("--out DIR or --in-place"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_contains("--out DIR or --in-place");
 
     std::fs::write(root.join("vector_add.hip"), "// already ported\n").unwrap();
     let before = read_tree(&root);

@@ -100,17 +100,8 @@ fn out_copies_hidden_ignored_and_empty_entries_and_keeps_links_as_links() {
         !s.out("escape.txt").exists() && std::fs::symlink_metadata(s.out("escape.txt")).is_err()
     );
     assert!(!s.out(".git").exists());
-    assert!(
-        run.stderr
-            .contains("escape.txt: left out of the copy: symbolic link"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains(".git/: left out of the copy"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_contains("escape.txt: left out of the copy: symbolic link");
+    run.assert_stderr_contains(".git/: left out of the copy");
     assert!(
         run.stderr.contains("1 migrated")
             && run.stderr.contains("2 symbolic links")
@@ -135,12 +126,7 @@ fn out_lists_a_fifo_as_left_out_and_goes_on() {
         return;
     }
     let run = s.migrate(&["--to", "hip", "--out", "out"]).expect_code(0);
-    assert!(
-        run.stderr
-            .contains("pipe: left out of the copy: not a regular file"),
-        "{}",
-        run.stderr
-    );
+    run.assert_stderr_contains("pipe: left out of the copy: not a regular file");
     assert!(s.out("k.cu").is_file());
 }
 
@@ -234,11 +220,7 @@ fn o_writes_the_ascend_helpers_next_to_the_output_file() {
             run.stderr
         );
     }
-    assert!(
-        run.stdout.contains("Generated 2 helper files"),
-        "{}",
-        run.stdout
-    );
+    run.assert_stdout_contains("Generated 2 helper files");
 }
 
 #[test]
@@ -253,11 +235,8 @@ fn a_rules_file_for_another_target_is_an_error_not_a_no_op() {
     let run = s
         .migrate(&["--to", "hip", "--diff", "--rules", "ascend.toml"])
         .expect_code(2);
-    assert!(
-        run.stderr
-            .contains("ascend.toml: [meta] target = \"ascend\", but this run migrates to hip"),
-        "{}",
-        run.stderr
+    run.assert_stderr_contains(
+        "ascend.toml: [meta] target = \"ascend\", but this run migrates to hip",
     );
 }
 
@@ -274,7 +253,7 @@ fn an_unreadable_rules_file_is_named_once_without_repeating_the_cause() {
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("missing.toml"), "{}", run.stderr);
+    run.assert_stderr_contains("missing.toml");
 }
 
 #[test]
@@ -282,7 +261,7 @@ fn an_empty_tree_reports_no_sites_instead_of_a_share() {
     let s = Scratch::new();
     let run = s.migrate(&["--to", "hip"]).expect_code(0);
     assert!(!run.stdout.contains("100.0%"), "{}", run.stdout);
-    assert!(run.stdout.contains("Sites: none"), "{}", run.stdout);
+    run.assert_stdout_contains("Sites: none");
 }
 
 /// The text summary is a rendering of report.json: `cuport report --format

@@ -20,7 +20,7 @@ fn a_simt_port_writes_asc_sources_with_their_includes_and_build_following() {
     let out = dir.path().join("npu");
     let out_arg = out.to_str().unwrap();
     let run = migrate(&root, &args(&["--out", out_arg])).expect_code(0);
-    assert!(run.stdout.contains("Kernels: 8 simt"), "{}", run.stdout);
+    run.assert_stdout_contains("Kernels: 8 simt");
     let tree = read_tree(&out);
     let names: Vec<&str> = tree.keys().map(String::as_str).collect();
     for renamed in ["main.asc", "softmax.asc", "gaps.asc"] {
@@ -98,24 +98,16 @@ fn the_json_lists_every_kernel_with_its_disposition_and_diagnostics() {
 fn simt_needs_cann_9_1_and_the_ascend_target() {
     let (_dir, root) = scratch("simt_kernels");
     let old = migrate(&root, &args(&["--cann-version", "9.0.0"])).expect_code(2);
-    assert!(
-        old.stderr.contains("needs CANN 9.1.0 or newer"),
-        "{}",
-        old.stderr
-    );
-    assert!(old.stderr.contains("hybrid"), "{}", old.stderr);
+    old.assert_stderr_contains("needs CANN 9.1.0 or newer");
+    old.assert_stderr_contains("hybrid");
     let hip = migrate(&root, &["--to", "hip", "--ascend-kernels", "simt"]).expect_code(2);
-    assert!(hip.stderr.contains("is for --to ascend"), "{}", hip.stderr);
+    hip.assert_stderr_contains("is for --to ascend");
     let skeletons = migrate(
         &root,
         &args(&["--out", "/nonexistent/x", "--ascend-kernel-skeletons"]),
     )
     .expect_code(2);
-    assert!(
-        skeletons.stderr.contains("drop one of the two"),
-        "{}",
-        skeletons.stderr
-    );
+    skeletons.assert_stderr_contains("drop one of the two");
 }
 
 #[test]
@@ -128,47 +120,27 @@ fn cuport_toml_chooses_the_kernel_model_and_rejects_a_bad_one_or_a_bad_glob() {
     )
     .unwrap();
     let run = migrate(&root, &["--show-settings"]).expect_code(0);
-    assert!(
-        run.stdout.contains("ascend-kernels     simt"),
-        "{}",
-        run.stdout
-    );
+    run.assert_stdout_contains("ascend-kernels     simt");
     let diff = migrate(&root, &["--diff"]).expect_code(0);
-    assert!(
-        diff.stdout.contains("+    asc_syncthreads();"),
-        "{}",
-        diff.stdout
-    );
+    diff.assert_stdout_contains("+    asc_syncthreads();");
     let vector = migrate(&root, &["--show-settings", "--ascend-kernels", "vector"]).expect_code(0);
-    assert!(
-        vector.stdout.contains("ascend-kernels     vector"),
-        "{}",
-        vector.stdout
-    );
+    vector.assert_stdout_contains("ascend-kernels     vector");
     std::fs::write(
         &config,
         "[migrate]\ntarget = \"ascend\"\nascend-kernels = \"warp\"\n",
     )
     .unwrap();
     let bad = migrate(&root, &["--diff"]).expect_code(2);
-    assert!(
-        bad.stderr.contains("unknown value \"warp\""),
-        "{}",
-        bad.stderr
-    );
-    assert!(bad.stderr.contains("cuport.toml"), "{}", bad.stderr);
+    bad.assert_stderr_contains("unknown value \"warp\"");
+    bad.assert_stderr_contains("cuport.toml");
     std::fs::write(
         &config,
         "[migrate]\ntarget = \"ascend\"\nignore = [\"src/[a-\"]\n",
     )
     .unwrap();
     let glob = migrate(&root, &["--diff"]).expect_code(2);
-    assert!(glob.stderr.contains("not a valid glob"), "{}", glob.stderr);
-    assert!(
-        glob.stderr.contains("cuport.toml (ignore)"),
-        "{}",
-        glob.stderr
-    );
+    glob.assert_stderr_contains("not a valid glob");
+    glob.assert_stderr_contains("cuport.toml (ignore)");
 }
 
 #[test]

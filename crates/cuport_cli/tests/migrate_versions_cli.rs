@@ -26,11 +26,7 @@ fn an_older_cann_uses_the_older_form_of_names_it_lacks_and_says_which_release_th
         ],
     )
     .expect_code(0);
-    assert!(
-        run.stdout.contains("approximate CP2605: `ncclGroupStart` needs CANN >= 9.0.0; for CANN 8.2.RC1 it becomes `HCCL_SUCCESS`"),
-        "{}",
-        run.stdout
-    );
+    run.assert_stdout_contains("approximate CP2605: `ncclGroupStart` needs CANN >= 9.0.0; for CANN 8.2.RC1 it becomes `HCCL_SUCCESS`");
     let ported = std::fs::read_to_string(out.join("collectives.cpp")).unwrap();
     assert!(
         ported.contains("NCCL_CHECK(HCCL_SUCCESS);") && !ported.contains("GroupStart()"),
@@ -62,16 +58,8 @@ fn the_default_cann_is_the_newest_and_cuport_toml_can_choose_another() {
     )
     .unwrap();
     let run = migrate(&root, &["--to", "ascend", "--show-settings"]).expect_code(0);
-    assert!(
-        run.stdout.contains("cann-version       8.1.RC1"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("cuport.toml (cann-version)"),
-        "{}",
-        run.stdout
-    );
+    run.assert_stdout_contains("cann-version       8.1.RC1");
+    run.assert_stdout_contains("cuport.toml (cann-version)");
 }
 
 #[test]
@@ -84,25 +72,13 @@ fn rocm_version_gates_names_hip_added_later() {
     .unwrap();
     let run = migrate(&root, &["--to", "hip", "--rocm-version", "5.2.3", "--diff"]).expect_code(0);
     // With --diff the diff is stdout and the diagnostics stderr.
-    assert!(
-        run.stderr.contains(
-            "CP0016: `cuGetErrorName` would become `hipDrvGetErrorName`, which needs HIP >= 5.4.0"
-        ),
-        "{}",
-        run.stderr
+    run.assert_stderr_contains(
+        "CP0016: `cuGetErrorName` would become `hipDrvGetErrorName`, which needs HIP >= 5.4.0",
     );
-    assert!(
-        run.stdout.contains("cuGetErrorName(r, &s)"),
-        "{}",
-        run.stdout
-    );
+    run.assert_stdout_contains("cuGetErrorName(r, &s)");
     let newer = migrate(&root, &["--to", "hip", "--rocm-version", "6.2", "--diff"]).expect_code(0);
     assert!(!newer.stderr.contains("CP0016"), "{}", newer.stderr);
-    assert!(
-        newer.stdout.contains("hipDrvGetErrorName(r, &s)"),
-        "{}",
-        newer.stdout
-    );
+    newer.assert_stdout_contains("hipDrvGetErrorName(r, &s)");
     drop(dir);
 }
 

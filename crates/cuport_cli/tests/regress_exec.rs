@@ -83,33 +83,41 @@ fn every_failure_mode_fails_its_own_case_and_the_run_goes_on() {
         )
     };
     assert_eq!(outcome("ok").0, "pass");
-    let (o, text) = outcome("perturbed");
-    assert_eq!(o, "fail");
-    assert!(
-        text.contains("accuracy:y") && text.contains("mismatched elements"),
-        "{text}"
-    );
-    let (o, text) = outcome("slow");
-    assert_eq!(o, "fail");
-    assert!(
-        text.contains("perf:cross:main") && text.contains("SLOWER"),
-        "{text}"
-    );
-    let (o, text) = outcome("crash");
-    assert_eq!(o, "error");
-    assert!(
-        text.contains("aborted (signal 6, SIGABRT)") && text.contains("about to abort"),
-        "{text}"
-    );
-    let (o, text) = outcome("hang");
-    assert_eq!(o, "error");
-    assert!(
-        text.contains("timed out") && text.contains("hanging"),
-        "{text}"
-    );
-    let (o, text) = outcome("truncated");
-    assert_eq!(o, "error");
-    assert!(text.contains("truncated tensor"), "{text}");
+    // (case, outcome, what its report must say)
+    let expected = [
+        ("perturbed", "fail", ["accuracy:y", "mismatched elements"]),
+        ("slow", "fail", ["perf:cross:main", "SLOWER"]),
+        (
+            "crash",
+            "error",
+            ["aborted (signal 6, SIGABRT)", "about to abort"],
+        ),
+        ("hang", "error", ["timed out", "hanging"]),
+        (
+            "truncated",
+            "error",
+            ["truncated tensor", "truncated tensor"],
+        ),
+    ];
+    for (name, want, needles) in expected {
+        let (got, text) = outcome(name);
+        assert_eq!(got, want, "{name}: {text}");
+        assert!(needles.iter().all(|n| text.contains(n)), "{name}: {text}");
+    }
+}
+
+/// `cuport regress exec --reference REFERENCE --candidate CANDIDATE`.
+fn exec(reference: &str, candidate: &str) -> Command {
+    let mut command = cuport();
+    command.args([
+        "regress",
+        "exec",
+        "--reference",
+        reference,
+        "--candidate",
+        candidate,
+    ]);
+    command
 }
 
 #[test]
@@ -118,16 +126,8 @@ fn exec_identical_legs_pass_and_baseline_round_trips() {
     setup(dir.path());
     let base = dir.path().join("base.json");
     let leg = |mode: &str| format!("python3 {} {mode}", dir.path().join("leg.py").display());
-    cuport()
-        .args([
-            "regress",
-            "exec",
-            "--reference",
-            &leg("ok"),
-            "--candidate",
-            &leg("ok"),
-            "--save-baseline",
-        ])
+    exec(&leg("ok"), &leg("ok"))
+        .arg("--save-baseline")
         .arg(&base)
         .assert()
         .success();
@@ -140,17 +140,8 @@ fn exec_identical_legs_pass_and_baseline_round_trips() {
             "exec:candidate · main · 15 samples",
         ));
     let junit = dir.path().join("junit.xml");
-    cuport()
-        .args([
-            "regress",
-            "exec",
-            "--reference",
-            &leg("ok"),
-            "--candidate",
-            &leg("slow"),
-            "--no-cross-gate",
-            "--baseline",
-        ])
+    exec(&leg("ok"), &leg("slow"))
+        .args(["--no-cross-gate", "--baseline"])
         .arg(&base)
         .arg("--junit")
         .arg(&junit)

@@ -122,8 +122,11 @@ fn app(name: &str, candidate: &str) -> String {
     )
 }
 
-fn cuport(cluster: &Cluster, dir: &Path, args: &[&str]) -> (Option<i32>, Value, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_cuport"))
+/// `cuport regress run cases.toml --slurm --format json --slurm-dir run` in
+/// `dir`, against `cluster`.
+fn regress_run(cluster: &Cluster, dir: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_cuport"));
+    command
         .current_dir(dir)
         .env("SLURM_CONF", cluster.conf())
         .args([
@@ -134,10 +137,12 @@ fn cuport(cluster: &Cluster, dir: &Path, args: &[&str]) -> (Option<i32>, Value, 
             "--format",
             "json",
         ])
-        .args(["--slurm-dir", "run"])
-        .args(args)
-        .output()
-        .unwrap();
+        .args(["--slurm-dir", "run"]);
+    command
+}
+
+fn cuport(cluster: &Cluster, dir: &Path, args: &[&str]) -> (Option<i32>, Value, String) {
+    let out = regress_run(cluster, dir).args(args).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
     let report = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("no JSON report ({e}); stderr:\n{stderr}"));
@@ -384,18 +389,7 @@ fn ctrl_c_cancels_the_jobs(cluster: &Cluster) {
 
 /// Start cuport in the background and wait until leg `leg` is running.
 fn spawn_until_running(cluster: &Cluster, dir: &Path, leg: &str) -> std::process::Child {
-    let child = Command::new(env!("CARGO_BIN_EXE_cuport"))
-        .current_dir(dir)
-        .env("SLURM_CONF", cluster.conf())
-        .args([
-            "regress",
-            "run",
-            "cases.toml",
-            "--slurm",
-            "--format",
-            "json",
-        ])
-        .args(["--slurm-dir", "run"])
+    let child = regress_run(cluster, dir)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

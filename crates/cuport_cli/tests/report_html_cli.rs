@@ -1,6 +1,8 @@
 //! `cuport report --format html` and `cuport migrate --report DIR` write the
 //! self-contained review page, identical to the library's rendering.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+mod common;
+
 use std::path::Path;
 
 use assert_cmd::Command;
@@ -13,18 +15,12 @@ fn fixture(name: &str) -> std::path::PathBuf {
 }
 
 fn migrate_with_report(dir: &Path) {
-    let output = Command::cargo_bin("cuport")
-        .unwrap()
-        .args(["migrate", "--to", "hip", "-q", "--report"])
-        .arg(dir)
-        .arg(fixture("vector_add"))
-        .output()
-        .unwrap();
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    let dir = dir.to_str().expect("a UTF-8 temporary path");
+    common::migrate(
+        &fixture("vector_add"),
+        &["--to", "hip", "-q", "--report", dir],
+    )
+    .expect_code(0);
 }
 
 #[test]

@@ -61,7 +61,7 @@ impl Code {
 }
 
 /// Hundreds digit of a code: one block per library family.
-pub fn library_digit(library: Library) -> u16 {
+fn library_digit(library: Library) -> u16 {
     library.profile().code_family
 }
 

@@ -20,7 +20,7 @@ mod target;
 mod text;
 mod version;
 
-pub use code::{library_digit, Code, Effort};
+pub use code::{Code, Effort};
 pub use generated::{is_cuport_generated, GENERATED_MARKER};
 pub use language::Language;
 pub use library::Library;

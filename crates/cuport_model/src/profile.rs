@@ -255,8 +255,6 @@ pub struct TargetFacts {
     pub code_digit: u16,
     /// Added to `.cu` files that relied on nvcc's implicit runtime include.
     pub runtime_header: String,
-    /// PyTorch's device type string on this target.
-    pub torch_device: String,
     /// `--rename-sources`: CUDA source extension → the target's.
     #[serde(default)]
     pub source_renames: BTreeMap<String, String>,
@@ -606,11 +604,6 @@ impl Target {
     /// This target's profile (`mappings/<id>/target.toml`).
     pub fn profile(self) -> &'static TargetProfile {
         Profiles::builtin().target(self)
-    }
-
-    /// The PyTorch device type string on this target.
-    pub fn torch_device(self) -> &'static str {
-        &self.profile().target.torch_device
     }
 
     /// `hip, ascend, musa or mlu`: the ids for messages.

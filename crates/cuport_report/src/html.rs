@@ -64,7 +64,7 @@ pub fn report_html_with(
 /// `<script>` element: every
 /// `<`, `>` and `&` (which JSON only has inside strings) becomes a `\u`
 /// escape, so no `</script>` or `<!--` in migrated code can end the element.
-pub fn embedded_json(document: &ReportDocument) -> Result<String, ReportError> {
+pub(crate) fn embedded_json(document: &ReportDocument) -> Result<String, ReportError> {
     let json =
         serde_json::to_string(&data::page_data(document)).map_err(|error| ReportError::Encode {
             what: "report page data",
@@ -77,7 +77,7 @@ pub fn embedded_json(document: &ReportDocument) -> Result<String, ReportError> {
 }
 
 /// HTML-escapes text for element content and quoted attributes.
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

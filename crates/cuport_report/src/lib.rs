@@ -30,12 +30,9 @@ pub use document::{
     REPORT_FORMAT_NAME, REPORT_FORMAT_VERSION,
 };
 pub use error::ReportError;
-pub use html::{
-    api_support_html, api_support_section, embedded_json, escape as html_escape, report_html,
-    report_html_with,
-};
+pub use html::{api_support_html, api_support_section, report_html, report_html_with};
 pub use markdown::{summary_markdown, summary_markdown_within, SUMMARY_LIMIT};
-pub use meta::{rfc3339, RulesInfo, RunMeta};
+pub use meta::{RulesInfo, RunMeta};
 pub use python_guidance::{
     advice_csv, custom_ops_csv, third_party_csv, AdviceRecord, CudaSources, CustomOpRecord,
     KernelRef, ThirdPartyRecord,

@@ -132,7 +132,7 @@ impl RunMeta {
 }
 
 /// `time` as RFC 3339 in UTC, whole seconds; times before 1970 clamp to it.
-pub fn rfc3339(time: SystemTime) -> String {
+pub(crate) fn rfc3339(time: SystemTime) -> String {
     let secs = time.duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let days = i64::try_from(secs / 86_400).unwrap_or(0);
     let rest = secs % 86_400;

@@ -43,7 +43,7 @@ pub struct Conflict {
 /// Applies `edits` to `src`. Returns the new bytes, the edits applied (in
 /// order) and the conflicts. Pure insertions at the same offset are applied
 /// in the order given.
-pub fn apply_edits(src: &[u8], mut edits: Vec<Edit>) -> (Vec<u8>, Vec<Edit>, Vec<Conflict>) {
+pub(crate) fn apply_edits(src: &[u8], mut edits: Vec<Edit>) -> (Vec<u8>, Vec<Edit>, Vec<Conflict>) {
     edits.sort_by_key(|e| (e.range.start, e.range.end));
     let mut out = Vec::with_capacity(src.len() + src.len() / 8);
     let mut applied: Vec<Edit> = Vec::with_capacity(edits.len());

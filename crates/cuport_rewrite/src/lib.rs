@@ -27,9 +27,8 @@ mod write;
 
 pub use diagnostic::{code_info, codes, effort_hours, CodeInfo, Diagnostic, Level, CODES};
 pub use dual::names::{portable_name, shim_header};
-pub use dual::python_module::{build_module, device_module, python_generated_files};
 pub use dual::shim::{backend_macro, shim_headers, ProjectUse};
-pub use edit::{apply_edits, Conflict, Edit, EditKind};
+pub use edit::{Conflict, Edit, EditKind};
 pub use file::migrate_file;
 pub use kernel_stage::{Disposition, KernelRecord};
 pub use options::{HipLaunch, MigrateOptions, Mode};

@@ -63,8 +63,10 @@ pub(crate) fn generated_files(
     rules: &RuleSet,
     options: &MigrateOptions,
 ) -> Vec<GeneratedFile> {
-    match options.mode {
-        Mode::OneWay(target) => crate::helper_files::one_way_helpers(files, rules, options, target),
-        Mode::Dual(_) => crate::dual::generated_files(report, files, rules, options),
+    match &options.mode {
+        Mode::OneWay(target) => {
+            crate::helper_files::one_way_helpers(files, rules, options, *target)
+        }
+        Mode::Dual(targets) => crate::dual::generated_files(report, files, rules, targets, options),
     }
 }

@@ -25,6 +25,38 @@ fn migrate_twice(
     (first, second)
 }
 
+/// The first run's output, after checking that a second run over it edits
+/// nothing.
+fn port_stably(language: Language, src: &[u8], options: &MigrateOptions) -> String {
+    let (first, second) = migrate_twice(language, src, options);
+    assert_second_run_edits_nothing(&second);
+    String::from_utf8_lossy(&first.output).into_owned()
+}
+
+/// A port that a second run leaves alone and that contains `expected`.
+fn assert_stable_port_contains(
+    language: Language,
+    src: &[u8],
+    options: &MigrateOptions,
+    expected: &str,
+) {
+    let text = port_stably(language, src, options);
+    assert!(text.contains(expected), "{text}");
+}
+
+/// Each CUDA `(source, expected end)` ports to that end without an edit
+/// that joins a directive's lines, and a second run edits nothing.
+fn assert_ports_end_with(options: &MigrateOptions, cases: &[(&str, &str)]) {
+    for (src, expected) in cases {
+        let (first, second) = migrate_twice(Language::Cuda, src.as_bytes(), options);
+        let out = String::from_utf8_lossy(&first.output);
+        assert!(out.ends_with(expected), "{out}");
+        let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
+        assert!(violations.is_empty(), "{violations:#?}");
+        assert_second_run_edits_nothing(&second);
+    }
+}
+
 fn assert_second_run_edits_nothing(second: &FileMigration) {
     assert!(
         second.edits.is_empty(),
@@ -63,10 +95,7 @@ fn annotated_kernel_is_guarded_once() {
             &b"__global__ e(){}"[..],
             b"template <typename T>\n__global__ void k(T* x) { x[0] = 1; }\n",
         ] {
-            let (first, second) = migrate_twice(Language::Cuda, src, &options);
-            let text = String::from_utf8_lossy(&first.output);
-            assert!(text.contains("CUPORT_CUDA_KERNELS"), "{text}");
-            assert_second_run_edits_nothing(&second);
+            assert_stable_port_contains(Language::Cuda, src, &options, "CUPORT_CUDA_KERNELS");
         }
     }
 }
@@ -93,8 +122,7 @@ fn cudarc_paths_in_comments_are_not_sites() {
         &b"let ptx = cudarc::nvrtc::compile_ptx(SRC)?;\n"[..],
         b"\"\ncudarc::",
     ] {
-        let (_, second) = migrate_twice(Language::Rust, src, &options);
-        assert_second_run_edits_nothing(&second);
+        port_stably(Language::Rust, src, &options);
     }
 }
 
@@ -134,16 +162,13 @@ fn note_above_a_rewrite_that_adds_lines_is_not_repeated() {
 #[test]
 fn python_literal_next_to_a_keyword_stays_apart() {
     let src = b"import torch\ndevice = \"cuda\"if ok else \"cpu\"\nnear = d in\"cuda:1\"\n";
-    let mut options = MigrateOptions::new(Target::Ascend);
-    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Ascend]);
-    let (first, second) = migrate_twice(Language::Python, src, &options);
-    let text = String::from_utf8_lossy(&first.output);
+    let options = MigrateOptions::dual_stack(vec![Target::Ascend]);
+    let text = port_stably(Language::Python, src, &options);
     assert!(
         text.contains("device = cuport_device.accelerator if ok else \"cpu\"")
             && text.contains("near = d in f\"{cuport_device.accelerator}:1\""),
         "{text}"
     );
-    assert_second_run_edits_nothing(&second);
 }
 
 /// The added include goes below the file's opening comments; a `//` line
@@ -152,15 +177,13 @@ fn python_literal_next_to_a_keyword_stays_apart() {
 #[test]
 fn header_is_not_added_inside_a_continued_comment() {
     let src = b"// built in C:\\cuda\\\ncontinued comment\ncudaMalloc(&p, n);\n";
-    let (first, second) = migrate_twice(Language::Cuda, src, &MigrateOptions::new(Target::Hip));
-    let text = String::from_utf8_lossy(&first.output);
+    let text = port_stably(Language::Cuda, src, &MigrateOptions::new(Target::Hip));
     assert!(
         text.starts_with(
             "// built in C:\\cuda\\\ncontinued comment\n#include <hip/hip_runtime.h>\n"
         ),
         "{text}"
     );
-    assert_second_run_edits_nothing(&second);
 }
 
 /// A `.cu` file relies on nvcc for the runtime header. One that included
@@ -174,10 +197,7 @@ fn runtime_header_is_added_in_the_first_run_next_to_a_device_header() {
         (Target::Musa, "#include <musa_runtime.h>"),
         (Target::Maca, "#include <mc_runtime.h>"),
     ] {
-        let (first, second) = migrate_twice(Language::Cuda, src, &MigrateOptions::new(target));
-        let text = String::from_utf8_lossy(&first.output);
-        assert!(text.contains(runtime), "{text}");
-        assert_second_run_edits_nothing(&second);
+        assert_stable_port_contains(Language::Cuda, src, &MigrateOptions::new(target), runtime);
     }
 }
 
@@ -205,13 +225,13 @@ fn ggl_launch_keeps_the_edits_in_its_arguments() {
     let src =
         b"k<<<grid, block, 0, s>>>(d, CUBLAS_OP_T,\n    cudaMemcpyHostToDevice);\nk<<<1, 2>>>();\n";
     let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    assert_second_run_edits_nothing(&second);
     let text = String::from_utf8_lossy(&first.output);
     assert!(
         text.contains("hipLaunchKernelGGL(k, dim3(grid), dim3(block), 0, s, d, HIPBLAS_OP_T,\n    hipMemcpyHostToDevice);\nhipLaunchKernelGGL(k, dim3(1), dim3(2), 0, 0);\n"),
         "{text}"
     );
     assert!(first.diagnostics.iter().all(|d| d.code != "CP0040"));
-    assert_second_run_edits_nothing(&second);
 }
 
 /// The analyser reads `/**/#include <cuda_runtime.h>` as an include; the
@@ -221,8 +241,7 @@ fn ggl_launch_keeps_the_edits_in_its_arguments() {
 fn include_after_a_block_comment_counts_as_present() {
     let src = b"/**/#include <cuda_runtime.h>\n__global__ void k(int* x) { x[0] = __ldg(x); }\n";
     for target in [Target::Hip, Target::Musa] {
-        let (_, second) = migrate_twice(Language::Cuda, src, &MigrateOptions::new(target));
-        assert_second_run_edits_nothing(&second);
+        port_stably(Language::Cuda, src, &MigrateOptions::new(target));
     }
 }
 
@@ -232,13 +251,11 @@ fn ggl_launch_keeps_the_edits_in_its_configuration() {
     let mut options = MigrateOptions::new(Target::Hip);
     options.hip_launch = cuport_rewrite::HipLaunch::Ggl;
     let src = b"k<float><<<g, b, 0,\n  cudaStreamPerThread>>>(x);\nk<<<g, b, smem>>>(x);\n";
-    let (first, second) = migrate_twice(Language::Cuda, src, &options);
-    let text = String::from_utf8_lossy(&first.output);
+    let text = port_stably(Language::Cuda, src, &options);
     assert!(
         text.contains("hipLaunchKernelGGL(HIP_KERNEL_NAME(k<float>), dim3(g), dim3(b), 0, hipStreamPerThread, x);\nhipLaunchKernelGGL(k, dim3(g), dim3(b), smem, 0, x);\n"),
         "{text}"
     );
-    assert_second_run_edits_nothing(&second);
 }
 
 /// After `from torch.cuda import amp`, the member name in `f().amp` was
@@ -252,12 +269,10 @@ fn member_name_is_not_the_imported_name() {
     let names: Vec<&str> = analysis.sites.iter().map(|s| s.name.as_str()).collect();
     assert_eq!(names, ["torch.cuda.amp", "torch.cuda.amp.GradScaler"]);
 
-    let mut options = MigrateOptions::new(Target::Ascend);
-    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Ascend]);
+    let mut options = MigrateOptions::dual_stack(vec![Target::Ascend]);
     options.annotate = true;
     let src = b"from torch.cuda import amp\ns=torch.cuda.amp.GradScaler()";
-    let (_, second) = migrate_twice(Language::Python, src, &options);
-    assert_second_run_edits_nothing(&second);
+    port_stably(Language::Python, src, &options);
 }
 
 /// Dual-stack writes a launch as `CUPORT_KERNEL_LAUNCH((k<T>), ...)`; the
@@ -265,16 +280,13 @@ fn member_name_is_not_the_imported_name() {
 /// name among them lost its portable spelling, which the rerun then wrote.
 #[test]
 fn launch_macro_keeps_the_edits_in_template_arguments() {
-    let mut options = MigrateOptions::new(Target::Ascend);
-    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Ascend]);
+    let options = MigrateOptions::dual_stack(vec![Target::Ascend]);
     let src = b"k<cudaStream_t><<<1, 1>>>(x);\n";
-    let (first, second) = migrate_twice(Language::Cuda, src, &options);
-    let text = String::from_utf8_lossy(&first.output);
+    let text = port_stably(Language::Cuda, src, &options);
     assert!(
         text.contains("CUPORT_KERNEL_LAUNCH((k<cuportStream_t>), (1, 1), x);"),
         "{text}"
     );
-    assert_second_run_edits_nothing(&second);
 }
 
 /// A diagnosed name on the second line of a call that is rewritten as a
@@ -309,11 +321,7 @@ fn note_on_a_continuation_line_of_a_rewritten_call() {
 #[test]
 fn runtime_header_is_added_in_the_first_run_next_to_any_cuda_include() {
     let body = "__global__ void k(float* x) { x[threadIdx.x] = 0; }\n";
-    let dual_hip = {
-        let mut options = MigrateOptions::new(Target::Hip);
-        options.mode = cuport_rewrite::Mode::Dual(vec![Target::Hip]);
-        options
-    };
+    let dual_hip = { MigrateOptions::dual_stack(vec![Target::Hip]) };
     for include in [
         "<cuda.h>",
         "<cuda_runtime_api.h>",
@@ -327,8 +335,7 @@ fn runtime_header_is_added_in_the_first_run_next_to_any_cuda_include() {
             MigrateOptions::new(Target::Maca),
             dual_hip.clone(),
         ] {
-            let (_, second) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
-            assert_second_run_edits_nothing(&second);
+            port_stably(Language::Cuda, src.as_bytes(), &options);
         }
     }
 }
@@ -359,12 +366,10 @@ fn cuport_shim_include_is_not_a_cuda_include() {
 fn runtime_header_before_cooperative_groups_is_added_once() {
     let options = MigrateOptions::new(Target::Hip);
     let src = b"#include <cooperative_groups.h>\n#include <stdio.h>\nnamespace cg = cooperative_groups;\n__global__ void k(float* x) { cg::thread_block b = cg::this_thread_block(); b.sync(); }\n";
-    let (first, second) = migrate_twice(Language::Cuda, src, &options);
-    let text = String::from_utf8_lossy(&first.output);
+    let text = port_stably(Language::Cuda, src, &options);
     let runtime = text.find("#include <hip/hip_runtime.h>");
     let groups = text.find("#include <hip/hip_cooperative_groups.h>");
     assert!(runtime.is_some() && runtime < groups, "{text}");
-    assert_second_run_edits_nothing(&second);
 }
 
 /// CMake reruns: the package of `find_package` is its first argument and
@@ -394,8 +399,7 @@ fn cmake_command_arguments_are_read_as_cmake_does() {
     for (src, target, annotate) in cases {
         let mut options = MigrateOptions::new(target);
         options.annotate = annotate;
-        let (_, second) = migrate_twice(Language::Cmake, src, &options);
-        assert_second_run_edits_nothing(&second);
+        port_stably(Language::Cmake, src, &options);
     }
     let analysis = analyze_source(
         Language::Cmake,
@@ -424,10 +428,7 @@ fn include_after_a_projects_else_is_switched_once() {
             &b"#else\n#include <cuda_runtime.h>\n"[..],
             b"#else\n#include <cuda_runtime.h",
         ] {
-            let (first, second) = migrate_twice(Language::Cuda, src, &options);
-            let text = String::from_utf8_lossy(&first.output);
-            assert!(text.contains("CUPORT_BACKEND_"), "{text}");
-            assert_second_run_edits_nothing(&second);
+            assert_stable_port_contains(Language::Cuda, src, &options, "CUPORT_BACKEND_");
         }
     }
 }
@@ -449,8 +450,7 @@ fn broken_include_is_not_recorded_in_the_shim() {
         "#include <cuda_runtime.h>\nint main() { cudaDeviceSynchronize(); }\n#include <cublas_v2 is cut\n",
     )
     .unwrap();
-    let mut options = MigrateOptions::new(Target::Mlu);
-    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Mlu]);
+    let options = MigrateOptions::dual_stack(vec![Target::Mlu]);
     let first = common::migrate_dir(root.path(), &options);
     let out = common::write_output(&first);
     let second = common::migrate_dir(&out.path().join("tree"), &options);
@@ -466,15 +466,13 @@ fn broken_include_is_not_recorded_in_the_shim() {
 /// comment or a quoted argument does not close a CMake call.
 #[test]
 fn cmake_call_left_open_is_not_closed_by_a_comment() {
-    let mut options = MigrateOptions::new(Target::Hip);
-    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Hip]);
+    let mut options = MigrateOptions::dual_stack(vec![Target::Hip]);
     options.annotate = true;
     for src in [
         &b"target_link_libraries(CUDA::\nCUDA::cuda_driver"[..],
         b"target_link_libraries(app # linked (see below)\n  CUDA::cudart\n  \"a)\")\n",
     ] {
-        let (_, second) = migrate_twice(Language::Cmake, src, &options);
-        assert_second_run_edits_nothing(&second);
+        port_stably(Language::Cmake, src, &options);
     }
 }
 
@@ -483,11 +481,9 @@ fn cmake_call_left_open_is_not_closed_by_a_comment() {
 /// taken for the qualifier by the rerun, which then guarded the kernel again.
 #[test]
 fn global_inside_a_longer_name_is_no_qualifier() {
-    let mut options = MigrateOptions::new(Target::Mlu);
-    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Mlu]);
+    let mut options = MigrateOptions::dual_stack(vec![Target::Mlu]);
     options.annotate = true;
-    let (_, second) = migrate_twice(Language::Cuda, b"__global__\ns(cuT__global__){}", &options);
-    assert_second_run_edits_nothing(&second);
+    port_stably(Language::Cuda, b"__global__\ns(cuT__global__){}", &options);
 }
 
 /// Dual-stack: an `#include` line ending in a backslash goes on over the
@@ -513,14 +509,12 @@ fn include_continued_by_a_backslash_is_kept() {
 /// conflicted with the enclosing call's in the first run only.
 #[test]
 fn cmake_word_inside_arguments_is_no_command() {
-    let mut options = MigrateOptions::new(Target::Maca);
-    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Maca]);
-    let (_, second) = migrate_twice(
+    let options = MigrateOptions::dual_stack(vec![Target::Maca]);
+    port_stably(
         Language::Cmake,
         b"find_package(CUDAToolkit ()project(X CUDA))",
         &options,
     );
-    assert_second_run_edits_nothing(&second);
 }
 
 /// CMake: `find_package(CUDAToolkit#\ntarget_link_libraries(CUDA::))`: the
@@ -530,14 +524,12 @@ fn cmake_word_inside_arguments_is_no_command() {
 /// the find_package guard around it, in the second it applied.
 #[test]
 fn a_command_name_inside_arguments_is_not_rewritten() {
-    let mut options = MigrateOptions::new(Target::Maca);
-    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Maca]);
-    let (_, second) = migrate_twice(
+    let options = MigrateOptions::dual_stack(vec![Target::Maca]);
+    port_stably(
         Language::Cmake,
         b"find_package(CUDAToolkit#\ntarget_link_libraries(CUDA::))",
         &options,
     );
-    assert_second_run_edits_nothing(&second);
 }
 
 /// Ascend with `--annotate`: two CP0001 names on one line got one note (the
@@ -549,13 +541,11 @@ fn each_name_of_a_line_gets_its_note() {
     options.annotate = true;
     let src =
         b"namespace cg=cooperative_groups;CUDA_K(cudaMemcpy(n,(),cg::()\nz,cudaMemcpyHostToDevice)";
-    let (first, second) = migrate_twice(Language::Cuda, src, &options);
-    let text = String::from_utf8_lossy(&first.output);
+    let text = port_stably(Language::Cuda, src, &options);
     assert!(
         text.contains("`CUDA_K`") && text.contains("`cooperative_groups`"),
         "{text}"
     );
-    assert_second_run_edits_nothing(&second);
 }
 
 /// CMake: a word at the end of a line is no command (CMake allows no line
@@ -593,8 +583,7 @@ fn cmake_string_cut_off_after_a_variable_opener() {
         b"set(X \"$",
         b"f(\"${CMAKE_CUDA_FLAGS",
     ] {
-        let (_, second) = migrate_twice(Language::Cmake, src, &options);
-        assert_second_run_edits_nothing(&second);
+        port_stably(Language::Cmake, src, &options);
     }
 }
 
@@ -603,10 +592,8 @@ fn cmake_string_cut_off_after_a_variable_opener() {
 #[test]
 fn cmake_every_cuda_language_argument_is_ported_at_once() {
     let options = MigrateOptions::new(Target::Hip);
-    let (first, second) = migrate_twice(Language::Cmake, b"project(() CUDA () CUDA)", &options);
-    let text = String::from_utf8_lossy(&first.output);
+    let text = port_stably(Language::Cmake, b"project(() CUDA () CUDA)", &options);
     assert_eq!(text, "project(() HIP () HIP)");
-    assert_second_run_edits_nothing(&second);
 }
 
 /// A Rust file with a byte that is not UTF-8 before `cudarc::`: the
@@ -634,18 +621,14 @@ fn rust_file_with_invalid_utf8_keeps_its_offsets() {
 fn guard_directives_need_their_space() {
     let options = MigrateOptions::new(Target::Hip);
     let src = b"__half \n#ifndefMATHLIB_OPS_CUH\n#defineMATHLIB_OPS_CUH";
-    let (first, second) = migrate_twice(Language::Cuda, src, &options);
-    let text = String::from_utf8_lossy(&first.output);
+    let text = port_stably(Language::Cuda, src, &options);
     assert!(!text.contains("CUH#include"), "{text}");
-    assert_second_run_edits_nothing(&second);
     let guarded = b"__half \n#ifndef OPS_CUH\n#define OPS_CUH";
-    let (first, second) = migrate_twice(Language::Cuda, guarded, &options);
-    let text = String::from_utf8_lossy(&first.output);
+    let text = port_stably(Language::Cuda, guarded, &options);
     assert!(
         text.ends_with("#define OPS_CUH\n#include <hip/hip_runtime.h>\n"),
         "{text}"
     );
-    assert_second_run_edits_nothing(&second);
 }
 
 /// `""\` then `#ifdef __CUDACC__` on the next line: the backslash splices
@@ -653,13 +636,9 @@ fn guard_directives_need_their_space() {
 /// anyway, and the rerun then read the file differently.
 #[test]
 fn a_continued_line_is_no_directive() {
-    let mut options = MigrateOptions::new(Target::Maca);
-    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Maca]);
+    let options = MigrateOptions::dual_stack(vec![Target::Maca]);
     let src = b"\"\"\\\n#ifdef __CUDACC__\ncuMemcpyAtoH_v2_ptds(";
-    let (first, second) = migrate_twice(Language::Cpp, src, &options);
-    let text = String::from_utf8_lossy(&first.output);
-    assert!(text.contains("\n#ifdef __CUDACC__\n"), "{text}");
-    assert_second_run_edits_nothing(&second);
+    assert_stable_port_contains(Language::Cpp, src, &options, "\n#ifdef __CUDACC__\n");
 }
 
 /// A line that a backslash splices onto the one before is no directive, so
@@ -669,8 +648,7 @@ fn a_continued_line_is_no_directive() {
 fn no_header_after_a_line_continued_by_a_backslash() {
     let options = MigrateOptions::new(Target::Hip);
     let src = b"  $<$<COMPILE_LANGUAGE:CUDA>: \\\n#include <cuda_runtime.h>\n  __syncthreads();\n";
-    let (_, second) = migrate_twice(Language::Cuda, src, &options);
-    assert_second_run_edits_nothing(&second);
+    port_stably(Language::Cuda, src, &options);
 }
 
 /// `cuport: off` on the second line of a call that starts above it: the
@@ -696,20 +674,16 @@ fn a_directive_inside_a_launch_is_not_moved() {
     let mut options = MigrateOptions::new(Target::Hip);
     options.hip_launch = cuport_rewrite::HipLaunch::Ggl;
     let src = b"l<__CUDACC__\n><<<b,s>>>()";
-    let (first, second) = migrate_twice(Language::Cuda, src, &options);
-    let text = String::from_utf8_lossy(&first.output);
+    let text = port_stably(Language::Cuda, src, &options);
     assert!(text.contains("HIP_KERNEL_NAME(l<__HIPCC__\n>)"), "{text}");
-    assert_second_run_edits_nothing(&second);
     let src = b"k<cuComplex><<<1, 2>>>(x);";
-    let (first, second) = migrate_twice(Language::Cuda, src, &options);
-    let text = String::from_utf8_lossy(&first.output);
+    let text = port_stably(Language::Cuda, src, &options);
     assert!(
         text.contains(
             "hipLaunchKernelGGL(HIP_KERNEL_NAME(k<hipComplex>), dim3(1), dim3(2), 0, 0, x);"
         ),
         "{text}"
     );
-    assert_second_run_edits_nothing(&second);
     let src = b"template <typename T> void f(T* x) {\n  k<\n#ifdef __CUDACC__\nT\n#endif\n><<<1, 2>>>(x);\n}\n";
     let (first, second) = migrate_twice(Language::Cuda, src, &options);
     assert!(first
@@ -723,11 +697,9 @@ fn a_directive_inside_a_launch_is_not_moved() {
 /// the runtime shim header a second time.
 #[test]
 fn dual_stack_runtime_header_is_added_once() {
-    let mut options = MigrateOptions::new(Target::Hip);
-    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Hip]);
+    let options = MigrateOptions::dual_stack(vec![Target::Hip]);
     let src = b"__global__ \n#ifdef __CUDACC__";
-    let (_, second) = migrate_twice(Language::Cuda, src, &options);
-    assert_second_run_edits_nothing(&second);
+    port_stably(Language::Cuda, src, &options);
 }
 
 /// A file saved with a byte-order mark: the runtime header went after the
@@ -750,12 +722,9 @@ fn a_byte_order_mark_hides_no_include() {
 /// macro, which the rerun wrapped in a kernel guard.
 #[test]
 fn chevrons_in_a_declarator_are_no_launch() {
-    let mut options = MigrateOptions::new(Target::Mlu);
-    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Mlu]);
-    let (first, second) = migrate_twice(Language::Cuda, b"__global__ T<<<>>>(){}", &options);
-    let text = String::from_utf8_lossy(&first.output);
+    let options = MigrateOptions::dual_stack(vec![Target::Mlu]);
+    let text = port_stably(Language::Cuda, b"__global__ T<<<>>>(){}", &options);
     assert!(!text.contains("CUPORT_KERNEL_LAUNCH"), "{text}");
-    assert_second_run_edits_nothing(&second);
 }
 
 /// The dual-stack spelling of a CUDA driver-style name
@@ -763,17 +732,16 @@ fn chevrons_in_a_declarator_are_no_launch() {
 /// naming conventions; the rerun took it for CUDA and generated driver.h.
 #[test]
 fn cuport_portable_names_are_not_cuda() {
-    let mut options = MigrateOptions::new(Target::Musa);
-    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Musa]);
+    let options = MigrateOptions::dual_stack(vec![Target::Musa]);
     let src = b"  cudaError_t err = CUDA_EXT_SEM_WAIT_NODE_PARAMS_st();\n";
     let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    assert_second_run_edits_nothing(&second);
     let text = String::from_utf8_lossy(&first.output);
     assert!(
         text.contains("CUPORT_EXT_SEM_WAIT_NODE_PARAMS_st"),
         "{text}"
     );
     assert!(second.diagnostics.is_empty(), "{:#?}", second.diagnostics);
-    assert_second_run_edits_nothing(&second);
 }
 
 /// `#define NCCL_k<<<1,6>>>()`: the launch rewrite turned the name of the
@@ -783,10 +751,8 @@ fn a_defined_macro_name_is_no_kernel() {
     let mut options = MigrateOptions::new(Target::Hip);
     options.hip_launch = cuport_rewrite::HipLaunch::Ggl;
     options.annotate = true;
-    let (first, second) = migrate_twice(Language::Cuda, b"#define NCCL_k<<<1,6>>>()", &options);
-    let text = String::from_utf8_lossy(&first.output);
+    let text = port_stably(Language::Cuda, b"#define NCCL_k<<<1,6>>>()", &options);
     assert!(!text.contains("hipLaunchKernelGGL"), "{text}");
-    assert_second_run_edits_nothing(&second);
 }
 
 /// `import t#(01 ...` then, thousands of bytes later, a device string: the
@@ -795,27 +761,25 @@ fn a_defined_macro_name_is_no_kernel() {
 /// window, ported it.
 #[test]
 fn a_bracket_in_a_comment_opens_no_import() {
-    let mut options = MigrateOptions::new(Target::Hip);
-    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Hip]);
+    let options = MigrateOptions::dual_stack(vec![Target::Hip]);
     let src = b"import torch\nimport t#(01 (see below\n\ndef f():\n    return \"cuda:0\" if torch.cuda.is_available() else \"cpu\"\n";
-    let (first, second) = migrate_twice(Language::Python, src, &options);
-    let text = String::from_utf8_lossy(&first.output);
-    assert!(text.contains("cuport_device.is_available()"), "{text}");
-    assert_second_run_edits_nothing(&second);
+    assert_stable_port_contains(
+        Language::Python,
+        src,
+        &options,
+        "cuport_device.is_available()",
+    );
 }
 
 /// `__if defined(__CUDACC__)` on a line of its own is no directive, yet the
 /// dual-stack `--annotate` run widened its condition as if it were one.
 #[test]
 fn a_condition_outside_a_directive_is_not_widened() {
-    let mut options = MigrateOptions::new(Target::Maca);
-    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Maca]);
+    let mut options = MigrateOptions::dual_stack(vec![Target::Maca]);
     options.annotate = true;
     let src = b"//\n__if defined(__CUDACC__)";
-    let (first, second) = migrate_twice(Language::Cuda, src, &options);
-    let text = String::from_utf8_lossy(&first.output);
+    let text = port_stably(Language::Cuda, src, &options);
     assert!(text.ends_with("\n__if defined(__CUDACC__)"), "{text}");
-    assert_second_run_edits_nothing(&second);
 }
 
 /// Unbalanced braces between two kernels: the guard of the second kernel
@@ -830,10 +794,8 @@ fn unbalanced_braces_between_kernels_port_once() {
             options.mode = cuport_rewrite::Mode::Dual(vec![Target::Mlu]);
         }
         options.annotate = annotate;
-        let (first, second) = migrate_twice(Language::Cuda, src, &options);
-        let text = String::from_utf8_lossy(&first.output);
+        let text = port_stably(Language::Cuda, src, &options);
         assert!(!text.contains("CUPORT_CUDA_KERNELS\ntemplate}"), "{text}");
-        assert_second_run_edits_nothing(&second);
     }
 }
 
@@ -841,16 +803,14 @@ fn unbalanced_braces_between_kernels_port_once() {
 /// opens the block, or the block's close is left outside it.
 #[test]
 fn a_kernel_in_an_extern_c_block_is_guarded_inside_it() {
-    let mut options = MigrateOptions::new(Target::Ascend);
-    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Ascend]);
+    let options = MigrateOptions::dual_stack(vec![Target::Ascend]);
     let src = b"extern \"C\" {\n__global__ void k(float* x) { x[0] = 1; }\n}\n";
-    let (first, second) = migrate_twice(Language::Cuda, src, &options);
-    let text = String::from_utf8_lossy(&first.output);
-    assert!(
-        text.contains("extern \"C\" {\n#if !defined(CUPORT_CUDA_KERNELS)"),
-        "{text}"
+    assert_stable_port_contains(
+        Language::Cuda,
+        src,
+        &options,
+        "extern \"C\" {\n#if !defined(CUPORT_CUDA_KERNELS)",
     );
-    assert_second_run_edits_nothing(&second);
 }
 
 /// `t s[s]` at the very end of a file: the initialised-VLA check looked two
@@ -859,8 +819,7 @@ fn a_kernel_in_an_extern_c_block_is_guarded_inside_it() {
 #[test]
 fn an_array_at_the_end_of_the_file_is_read_safely() {
     for src in [&b"t s[s]"[..], b"*n[i]", b"e\nt[i]"] {
-        let (_, second) = migrate_twice(Language::Cuda, src, &MigrateOptions::new(Target::Hip));
-        assert_second_run_edits_nothing(&second);
+        port_stably(Language::Cuda, src, &MigrateOptions::new(Target::Hip));
     }
 }
 
@@ -872,8 +831,7 @@ fn an_array_at_the_end_of_the_file_is_read_safely() {
 fn headers_are_not_added_inside_a_rewritten_call() {
     let src = b"cudaMallocHost(\n#include\nblockDim.,t)";
     for options in [MigrateOptions::new(Target::Ascend), common::ascend_simt()] {
-        let (_, second) = migrate_twice(Language::Cuda, src, &options);
-        assert_second_run_edits_nothing(&second);
+        port_stably(Language::Cuda, src, &options);
     }
 }
 
@@ -941,7 +899,9 @@ fn makefile_fragments_port_once() {
 fn a_ggl_launch_keeps_the_line_break_after_its_paren() {
     let mut options = MigrateOptions::new(Target::Hip);
     options.hip_launch = cuport_rewrite::HipLaunch::Ggl;
-    for (src, expected) in [
+    assert_ports_end_with(
+        &options,
+        &[
         (
             "#define U m<<<l,m>>>(\\\n)",
             "#define U hipLaunchKernelGGL(m, dim3(l), dim3(m), 0, 0\\\n)",
@@ -950,14 +910,8 @@ fn a_ggl_launch_keeps_the_line_break_after_its_paren() {
             "#define L(T) k<T><<<g, b, 0, s>>>(   \\\n      a, b)\n",
             "#define L(T) hipLaunchKernelGGL(HIP_KERNEL_NAME(k<T>), dim3(g), dim3(b), 0, s,   \\\n      a, b)\n",
         ),
-    ] {
-        let (first, second) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
-        let out = String::from_utf8_lossy(&first.output);
-        assert!(out.ends_with(expected), "{out}");
-        let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
-        assert!(violations.is_empty(), "{violations:#?}");
-        assert_second_run_edits_nothing(&second);
-    }
+    ],
+    );
 }
 
 /// The dual-stack launch macro keeps the line break after the launch's
@@ -965,9 +919,10 @@ fn a_ggl_launch_keeps_the_line_break_after_its_paren() {
 /// LAUNCH_REDUCE was joined into one line).
 #[test]
 fn a_dual_launch_keeps_the_line_break_after_its_paren() {
-    let mut options = MigrateOptions::new(Target::Ascend);
-    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Ascend]);
-    for (src, expected) in [
+    let options = MigrateOptions::dual_stack(vec![Target::Ascend]);
+    assert_ports_end_with(
+        &options,
+        &[
         (
             "#define U m<<<>>>(\\\n)",
             "#define U CUPORT_KERNEL_LAUNCH((m), ()\\\n)",
@@ -976,12 +931,6 @@ fn a_dual_launch_keeps_the_line_break_after_its_paren() {
             "#define L(T) k<T><<<g, b, 0, s>>>(   \\\n      a, \\\n      b)\n",
             "#define L(T) CUPORT_KERNEL_LAUNCH((k<T>), (g, b, 0, s),   \\\n      a, \\\n      b)\n",
         ),
-    ] {
-        let (first, second) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
-        let out = String::from_utf8_lossy(&first.output);
-        assert!(out.ends_with(expected), "{out}");
-        let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
-        assert!(violations.is_empty(), "{violations:#?}");
-        assert_second_run_edits_nothing(&second);
-    }
+    ],
+    );
 }

@@ -12,7 +12,9 @@ use crate::raw::{Meta, RawEntry, RawEnumMap, RawFunction, RawPattern, RawUnsuppo
 use cuport_model::Code;
 use rustc_hash::FxHashMap;
 
-use crate::ruleset::{ExplicitTarget, Glob, Hit, Layer, Pattern, Rule, RuleSet, Signature, Slot};
+use crate::ruleset::{
+    ExplicitTarget, Glob, Hit, Layer, Pattern, Rule, RuleSet, Signature, Slot, TargetTable,
+};
 use crate::source::Parsed;
 use crate::template::EnumMap;
 
@@ -255,12 +257,7 @@ impl Builder {
     }
 
     fn insert_enum_value(&mut self, p: &Parsed, target: Target, cuda: &str, to: &str, rule: usize) {
-        let layer = self
-            .set
-            .tables
-            .entry(target)
-            .or_default()
-            .layer_mut(p.flavour());
+        let layer = target_layer(&mut self.set.tables, target, p.flavour());
         match layer.explicit.get(cuda) {
             Some(e)
                 if e.to.as_deref().is_some_and(|t| t != to) && e.slot.priority == p.priority =>
@@ -444,12 +441,7 @@ impl Builder {
             rule,
             priority: p.priority,
         };
-        let layer = self
-            .set
-            .tables
-            .entry(target)
-            .or_default()
-            .layer_mut(p.flavour());
+        let layer = target_layer(&mut self.set.tables, target, p.flavour());
         let name = cuda.get_ref();
         if let Some(old) = layer.explicit.get(name) {
             if old.slot.priority == p.priority {
@@ -510,12 +502,7 @@ impl Builder {
         let idx = self.push_rule(rule);
         let exceptions: HashSet<String> =
             raw.exceptions.iter().map(|e| e.get_ref().clone()).collect();
-        let layer = self
-            .set
-            .tables
-            .entry(target)
-            .or_default()
-            .layer_mut(p.flavour());
+        let layer = target_layer(&mut self.set.tables, target, p.flavour());
         layer.patterns.push(Pattern {
             rule: idx,
             from,
@@ -623,4 +610,14 @@ fn signature(p: &Parsed, f: &RawFunction) -> Signature {
         note: f.note.clone(),
         origin: p.at(&f.name),
     }
+}
+
+/// The layer of `target`'s table that a file of `flavour` adds to (a free
+/// function, so the rules stay readable while the layer is borrowed).
+fn target_layer(
+    tables: &mut std::collections::BTreeMap<Target, TargetTable>,
+    target: Target,
+    flavour: crate::model::Flavour,
+) -> &mut Layer {
+    tables.entry(target).or_default().layer_mut(flavour)
 }

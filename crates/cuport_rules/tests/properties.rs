@@ -63,9 +63,29 @@ fn assert_maps(target: Target, cuda: &str, expected: &str, status: Status) {
     );
 }
 
+/// Each `(CUDA name, target name)` is renamed on `target`.
+fn assert_renamed(target: Target, pairs: &[(&str, &str)]) {
+    for (cuda, expected) in pairs {
+        assert_maps(target, cuda, expected, Status::Renamed);
+    }
+}
+
 #[test]
 fn hip_samples() {
-    assert_maps(Target::Hip, "cudaMalloc", "hipMalloc", Status::Renamed);
+    assert_renamed(
+        Target::Hip,
+        &[
+            ("cudaMalloc", "hipMalloc"),
+            ("cudaDeviceProp", "hipDeviceProp_t"),
+            ("cuMemAlloc_v2", "hipMalloc"),
+            ("cublasSgemm_v2", "hipblasSgemm"),
+            ("curandCreateGenerator", "hiprandCreateGenerator"),
+            ("cufftPlan1d", "hipfftPlan1d"),
+            ("cusparseCreate", "hipsparseCreate"),
+            ("nvrtcCompileProgram", "hiprtcCompileProgram"),
+            ("cuda_runtime.h", "hip/hip_runtime.h"),
+        ],
+    );
     // hipHostMalloc's C declaration has no default for flags: HIP's default
     // is written in (runtime-manual.toml).
     assert_maps(
@@ -74,46 +94,8 @@ fn hip_samples() {
         "hipHostMalloc",
         Status::Rewrite,
     );
-    assert_maps(
-        Target::Hip,
-        "cudaDeviceProp",
-        "hipDeviceProp_t",
-        Status::Renamed,
-    );
-    assert_maps(Target::Hip, "cuMemAlloc_v2", "hipMalloc", Status::Renamed);
-    assert_maps(
-        Target::Hip,
-        "cublasSgemm_v2",
-        "hipblasSgemm",
-        Status::Renamed,
-    );
-    assert_maps(
-        Target::Hip,
-        "curandCreateGenerator",
-        "hiprandCreateGenerator",
-        Status::Renamed,
-    );
-    assert_maps(Target::Hip, "cufftPlan1d", "hipfftPlan1d", Status::Renamed);
-    assert_maps(
-        Target::Hip,
-        "cusparseCreate",
-        "hipsparseCreate",
-        Status::Renamed,
-    );
-    assert_maps(
-        Target::Hip,
-        "nvrtcCompileProgram",
-        "hiprtcCompileProgram",
-        Status::Renamed,
-    );
     assert_maps(Target::Hip, "__syncthreads", "__syncthreads", Status::Exact);
     assert_maps(Target::Hip, "ncclAllReduce", "ncclAllReduce", Status::Exact);
-    assert_maps(
-        Target::Hip,
-        "cuda_runtime.h",
-        "hip/hip_runtime.h",
-        Status::Renamed,
-    );
     assert_maps(
         Target::Hip,
         "cudnnConvolutionForward",
@@ -130,30 +112,15 @@ fn hip_samples() {
 
 #[test]
 fn ascend_samples() {
-    assert_maps(
+    assert_renamed(
         Target::Ascend,
-        "cudaStreamSynchronize",
-        "aclrtSynchronizeStream",
-        Status::Renamed,
-    );
-    assert_maps(
-        Target::Ascend,
-        "ncclGetUniqueId",
-        "HcclGetRootInfo",
-        Status::Renamed,
-    );
-    assert_maps(
-        Target::Ascend,
-        "torch.cuda.synchronize",
-        "torch.npu.synchronize",
-        Status::Renamed,
-    );
-    assert_maps(Target::Ascend, "cuda", "npu", Status::Renamed);
-    assert_maps(
-        Target::Ascend,
-        "c10::cuda::CUDAGuard",
-        "c10_npu::NPUGuard",
-        Status::Renamed,
+        &[
+            ("cudaStreamSynchronize", "aclrtSynchronizeStream"),
+            ("ncclGetUniqueId", "HcclGetRootInfo"),
+            ("torch.cuda.synchronize", "torch.npu.synchronize"),
+            ("cuda", "npu"),
+            ("c10::cuda::CUDAGuard", "c10_npu::NPUGuard"),
+        ],
     );
     let init = set().lookup(Target::Ascend, "ncclCommInitRank").unwrap();
     assert_eq!(
@@ -173,43 +140,33 @@ fn ascend_samples() {
 
 #[test]
 fn musa_samples() {
-    assert_maps(Target::Musa, "cudaMalloc", "musaMalloc", Status::Renamed);
-    assert_maps(Target::Musa, "cublasSgemm", "mublasSgemm", Status::Renamed);
-    assert_maps(
+    assert_renamed(
         Target::Musa,
-        "curandCreateGenerator",
-        "murandCreateGenerator",
-        Status::Renamed,
+        &[
+            ("cudaMalloc", "musaMalloc"),
+            ("cublasSgemm", "mublasSgemm"),
+            ("curandCreateGenerator", "murandCreateGenerator"),
+            ("cufftPlan1d", "mufftPlan1d"),
+            ("cusparseCreate", "musparseCreate"),
+            ("ncclAllReduce", "mcclAllReduce"),
+            ("cublas_v2.h", "mublas.h"),
+        ],
     );
-    assert_maps(Target::Musa, "cufftPlan1d", "mufftPlan1d", Status::Renamed);
-    assert_maps(
-        Target::Musa,
-        "cusparseCreate",
-        "musparseCreate",
-        Status::Renamed,
-    );
-    assert_maps(
-        Target::Musa,
-        "ncclAllReduce",
-        "mcclAllReduce",
-        Status::Renamed,
-    );
-    assert_maps(Target::Musa, "cublas_v2.h", "mublas.h", Status::Renamed);
     assert_maps(Target::Musa, "cuda", "musa", Status::Renamed);
 }
 
 #[test]
 fn mlu_samples() {
-    assert_maps(Target::Mlu, "cudaMalloc", "cnrtMalloc", Status::Renamed);
-    assert_maps(Target::Mlu, "cudaStream_t", "cnrtQueue_t", Status::Renamed);
-    assert_maps(
+    assert_renamed(
         Target::Mlu,
-        "ncclGetUniqueId",
-        "cnclGetCliqueId",
-        Status::Renamed,
+        &[
+            ("cudaMalloc", "cnrtMalloc"),
+            ("cudaStream_t", "cnrtQueue_t"),
+            ("ncclGetUniqueId", "cnclGetCliqueId"),
+            ("cudnnCreate", "cnnlCreate"),
+            ("cuda", "mlu"),
+        ],
     );
-    assert_maps(Target::Mlu, "cudnnCreate", "cnnlCreate", Status::Renamed);
-    assert_maps(Target::Mlu, "cuda", "mlu", Status::Renamed);
     let copy = set().lookup(Target::Mlu, "cudaMemcpyAsync").unwrap();
     assert_eq!(
         copy.template()

@@ -15,10 +15,10 @@ Names a hand-written file (mappings/mlu/*.toml) maps are skipped.
 
 Usage: python3 crates/cuport_rules/tools/gen_mlu_torch.py GIT_DIR [REV] [MAPPINGS_DIR]
 """
-import pathlib
 import re
 import subprocess
-import sys
+
+from mirror_args import mirror_args
 
 PACKAGE = "torch_mlu/mlu"
 MODULES = ["__init__", "device", "graphs", "streams", "memory", "random", "autocast_utils"]
@@ -88,11 +88,7 @@ def q(text):
 
 
 def main():
-    git_dir = sys.argv[1]
-    rev = sys.argv[2] if len(sys.argv) > 2 else "HEAD"
-    mappings = pathlib.Path(sys.argv[3] if len(sys.argv) > 3 else "mappings")
-    rev = subprocess.run(["git", "--git-dir", git_dir, "rev-parse", rev],
-                         check=True, capture_output=True, text=True).stdout.strip()
+    git_dir, rev, mappings = mirror_args()
     skip = handwritten(mappings)
     exists = sorted("torch.mlu." + n for n in mlu_names(git_dir, rev) & TORCH_CUDA
                     if "torch.cuda." + n not in skip)

@@ -23,10 +23,10 @@ device names are intrinsics). It labels entries; it is not a mapping fact.
 Usage: python3 crates/cuport_rules/tools/gen_musa_tables.py GIT_DIR [REV] [MAPPINGS_DIR]
 """
 import json
-import pathlib
 import re
 import subprocess
-import sys
+
+from mirror_args import mirror_args
 
 SOURCE = "torch_musa utils/mapping/{general,include}.json"
 
@@ -163,11 +163,7 @@ def load(git_dir, rev, name):
 
 
 def main():
-    git_dir = sys.argv[1]
-    rev = sys.argv[2] if len(sys.argv) > 2 else "HEAD"
-    mappings = pathlib.Path(sys.argv[3] if len(sys.argv) > 3 else "mappings")
-    rev = subprocess.run(["git", "--git-dir", git_dir, "rev-parse", rev],
-                         check=True, capture_output=True, text=True).stdout.strip()
+    git_dir, rev, mappings = mirror_args()
     skip = handwritten_names(mappings)
     per_lib = {lib: [] for lib in LIBRARIES}
     for cuda, musa in load(git_dir, rev, "general.json").items():

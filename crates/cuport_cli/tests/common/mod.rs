@@ -15,6 +15,16 @@ pub(crate) struct Run {
 }
 
 impl Run {
+    /// Fails with the whole stdout unless it contains `needle`.
+    pub(crate) fn assert_stdout_contains(&self, needle: &str) {
+        assert!(self.stdout.contains(needle), "{}", self.stdout);
+    }
+
+    /// Fails with the whole stderr unless it contains `needle`.
+    pub(crate) fn assert_stderr_contains(&self, needle: &str) {
+        assert!(self.stderr.contains(needle), "{}", self.stderr);
+    }
+
     pub(crate) fn expect_code(self, code: i32) -> Self {
         assert_eq!(
             self.code,

@@ -1,50 +1,40 @@
 //! 2-D convolution forward (cross-correlation, as cuDNN and PyTorch define it).
+use serde::{Deserialize, Serialize};
+
 use super::OpSpec;
 use crate::error::{RegressError, Result};
 
-struct Conv {
-    n: usize,
-    c: usize,
-    h: usize,
-    w: usize,
-    k: usize,
-    r: usize,
-    s: usize,
-    stride: usize,
-    padding: usize,
-    dilation: usize,
+/// The sizes of a 2-D convolution, as a case file's `[case.op]` writes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Conv2d {
+    pub n: usize,
+    pub c: usize,
+    pub h: usize,
+    pub w: usize,
+    pub k: usize,
+    pub r: usize,
+    pub s: usize,
+    #[serde(default = "unit")]
+    pub stride: usize,
+    #[serde(default)]
+    pub padding: usize,
+    #[serde(default = "unit")]
+    pub dilation: usize,
 }
 
-fn conv(spec: &OpSpec) -> Option<Conv> {
-    match *spec {
-        OpSpec::Conv2d {
-            n,
-            c,
-            h,
-            w,
-            k,
-            r,
-            s,
-            stride,
-            padding,
-            dilation,
-        } => Some(Conv {
-            n,
-            c,
-            h,
-            w,
-            k,
-            r,
-            s,
-            stride,
-            padding,
-            dilation,
-        }),
+fn unit() -> usize {
+    1
+}
+
+fn conv(spec: &OpSpec) -> Option<&Conv2d> {
+    match spec {
+        OpSpec::Conv2d(conv) => Some(conv),
         _ => None,
     }
 }
 
-fn out_len(input: usize, window: usize, cv: &Conv) -> usize {
+fn out_len(input: usize, window: usize, cv: &Conv2d) -> usize {
     // Saturating: absurd sizes in a case file must not overflow here; the
     // memory check rejects them.
     let span = cv.dilation.saturating_mul(window - 1).saturating_add(1);
@@ -58,7 +48,7 @@ fn out_len(input: usize, window: usize, cv: &Conv) -> usize {
 
 pub(super) fn output_hw(spec: &OpSpec) -> (usize, usize) {
     match conv(spec) {
-        Some(cv) if cv.r > 0 && cv.s > 0 => (out_len(cv.h, cv.r, &cv), out_len(cv.w, cv.s, &cv)),
+        Some(cv) if cv.r > 0 && cv.s > 0 => (out_len(cv.h, cv.r, cv), out_len(cv.w, cv.s, cv)),
         _ => (0, 0),
     }
 }
@@ -103,12 +93,12 @@ pub(super) fn reference(spec: &OpSpec, x: &[f64], wt: &[f64]) -> Vec<f64> {
         let p = (idx / q_len) % p_len;
         let k = (idx / (q_len * p_len)) % cv.k;
         let n = idx / (q_len * p_len * cv.k);
-        *slot = dot_window(&cv, x, wt, n, k, p, q);
+        *slot = dot_window(cv, x, wt, n, k, p, q);
     }
     out
 }
 
-fn dot_window(cv: &Conv, x: &[f64], wt: &[f64], n: usize, k: usize, p: usize, q: usize) -> f64 {
+fn dot_window(cv: &Conv2d, x: &[f64], wt: &[f64], n: usize, k: usize, p: usize, q: usize) -> f64 {
     let mut acc = 0.0;
     for c in 0..cv.c {
         for r in 0..cv.r {

@@ -119,7 +119,7 @@ fn element_counts(op: &OpSpec) -> (u128, u128) {
             count(&[rows, cols]).saturating_add(count(&[2, cols])),
             count(&[rows, cols]),
         ),
-        OpSpec::Conv2d {
+        OpSpec::Conv2d(super::Conv2d {
             n,
             c,
             h,
@@ -128,7 +128,7 @@ fn element_counts(op: &OpSpec) -> (u128, u128) {
             r,
             s,
             ..
-        } => {
+        }) => {
             let (p, q) = conv::output_hw(op);
             (
                 count(&[n, c, h, w]).saturating_add(count(&[k, c, r, s])),
@@ -170,7 +170,7 @@ mod tests {
             stride_a: Some(0),
             stride_b: Some(40),
         };
-        let conv = OpSpec::Conv2d {
+        let conv = OpSpec::Conv2d(super::super::Conv2d {
             n: 2,
             c: 3,
             h: 9,
@@ -181,7 +181,7 @@ mod tests {
             stride: 2,
             padding: 1,
             dilation: 1,
-        };
+        });
         let ops = [
             gemm(3, 5, 7),
             strided,

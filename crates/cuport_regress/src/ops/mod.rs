@@ -10,6 +10,7 @@ mod norm;
 
 pub use footprint::Footprint;
 
+pub use conv::Conv2d;
 pub(crate) use gemm::GemmShape;
 
 /// A product of sizes in f64: never overflows, exact enough for work.
@@ -28,9 +29,6 @@ use crate::error::{RegressError, Result};
 
 fn one() -> f64 {
     1.0
-}
-fn unit() -> usize {
-    1
 }
 fn layer_norm_eps() -> f64 {
     1e-5
@@ -101,21 +99,7 @@ pub enum OpSpec {
         eps: f64,
     },
     /// NCHW input `[n,c,h,w]`, KCRS weight `[k,c,r,s]`, no bias, groups = 1.
-    Conv2d {
-        n: usize,
-        c: usize,
-        h: usize,
-        w: usize,
-        k: usize,
-        r: usize,
-        s: usize,
-        #[serde(default = "unit")]
-        stride: usize,
-        #[serde(default)]
-        padding: usize,
-        #[serde(default = "unit")]
-        dilation: usize,
-    },
+    Conv2d(Conv2d),
     Add {
         len: usize,
     },
@@ -150,7 +134,7 @@ impl OpSpec {
             OpSpec::StridedBatchedGemm { .. } => "strided_batched_gemm",
             OpSpec::Softmax { .. } => "softmax",
             OpSpec::LayerNorm { .. } => "layer_norm",
-            OpSpec::Conv2d { .. } => "conv2d",
+            OpSpec::Conv2d(_) => "conv2d",
             OpSpec::Add { .. } => "add",
             OpSpec::Mul { .. } => "mul",
             OpSpec::Gelu { .. } => "gelu",
@@ -173,7 +157,7 @@ impl OpSpec {
             | OpSpec::ReduceSum { rows, cols }
             | OpSpec::ReduceMax { rows, cols } => vec![vec![rows, cols]],
             OpSpec::LayerNorm { rows, cols, .. } => vec![vec![rows, cols], vec![cols], vec![cols]],
-            OpSpec::Conv2d {
+            OpSpec::Conv2d(Conv2d {
                 n,
                 c,
                 h,
@@ -182,7 +166,7 @@ impl OpSpec {
                 r,
                 s,
                 ..
-            } => vec![vec![n, c, h, w], vec![k, c, r, s]],
+            }) => vec![vec![n, c, h, w], vec![k, c, r, s]],
             OpSpec::Add { len } | OpSpec::Mul { len } => vec![vec![len], vec![len]],
             OpSpec::Gelu { len } | OpSpec::Silu { len } => vec![vec![len]],
         })
@@ -201,7 +185,7 @@ impl OpSpec {
                 vec![rows, cols]
             }
             OpSpec::ReduceSum { rows, .. } | OpSpec::ReduceMax { rows, .. } => vec![rows],
-            OpSpec::Conv2d { n, k, .. } => {
+            OpSpec::Conv2d(Conv2d { n, k, .. }) => {
                 let (p, q) = conv::output_hw(self);
                 vec![n, k, p, q]
             }
@@ -221,7 +205,7 @@ impl OpSpec {
             OpSpec::Gemm { m, n, k, .. } => 2.0 * product(&[m, n, k]),
             OpSpec::BatchedGemm { batch, m, n, k, .. }
             | OpSpec::StridedBatchedGemm { batch, m, n, k, .. } => 2.0 * product(&[batch, m, n, k]),
-            OpSpec::Conv2d { n, c, k, r, s, .. } => {
+            OpSpec::Conv2d(Conv2d { n, c, k, r, s, .. }) => {
                 let (p, q) = conv::output_hw(self);
                 2.0 * product(&[n, k, p, q, c, r, s])
             }
@@ -268,7 +252,7 @@ impl OpSpec {
             {
                 zero("len")
             }
-            OpSpec::Conv2d { .. } => conv::validate(self),
+            OpSpec::Conv2d(_) => conv::validate(self),
             _ => Ok(()),
         }
     }
@@ -310,7 +294,7 @@ impl OpSpec {
             OpSpec::ReduceMax { cols, .. } => {
                 norm::reduce_rows(&inputs[0], cols, f64::NEG_INFINITY, f64::max)
             }
-            OpSpec::Conv2d { .. } => conv::reference(self, &inputs[0], &inputs[1]),
+            OpSpec::Conv2d(_) => conv::reference(self, &inputs[0], &inputs[1]),
             OpSpec::Add { .. } => elementwise::binary(&inputs[0], &inputs[1], |a, b| a + b),
             OpSpec::Mul { .. } => elementwise::binary(&inputs[0], &inputs[1], |a, b| a * b),
             OpSpec::Gelu { .. } => elementwise::unary(&inputs[0], elementwise::gelu),

@@ -15,7 +15,7 @@ mod state;
 pub(crate) use planner::plan_file;
 
 use cuport_analyze::ScanReport;
-use cuport_model::{Language, SiteKind};
+use cuport_model::{Language, SiteKind, Target};
 use cuport_rules::{NameKind, RuleSet};
 
 use crate::options::MigrateOptions;
@@ -28,6 +28,7 @@ pub(crate) fn generated_files(
     report: &ScanReport,
     files: &[MigratedFile],
     rules: &RuleSet,
+    targets: &[Target],
     options: &MigrateOptions,
 ) -> Vec<GeneratedFile> {
     let mut project = project_use(report, rules, options);
@@ -51,7 +52,7 @@ pub(crate) fn generated_files(
     generated.extend(python_module::python_generated_files(
         files,
         rules,
-        options.targets(),
+        targets,
         &is_package,
     ));
     generated

@@ -10,7 +10,7 @@ use cuport_model::Target;
 use cuport_rules::{RuleSet, Status};
 
 mod placement;
-pub use placement::python_generated_files;
+pub(crate) use placement::python_generated_files;
 
 const DEVICE_TEMPLATE: &str = include_str!("python_module/device.py.in");
 const BUILD_TEMPLATE: &str = include_str!("python_module/build.py.in");
@@ -202,7 +202,7 @@ fn build_facts(rules: &RuleSet, target: Target) -> BuildFacts {
 }
 
 /// `cuport_device.py` for `targets` (with CUDA, always).
-pub fn device_module(rules: &RuleSet, targets: &[Target]) -> String {
+pub(crate) fn device_module(rules: &RuleSet, targets: &[Target]) -> String {
     let backends = torch_backends(rules, targets);
     let mut table =
         String::from("# Generated from the rule tables: probed in this order.\nBACKENDS = (\n");
@@ -214,7 +214,7 @@ pub fn device_module(rules: &RuleSet, targets: &[Target]) -> String {
 }
 
 /// `cuport_build.py` for `targets` (with CUDA, always).
-pub fn build_module(rules: &RuleSet, targets: &[Target]) -> String {
+pub(crate) fn build_module(rules: &RuleSet, targets: &[Target]) -> String {
     let backends = torch_backends(rules, targets);
     let mut table = String::from(
         "# Generated from the rule tables (and vendor notes where marked).\nBACKENDS = (\n",

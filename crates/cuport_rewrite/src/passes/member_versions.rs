@@ -24,19 +24,20 @@ use cuport_model::Effort;
 /// Adds a diagnostic for each use of a member the target lacks (the rule's
 /// own) or the selected release lacks (CP0016).
 pub(super) fn report_members_too_new(input: &FileInput<'_>, planned: &mut Planned) {
-    let (src, lines, analysis, rules, options) = (
-        input.src,
-        input.lines,
-        input.analysis,
-        input.rules,
-        input.options,
-    );
+    let (rules, options) = (input.rules, input.options);
     let Mode::OneWay(target) = options.mode else {
         return;
     };
     for (name, resolved) in rules.members(target) {
         if matches!(resolved.status(), Status::Manual | Status::Unsupported) {
-            report_missing_member(src, lines, analysis, name, &resolved, planned);
+            report_missing_member(
+                input.src,
+                input.lines,
+                input.analysis,
+                name,
+                &resolved,
+                planned,
+            );
         }
     }
     let Some(selected) = options.sdk_version(target) else {
@@ -50,7 +51,7 @@ pub(super) fn report_members_too_new(input: &FileInput<'_>, planned: &mut Planne
         let Some((owner, member)) = name.rsplit_once("::") else {
             continue;
         };
-        for (range, object) in member_uses(src, analysis, owner, member, &resolved) {
+        for (range, object) in member_uses(input.src, input.analysis, owner, member, &resolved) {
             if planned.diagnostics.iter().any(|d| d.range == range) {
                 continue;
             }
@@ -63,7 +64,7 @@ pub(super) fn report_members_too_new(input: &FileInput<'_>, planned: &mut Planne
                     "port it by hand for {selected}, or make the port for {} {} or newer",
                     minimum.product, minimum.version
                 )),
-                ..on_member_use(lines, range, name, &resolved, codes::SDK_TOO_OLD)
+                ..on_member_use(input.lines, range, name, &resolved, codes::SDK_TOO_OLD)
             });
         }
     }

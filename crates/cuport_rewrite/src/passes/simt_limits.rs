@@ -18,13 +18,14 @@ use cuport_model::Effort;
 /// Reports what the SIMT model lacks or limits in this file, when the run
 /// ports its kernels to a SIMT model.
 pub(super) fn report_simt_limits(input: &FileInput<'_>, planned: &mut Planned) {
-    let (src, lines, analysis, rules, options) = (
-        input.src,
-        input.lines,
-        input.analysis,
-        input.rules,
-        input.options,
-    );
+    let FileInput {
+        src,
+        lines,
+        analysis,
+        rules,
+        options,
+        ..
+    } = *input;
     let simt_targets = options
         .targets()
         .iter()

@@ -88,6 +88,15 @@ impl<'a> Planner<'a> {
         diagnostic.reference = Some(reference.to_owned());
     }
 
+    /// A note citing the reference of the rule for `site`'s name.
+    fn note_citing_rule(&mut self, site: &Site, message: String) {
+        let reference = self
+            .lookup(&site.name)
+            .and_then(|r| r.reference().map(str::to_owned))
+            .unwrap_or_default();
+        self.note(site, Level::Note, message, &reference);
+    }
+
     fn architectures(&mut self, site: &Site, facts: &OneWayCmake) {
         let chosen = !self.options.gpu_architectures.is_empty();
         let list = if chosen {
@@ -310,11 +319,7 @@ impl<'a> Planner<'a> {
             .unwrap_or_default();
         let why = note.strip_prefix("Delete it: ").unwrap_or(&note);
         let message = format!("nvcc's `{}` is deleted: {why}", site.name);
-        let reference = self
-            .lookup(&site.name)
-            .and_then(|r| r.reference().map(str::to_owned))
-            .unwrap_or_default();
-        self.note(site, Level::Note, message, &reference);
+        self.note_citing_rule(site, message);
         true
     }
 
@@ -358,11 +363,7 @@ impl<'a> Planner<'a> {
             format!("this target's compiler takes host compiler options directly: `{written}` became `{replacement}`")
         };
         self.edit(range, replacement, self.code_of(site), &site.name);
-        let reference = self
-            .lookup(&site.name)
-            .and_then(|r| r.reference().map(str::to_owned))
-            .unwrap_or_default();
-        self.note(site, Level::Note, message, &reference);
+        self.note_citing_rule(site, message);
         true
     }
 

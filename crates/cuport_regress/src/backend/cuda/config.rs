@@ -49,7 +49,7 @@ pub(super) fn kernel_config(op: &OpSpec) -> Result<(LaunchConfig, Scalars)> {
                 eps,
             },
         ),
-        OpSpec::Conv2d { .. } => conv_config(op, flat)?,
+        OpSpec::Conv2d(_) => conv_config(op, flat)?,
         _ => return Err(RegressError::unsupported(BACKEND, "no kernel for this op")),
     })
 }
@@ -58,7 +58,7 @@ fn conv_config(
     op: &OpSpec,
     flat: impl Fn(usize) -> LaunchConfig,
 ) -> Result<(LaunchConfig, Scalars)> {
-    let OpSpec::Conv2d {
+    let OpSpec::Conv2d(crate::ops::Conv2d {
         n,
         c,
         h,
@@ -69,7 +69,7 @@ fn conv_config(
         stride,
         padding,
         dilation,
-    } = *op
+    }) = *op
     else {
         return Err(RegressError::unsupported(BACKEND, "not a conv2d"));
     };

@@ -213,7 +213,7 @@ pub(super) fn kernel_for(op: &OpSpec, dtype: DType) -> Result<&'static str, Stri
         OpSpec::Silu { .. } => "cuport_silu",
         OpSpec::Softmax { .. } => "cuport_softmax",
         OpSpec::LayerNorm { .. } => "cuport_layer_norm",
-        OpSpec::Conv2d { .. } => "cuport_conv2d",
+        OpSpec::Conv2d(_) => "cuport_conv2d",
         OpSpec::Gemm { .. } | OpSpec::BatchedGemm { .. } | OpSpec::StridedBatchedGemm { .. } => {
             return Err("gemm runs through cuBLAS, not a kernel".to_owned())
         }

@@ -46,7 +46,7 @@ fn imports(output: &[u8], module: &str) -> bool {
 /// rewritten Python file imports them (see the module docs).
 /// `is_package(dir)` says whether `dir` (relative to the root) holds an
 /// `__init__.py`.
-pub fn python_generated_files(
+pub(crate) fn python_generated_files(
     files: &[MigratedFile],
     rules: &RuleSet,
     targets: &[Target],
