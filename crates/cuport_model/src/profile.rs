@@ -74,6 +74,30 @@ pub struct TargetProfile {
     /// (`[[legacy-api]]`: cuBLAS's handle-less cublas.h API on HIP).
     #[serde(default, rename = "legacy-api")]
     pub legacy_apis: Vec<LegacyApi>,
+    /// The target's own libraries that correspond to CUDA libraries its
+    /// tables do not (or not fully) map (`[[counterpart]]`): a name of such
+    /// a library no rule maps is reported with the counterpart named.
+    #[serde(default, rename = "counterpart")]
+    pub counterparts: Vec<LibraryCounterpart>,
+}
+
+/// A vendor library that does for the target what a CUDA library does, with
+/// the facts a porting engineer needs to port its calls by hand.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct LibraryCounterpart {
+    pub library: Library,
+    /// The counterpart's name (`ops-fft`).
+    pub name: String,
+    /// The header its API is declared in, as included (`cann_ops_fft.h`).
+    pub header: String,
+    /// The prefix of its names (`aclfft`), where it has a C API.
+    #[serde(default)]
+    pub prefix: Option<String>,
+    /// How far the two APIs correspond: what carries over, what does not.
+    pub note: String,
+    /// Repository, path and revision the facts were read from.
+    pub source: String,
 }
 
 /// A legacy form of a CUDA library's API: in a file that includes `header`
@@ -443,6 +467,11 @@ pub struct ShimFacts {
 }
 
 impl TargetProfile {
+    /// The counterpart of `library` on this target, if it has one.
+    pub fn counterpart(&self, library: Library) -> Option<&LibraryCounterpart> {
+        self.counterparts.iter().find(|c| c.library == library)
+    }
+
     /// Whether CUDA C++ kernels compile on the target as they are.
     pub fn kernels_native(&self) -> bool {
         self.kernels.model == KernelModel::Native

@@ -145,6 +145,10 @@ cuport_codes! {
     /// library or path) where cuport does not port Makefiles: targets
     /// without `[make]` facts, and dual-stack runs.
     MAKE_NOT_PORTED = "CP0034", true, "A Makefile's nvcc build (compiler, option, library, path) cuport does not port for this target or mode";
+    /// A name of a CUDA library the tables do not map for this target,
+    /// whose counterpart library on the target is named (`[[counterpart]]`
+    /// in the target profile).
+    LIBRARY_COUNTERPART = "CP0035", true, "A name of a CUDA library the rule tables do not map for this target; the target's counterpart library is named";
     /// Dual-stack: the source keeps a CUDA spelling that a target spells
     /// differently and the shim cannot provide (a preprocessor test, C++
     /// framework API, build rule).

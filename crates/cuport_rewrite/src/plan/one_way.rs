@@ -446,6 +446,9 @@ impl<'a> Planner<'a> {
                 .effort = Some(Effort::Low);
             return;
         }
+        if self.counterpart_diagnostic(site) {
+            return;
+        }
         let message = format!(
             "`{}` ({}) is not in the rule tables for {}",
             site.name,
@@ -456,6 +459,32 @@ impl<'a> Planner<'a> {
         diagnostic.suggestion = Some(
             "port it by hand, or add a rule with `--rules FILE` (see mappings/README.md)".into(),
         );
+    }
+
+    /// CP0035 for a name of a library whose counterpart on the target the
+    /// profile names; returns whether it wrote one.
+    fn counterpart_diagnostic(&mut self, site: &Site) -> bool {
+        let target = self.target();
+        let Some(counterpart) = target.profile().counterpart(site.library) else {
+            return false;
+        };
+        let names = counterpart
+            .prefix
+            .as_deref()
+            .map(|prefix| format!(", names `{prefix}*`"))
+            .unwrap_or_default();
+        let message = format!(
+            "`{}` ({}) is not in the rule tables for {target}; its counterpart there is {} (`{}`{names}): {}",
+            site.name, site.library, counterpart.name, counterpart.header, counterpart.note
+        );
+        let suggestion = format!(
+            "port it by hand against {} (`{}`), or add a rule with `--rules FILE`",
+            counterpart.name, counterpart.header
+        );
+        let diagnostic = self.diagnose(site, codes::LIBRARY_COUNTERPART, Level::Manual, message);
+        diagnostic.suggestion = Some(suggestion);
+        diagnostic.reference = Some(counterpart.source.clone());
+        true
     }
 
     /// A CUDA name inside an argument that a pending template rewrite
