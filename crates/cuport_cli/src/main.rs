@@ -9,6 +9,7 @@ mod cmd_analyze;
 mod cmd_doctor;
 mod cmd_kernels;
 mod cmd_migrate;
+mod kernel_evidence;
 mod cmd_regress;
 mod cmd_report;
 mod cmd_rules;

@@ -15,6 +15,7 @@ pub mod rng;
 pub mod sampling;
 pub mod stats;
 pub mod tensor;
+pub mod evidence;
 
 pub use error::{RegressError, Result};
 pub mod backend;

@@ -58,6 +58,22 @@ pub struct KernelRule {
     pub tensors: Vec<KernelTensor>,
     /// The operator calls, in order, that together do what one launch does.
     pub calls: Vec<KernelCall>,
+    /// How the evidence step launches the kernel; without it, the launch
+    /// is read from the kernel's file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch: Option<KernelLaunch>,
+}
+
+/// A launch configuration as expressions over the kernel's parameters
+/// (`ceil_div(N, 256)`, `256`, `dim3(32, 4)`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct KernelLaunch {
+    pub grid: String,
+    pub block: String,
+    /// Dynamic shared memory in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared: Option<String>,
 }
 
 /// A pointer parameter of the kernel seen as a tensor.
