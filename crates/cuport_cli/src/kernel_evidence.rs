@@ -131,7 +131,7 @@ pub(crate) fn summary_line(e: &Evidence) -> String {
         return format!("evidence: {verdict}: {}", e.why);
     }
     format!(
-        "evidence: {verdict}: {}; max abs error {:.3e}, max rel error {:.3e}; reference {}; tolerance rtol {:e} atol {:e}; launch {}",
+        "evidence: {verdict}: {}; max abs error {:.3e}, max rel error {:.3e} (vs the reference's float32 output); reference {}; policy: the harness's ratio policy against an f64 oracle (else rtol {:e}, atol {:e}), atol widened by (K-1)·u·max|x| for reductions over K; launch {}",
         e.why,
         e.max_abs,
         e.max_rel,

@@ -3,6 +3,12 @@ aclnn operator calls compute, with ONNX Runtime, an implementation installed
 from PyPI and written by other people. cuport writes a manifest and the input
 tensors; this script writes the reference outputs and names its reference.
 
+Two runs, as the regression harness has two: the operators in float32 (the
+reference leg, `<name>.ref.bin`) and the same graph in float64 (the oracle,
+`<name>.oracle.bin`) where ONNX Runtime has double kernels; it has no double
+LayerNormalization, so the oracle of a layer norm is ONNX's own
+decomposition of it (ReduceMean, Sub, Mul, Sqrt, Reciprocal) in double.
+
 Usage: reference.py DIR   (DIR/manifest.json in, DIR/reference.json out)
 
 Exit status 3 means a package is missing (the message names it); 4 means the
@@ -75,17 +81,44 @@ def softmax(call):
     return [helper.make_node("Softmax", [x], [out], axis=int(arg(call, "dim")["value"]))]
 
 
-def layer_norm(call):
+def layer_norm(call, double=False):
     shape = arg(call, "normalizedShape")["value"]
     ins = [arg(call, "input")["tensor"], arg(call, "weightOptional")["tensor"], arg(call, "biasOptional")["tensor"]]
     outs = [arg(call, "out")["tensor"]]
     for name in ("meanOutOptional", "rstdOutOptional"):
         bound = arg(call, name)
         outs.append(bound["tensor"] if bound else "")
+    eps = float(arg(call, "eps")["value"])
+    if double:
+        return layer_norm_decomposed(ins, outs, len(shape), eps)
     while outs and outs[-1] == "":
         outs.pop()
-    return [helper.make_node("LayerNormalization", ins, outs, axis=-len(shape),
-                             epsilon=float(arg(call, "eps")["value"]))]
+    return [helper.make_node("LayerNormalization", ins, outs, axis=-len(shape), epsilon=eps)]
+
+
+def layer_norm_decomposed(ins, outs, dims, eps):
+    """y = (x - mean) * rstd * w + b over the last `dims` axes, in double."""
+    x, w, b = ins
+    axes = helper.make_tensor("ln_axes", TensorProto.INT64, [dims], list(range(-dims, 0)))
+    n = lambda op, i, o, **a: helper.make_node(op, i, [o], **a)
+    mean, rstd = outs[1] or "ln_mean", outs[2] or "ln_rstd"
+    return [
+        helper.make_node("Constant", [], ["ln_axes"], value=axes),
+        helper.make_node("Constant", [], ["ln_eps"], value_float=eps),
+        n("Cast", ["ln_eps"], "ln_eps64", to=TensorProto.DOUBLE),
+        n("ReduceMean", [x, "ln_axes"], "ln_mean_k"),
+        n("Sub", [x, "ln_mean_k"], "ln_d"),
+        n("Mul", ["ln_d", "ln_d"], "ln_d2"),
+        n("ReduceMean", ["ln_d2", "ln_axes"], "ln_var"),
+        n("Add", ["ln_var", "ln_eps64"], "ln_var_eps"),
+        n("Sqrt", ["ln_var_eps"], "ln_std"),
+        n("Reciprocal", ["ln_std"], "ln_rstd_k"),
+        n("Mul", ["ln_d", "ln_rstd_k"], "ln_norm"),
+        n("Mul", ["ln_norm", w], "ln_scaled"),
+        n("Add", ["ln_scaled", b], outs[0]),
+        n("Identity", ["ln_mean_k"], mean),
+        n("Identity", ["ln_rstd_k"], rstd),
+    ]
 
 
 # aclnn operator -> the ONNX nodes that compute it (semantics from each
@@ -114,31 +147,50 @@ def load(directory, spec):
     return data.reshape(spec["shape"])
 
 
-def main(directory):
-    with open(os.path.join(directory, "manifest.json")) as f:
-        manifest = json.load(f)
+def run_graph(manifest, directory, double):
+    """The rule's calls as one ONNX graph, run in float32 or float64."""
     nodes = []
     for call in manifest["calls"]:
         build = OPERATORS.get(call["operator"])
         if build is None:
             print(f"no ONNX form for {call['operator']} in reference.py", file=sys.stderr)
             sys.exit(4)
-        nodes.extend(build(call))
+        nodes.extend(build(call, double=True) if double and build is layer_norm else build(call))
     inputs = {name: spec for name, spec in manifest["tensors"].items() if spec["role"] == "input"}
     outputs = [name for name, spec in manifest["tensors"].items() if spec["role"] != "input"]
+    real = TensorProto.DOUBLE if double else TensorProto.FLOAT
+    kind = lambda s: real if s["dtype"] == "f32" else DTYPES[s["dtype"]][1]
     graph = helper.make_graph(
         nodes, "cuport_evidence",
-        [helper.make_tensor_value_info(n, DTYPES[s["dtype"]][1], None) for n, s in inputs.items()],
-        [helper.make_tensor_value_info(n, TensorProto.FLOAT, None) for n in outputs])
+        [helper.make_tensor_value_info(n, kind(s), None) for n, s in inputs.items()],
+        [helper.make_tensor_value_info(n, real, None) for n in outputs])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)])
     model.ir_version = min(model.ir_version, 10)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    results = session.run(outputs, {n: load(directory, s) for n, s in inputs.items()})
+    feeds = {}
+    for n, s in inputs.items():
+        value = load(directory, s)
+        feeds[n] = value.astype(np.float64) if double and s["dtype"] == "f32" else value
+    return outputs, session.run(outputs, feeds)
+
+
+def main(directory):
+    with open(os.path.join(directory, "manifest.json")) as f:
+        manifest = json.load(f)
+    outputs, results = run_graph(manifest, directory, double=False)
     written = {}
     for name, value in zip(outputs, results):
         path = f"{name}.ref.bin"
         np.ascontiguousarray(value, dtype=np.float32).tofile(os.path.join(directory, path))
-        written[name] = path
+        written[name] = {"f32": path}
+    try:
+        _, oracle = run_graph(manifest, directory, double=True)
+        for name, value in zip(outputs, oracle):
+            path = f"{name}.oracle.bin"
+            np.ascontiguousarray(value, dtype=np.float64).tofile(os.path.join(directory, path))
+            written[name]["f64"] = path
+    except Exception:  # noqa: BLE001 - any ORT refusal of the double graph
+        pass  # no oracle: cuport applies the (rtol, atol) policy instead
     report = {"reference": f"onnxruntime {ort.__version__} (CPUExecutionProvider, opset {OPSET})",
               "outputs": written}
     with open(os.path.join(directory, "reference.json"), "w") as f:

@@ -11,16 +11,18 @@ use serde_json::{json, Value};
 use super::cases::Case;
 use super::runner::tensor_shape;
 use super::{expr, EvidenceError, KernelSpec, OutputEvidence, ParamKind, Toolchain};
-use crate::dtype::{DType, Tolerance};
+use crate::dtype::DType;
 use crate::metrics::compare;
+use crate::policy::{ratio_failures, tolerance_failures, AccuracyConfig, PolicyKind};
 use crate::tensor::Tensor;
 
 const SCRIPT: &str = include_str!("reference.py");
 
-/// What the reference run wrote.
+/// What the reference run wrote: per output, the float32 reference leg
+/// and, where ONNX Runtime ran the graph in double, the f64 oracle.
 pub(super) struct ReferenceRun {
     pub name: String,
-    pub outputs: BTreeMap<String, String>,
+    pub outputs: BTreeMap<String, (String, Option<String>)>,
 }
 
 pub(super) fn run(
@@ -53,7 +55,10 @@ pub(super) fn run(
         .as_object()
         .map(|o| {
             o.iter()
-                .filter_map(|(k, v)| v.as_str().map(|s| (k.clone(), s.to_string())))
+                .filter_map(|(k, v)| {
+                    let leg = v["f32"].as_str()?.to_string();
+                    Some((k.clone(), (leg, v["f64"].as_str().map(str::to_string))))
+                })
                 .collect()
         })
         .unwrap_or_default();
@@ -100,34 +105,39 @@ fn attribute(value: &str, case: &Case) -> Result<Value, EvidenceError> {
     }
 }
 
-/// Each output tensor of the kernel against the reference's.
+/// Each output tensor of the kernel against the reference, judged by the
+/// harness's policies: with an f64 oracle, the ratio policy (the kernel
+/// may be at most twice as far from the oracle as ONNX Runtime's float32
+/// result, plus the floor); without one, (rtol, atol) against the float32
+/// reference. An output with K times fewer elements than the largest input
+/// is a reduction over K values, and two correct float32 summations in
+/// different orders differ by up to the textbook bound (K-1)·u·max|x|
+/// (u = 2^-24); that bound is added to the floor (atol), so summation order
+/// is not taken for a wrong operator.
 pub(super) fn compare_case(
     spec: &KernelSpec,
     case: &Case,
     dir: &Path,
     reference: &ReferenceRun,
-    tolerance: Tolerance,
 ) -> Result<Vec<OutputEvidence>, EvidenceError> {
+    let inputs = read_inputs(spec, case, dir)?;
     let mut checked = Vec::new();
     for p in &spec.params {
         let ParamKind::Tensor { output: true, shape, .. } = &p.kind else {
             continue;
         };
-        let Some(reference_file) = reference.outputs.get(&p.name) else {
+        let Some((leg_file, oracle_file)) = reference.outputs.get(&p.name) else {
             continue;
         };
         let shape = tensor_shape(shape, case)?;
-        let actual = read(&dir.join(format!("{}.out.bin", p.name)), &shape)?;
-        let expected = read(&dir.join(reference_file), &shape)?;
-        let m = compare(&actual, &expected, tolerance);
-        let shape_wrong = u64::from(m.shape_mismatch.is_some());
-        checked.push(OutputEvidence {
-            tensor: p.name.clone(),
-            elements: m.elements,
-            max_abs: m.max_abs,
-            max_rel: m.max_rel,
-            mismatched: m.mismatched + m.nonfinite_mismatch + shape_wrong,
-        });
+        let actual = read(&dir.join(format!("{}.out.bin", p.name)), &shape, DType::F32)?;
+        let leg = read(&dir.join(leg_file), &shape, DType::F32)?;
+        let oracle = match oracle_file {
+            Some(f) => Some(read(&dir.join(f), &shape, DType::F64)?),
+            None => None,
+        };
+        let slack = summation_slack(&inputs, actual.len());
+        checked.push(judge(&p.name, &actual, &leg, oracle.as_ref(), slack));
     }
     if checked.is_empty() {
         return Err(EvidenceError::Unsupported(
@@ -137,16 +147,78 @@ pub(super) fn compare_case(
     Ok(checked)
 }
 
-fn read(path: &Path, shape: &[usize]) -> Result<Tensor, EvidenceError> {
+/// The float inputs of the case, as the kernel read them.
+fn read_inputs(spec: &KernelSpec, case: &Case, dir: &Path) -> Result<Vec<Tensor>, EvidenceError> {
+    let mut inputs = Vec::new();
+    for p in &spec.params {
+        if let ParamKind::Tensor { output: false, shape, dtype: DType::F32 } = &p.kind {
+            let shape = tensor_shape(shape, case)?;
+            inputs.push(read(&dir.join(format!("{}.bin", p.name)), &shape, DType::F32)?);
+        }
+    }
+    Ok(inputs)
+}
+
+/// (K-1)·u·max|x| for an output of `elements` elements, K being how many
+/// input elements the largest input has per output element.
+fn summation_slack(inputs: &[Tensor], elements: usize) -> f64 {
+    let largest = inputs.iter().map(Tensor::len).max().unwrap_or(0);
+    let k = (largest / elements.max(1)).max(1);
+    let max_abs = inputs
+        .iter()
+        .flat_map(Tensor::to_f64_vec)
+        .filter(|v| v.is_finite())
+        .fold(0.0, |m: f64, v| m.max(v.abs()));
+    (k - 1) as f64 * f64::from(f32::EPSILON) / 2.0 * max_abs
+}
+
+fn judge(
+    name: &str,
+    actual: &Tensor,
+    leg: &Tensor,
+    oracle: Option<&Tensor>,
+    slack: f64,
+) -> OutputEvidence {
+    let mut tolerance = DType::F32.default_tolerance();
+    tolerance.atol += slack;
+    let config = AccuracyConfig {
+        atol: Some(tolerance.atol),
+        ..AccuracyConfig::default()
+    };
+    let vs_leg = compare(actual, leg, tolerance);
+    let (policy, failures) = match oracle {
+        Some(oracle) => {
+            let policy = config.resolve(DType::F32, PolicyKind::Ratio);
+            let kernel = compare(actual, oracle, tolerance);
+            let reference = compare(leg, oracle, tolerance);
+            ("ratio", ratio_failures(&kernel, &reference, &policy))
+        }
+        None => {
+            let policy = config.resolve(DType::F32, PolicyKind::Tolerance);
+            ("tolerance", tolerance_failures(&vs_leg, &policy))
+        }
+    };
+    OutputEvidence {
+        tensor: name.to_string(),
+        elements: vs_leg.elements,
+        max_abs: vs_leg.max_abs,
+        max_rel: vs_leg.max_rel,
+        policy: policy.to_string(),
+        atol: tolerance.atol,
+        failures,
+    }
+}
+
+fn read(path: &Path, shape: &[usize], dtype: DType) -> Result<Tensor, EvidenceError> {
     let bytes = std::fs::read(path).map_err(EvidenceError::io(path))?;
     // A reference output of another extent (ONNX keeps reduced axes) is
     // compared by element count; compare() records a true shape mismatch.
-    let count = bytes.len() / 4;
+    let count = bytes.len() / dtype.size_bytes();
     let expected: usize = shape.iter().product();
     let shape = if count == expected {
         shape.to_vec()
     } else {
         vec![count]
     };
-    Ok(Tensor::from_le_bytes(DType::F32, shape, &bytes))
+    Ok(Tensor::from_le_bytes(dtype, shape, &bytes))
 }
