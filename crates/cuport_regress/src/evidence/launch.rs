@@ -124,6 +124,14 @@ fn split_args(text: &str) -> Vec<String> {
     parts.into_iter().map(|p| p.trim().to_string()).collect()
 }
 
+/// `sizeof` of the element types the runner handles (dynamic shared memory
+/// is written `n * sizeof(float)`).
+const SIZES: [(&str, &str); 3] = [
+    ("sizeof(float)", "4"),
+    ("sizeof(int)", "4"),
+    ("sizeof(double)", "8"),
+];
+
 struct Resolver<'a> {
     before: &'a str,
     args: &'a [String],
@@ -137,6 +145,9 @@ impl Resolver<'_> {
     fn resolve(&mut self, expr: &str, depth: usize) -> Result<String, EvidenceError> {
         let mut out = String::new();
         let mut word = String::new();
+        let expr = SIZES
+            .iter()
+            .fold(expr.to_string(), |e, (ty, n)| e.replace(ty, n));
         for c in expr.chars().chain(std::iter::once(' ')) {
             if c.is_alphanumeric() || c == '_' || (c == '.' && !word.is_empty()) {
                 word.push(c);
