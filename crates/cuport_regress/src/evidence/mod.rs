@@ -186,26 +186,18 @@ pub fn verify(spec: &KernelSpec, tools: &Toolchain) -> Evidence {
 fn run_cases(spec: &KernelSpec, tools: &Toolchain, evidence: &mut Evidence) -> Result<(), EvidenceError> {
     let work = work_dir(spec)?;
     let binary = runner::build(spec, tools, work.path())?;
-    for case in cases_for(spec)? {
-        let dir = work.path().join(&case.name);
-        runner::run_case(spec, &case, &binary, &dir)?;
-        let reference = reference::run(spec, &case, &dir, tools)?;
+    let cases = cases_for(spec)?;
+    let dirs: Vec<PathBuf> = cases.iter().map(|c| work.path().join(&c.name)).collect();
+    for (case, dir) in cases.iter().zip(&dirs) {
+        runner::run_case(spec, case, &binary, dir)?;
+        reference::write_manifest(spec, case, dir)?;
+    }
+    reference::run(&dirs, tools)?;
+    for (case, dir) in cases.iter().zip(&dirs) {
+        let reference = reference::read_report(dir)?;
         evidence.reference = Some(reference.name.clone());
-        let checked = reference::compare_case(spec, &case, &dir, &reference)?;
-        evidence.max_abs = evidence.max_abs.max(max_of(&checked, |o| o.max_abs));
-        evidence.max_rel = evidence.max_rel.max(max_of(&checked, |o| o.max_rel));
-        let passed = checked.iter().all(|o| o.failures.is_empty());
-        evidence.cases.push(CaseEvidence {
-            name: case.name.clone(),
-            sizes: case.sizes_as_ints(),
-            values: case.values.describe().to_string(),
-            outputs: checked,
-            passed,
-        });
-        if !passed && evidence.verdict != Verdict::Refuted {
-            evidence.verdict = Verdict::Refuted;
-            evidence.why = first_mismatch(evidence);
-        }
+        let checked = reference::compare_case(spec, case, dir, &reference)?;
+        record(evidence, case, checked);
     }
     if evidence.verdict == Verdict::NotRun {
         evidence.verdict = Verdict::Confirmed;
@@ -228,6 +220,23 @@ fn work_dir(spec: &KernelSpec) -> Result<tempfile::TempDir, EvidenceError> {
                 .map_err(EvidenceError::io(&root))
         }
         None => tempfile::tempdir().map_err(EvidenceError::io(std::env::temp_dir())),
+    }
+}
+
+fn record(evidence: &mut Evidence, case: &Case, checked: Vec<OutputEvidence>) {
+    evidence.max_abs = evidence.max_abs.max(max_of(&checked, |o| o.max_abs));
+    evidence.max_rel = evidence.max_rel.max(max_of(&checked, |o| o.max_rel));
+    let passed = checked.iter().all(|o| o.failures.is_empty());
+    evidence.cases.push(CaseEvidence {
+        name: case.name.clone(),
+        sizes: case.sizes_as_ints(),
+        values: case.values.describe().to_string(),
+        outputs: checked,
+        passed,
+    });
+    if !passed && evidence.verdict != Verdict::Refuted {
+        evidence.verdict = Verdict::Refuted;
+        evidence.why = first_mismatch(evidence);
     }
 }
 

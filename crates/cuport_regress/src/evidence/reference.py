@@ -9,7 +9,8 @@ reference leg, `<name>.ref.bin`) and the same graph in float64 (the oracle,
 LayerNormalization, so the oracle of a layer norm is ONNX's own
 decomposition of it (ReduceMean, Sub, Mul, Sqrt, Reciprocal) in double.
 
-Usage: reference.py DIR   (DIR/manifest.json in, DIR/reference.json out)
+Usage: reference.py DIR...   (each DIR/manifest.json in, DIR/reference.json
+out; one process for all cases, since importing onnxruntime takes a while)
 
 Exit status 3 means a package is missing (the message names it); 4 means the
 manifest asks for an operator this script has no ONNX form for.
@@ -198,4 +199,5 @@ def main(directory):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    for case_dir in sys.argv[1:]:
+        main(case_dir)

@@ -25,20 +25,22 @@ pub(super) struct ReferenceRun {
     pub outputs: BTreeMap<String, (String, Option<String>)>,
 }
 
-pub(super) fn run(
-    spec: &KernelSpec,
-    case: &Case,
-    dir: &Path,
-    tools: &Toolchain,
-) -> Result<ReferenceRun, EvidenceError> {
-    let manifest = manifest(spec, case)?;
+/// Writes the case's manifest (before [`run`]).
+pub(super) fn write_manifest(spec: &KernelSpec, case: &Case, dir: &Path) -> Result<(), EvidenceError> {
     let path = dir.join("manifest.json");
-    std::fs::write(&path, manifest.to_string()).map_err(EvidenceError::io(&path))?;
-    let script = dir.join("reference.py");
+    std::fs::write(&path, manifest(spec, case)?.to_string()).map_err(EvidenceError::io(path))
+}
+
+/// Runs the reference once over every case directory.
+pub(super) fn run(dirs: &[std::path::PathBuf], tools: &Toolchain) -> Result<(), EvidenceError> {
+    let Some(first) = dirs.first() else {
+        return Ok(());
+    };
+    let script = first.with_file_name("reference.py");
     std::fs::write(&script, SCRIPT).map_err(EvidenceError::io(&script))?;
     let out = Command::new(&tools.python)
         .arg(&script)
-        .arg(dir)
+        .args(dirs)
         .output()
         .map_err(EvidenceError::io(&tools.python))?;
     if !out.status.success() {
@@ -47,6 +49,11 @@ pub(super) fn run(
             stderr.lines().last().unwrap_or("no message").to_string(),
         ));
     }
+    Ok(())
+}
+
+/// What the reference wrote for one case.
+pub(super) fn read_report(dir: &Path) -> Result<ReferenceRun, EvidenceError> {
     let report_path = dir.join("reference.json");
     let text = std::fs::read_to_string(&report_path).map_err(EvidenceError::io(&report_path))?;
     let report: Value = serde_json::from_str(&text)
