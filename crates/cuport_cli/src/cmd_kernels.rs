@@ -128,7 +128,10 @@ pub(crate) fn run(args: &KernelsArgs, out: &Output) -> anyhow::Result<ExitCode> 
     write(args.out.as_deref(), &rendered)?;
     out.status(&summary(&outcomes));
     let refuted_declared = outcomes.iter().any(|o| {
-        o.declared && o.evidence.as_ref().is_some_and(|e| e.verdict == Verdict::Refuted)
+        o.declared
+            && o.evidence
+                .as_ref()
+                .is_some_and(|e| e.verdict == Verdict::Refuted)
     });
     Ok(crate::exit::gate(refuted_declared))
 }
@@ -160,7 +163,11 @@ fn apply_declared(outcomes: &mut [KernelOutcome], declared: &[KernelRule]) {
 
 /// Runs the evidence for every kernel with a rule, one after another (each
 /// compiles the kernel's file; the report says how far it got).
-fn verify_all(outcomes: &mut [KernelOutcome], tools: &Toolchain, out: &Output) -> anyhow::Result<()> {
+fn verify_all(
+    outcomes: &mut [KernelOutcome],
+    tools: &Toolchain,
+    out: &Output,
+) -> anyhow::Result<()> {
     for o in outcomes.iter_mut() {
         let (Some(rule), Some(kernel)) = (&o.rule, &o.kernel) else {
             continue;

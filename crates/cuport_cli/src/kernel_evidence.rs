@@ -92,16 +92,18 @@ fn param(rule: &KernelRule, name: &str, c_type: &str) -> Result<ParamSpec, Strin
             output: match t.role {
                 ParamRole::Output => true,
                 ParamRole::Input => false,
-                other => {
-                    return Err(format!(
-                        "tensor `{name}` has role `{}`; the evidence compares inputs and outputs only",
-                        other.id()
-                    ))
-                }
+                other => return Err(format!(
+                    "tensor `{name}` has role `{}`; the evidence compares inputs and outputs only",
+                    other.id()
+                )),
             },
             shape: t.shape.clone(),
-            dtype: dtype(&t.dtype)
-                .ok_or_else(|| format!("tensor `{name}` has element type `{}`; the evidence handles float and int", t.dtype))?,
+            dtype: dtype(&t.dtype).ok_or_else(|| {
+                format!(
+                    "tensor `{name}` has element type `{}`; the evidence handles float and int",
+                    t.dtype
+                )
+            })?,
         },
     };
     Ok(ParamSpec {

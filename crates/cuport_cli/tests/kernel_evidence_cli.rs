@@ -4,7 +4,7 @@
 //! (`CUPORT_PYTHON`, else `python3`): without them each test says so and
 //! passes, unless `CUPORT_REQUIRE_EVIDENCE=1` (set by .ci/run), where a
 //! missing tool fails it.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
 use std::path::{Path, PathBuf};
 use std::process::Command as Std;
 
@@ -80,7 +80,11 @@ fn verdicts(json: &str) -> String {
         lines.push(format!(
             "{} ({}): {} [{}] applies={}",
             k["name"].as_str().unwrap(),
-            if k.get("declared").is_some() { "declared" } else { "proposed" },
+            if k.get("declared").is_some() {
+                "declared"
+            } else {
+                "proposed"
+            },
             e["verdict"].as_str().unwrap(),
             cases.join(", "),
             k["applies"]
@@ -127,13 +131,20 @@ fn a_wrong_declared_mapping_is_refuted_with_the_failing_case() {
         "kernels", "--to", "ascend", "--verify", "--format", "json", &files[0], &files[1],
         "--rules", &rules,
     ]);
-    assert_eq!(code, Some(1), "a refuted declared rule fails the command: {err}");
+    assert_eq!(
+        code,
+        Some(1),
+        "a refuted declared rule fails the command: {err}"
+    );
     assert!(err.contains("0 confirmed, 2 refuted"), "{err}");
     let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
     for k in &kernels {
         let why = k["evidence"]["why"].as_str().unwrap();
         assert!(why.starts_with("case `one`"), "{why}");
-        assert!(why.contains("`out` fails the ratio policy: max_abs"), "{why}");
+        assert!(
+            why.contains("`out` fails the ratio policy: max_abs"),
+            "{why}"
+        );
     }
     insta::assert_snapshot!(verdicts(&json));
 }
@@ -145,7 +156,14 @@ fn a_missing_reference_stops_before_anything_runs_or_is_written() {
     let mut cmd = Command::cargo_bin("cuport").expect("binary builds");
     let output = cmd
         .env("CUPORT_PYTHON", dir.path().join("no-python"))
-        .args(["kernels", "--to", "ascend", "--verify", &fixture("add.cu"), "--out"])
+        .args([
+            "kernels",
+            "--to",
+            "ascend",
+            "--verify",
+            &fixture("add.cu"),
+            "--out",
+        ])
         .arg(&out)
         .output()
         .expect("runs");

@@ -8,6 +8,7 @@
 pub mod case;
 pub mod dtype;
 pub mod error;
+pub mod evidence;
 pub mod metrics;
 pub mod ops;
 pub mod policy;
@@ -15,7 +16,6 @@ pub mod rng;
 pub mod sampling;
 pub mod stats;
 pub mod tensor;
-pub mod evidence;
 
 pub use error::{RegressError, Result};
 pub mod backend;

@@ -125,7 +125,11 @@ fn size_names(spec: &KernelSpec) -> Result<Vec<String>, EvidenceError> {
 
 fn words(text: &str) -> Vec<String> {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .filter(|w| w.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_'))
+        .filter(|w| {
+            w.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
+        })
         .map(str::to_string)
         .collect()
 }

@@ -17,7 +17,10 @@ pub fn eval_list(text: &str, names: &BTreeMap<String, f64>) -> Result<Vec<f64>, 
     if inner.trim().is_empty() {
         return Ok(Vec::new());
     }
-    split_top(inner).iter().map(|part| eval(part, names)).collect()
+    split_top(inner)
+        .iter()
+        .map(|part| eval(part, names))
+        .collect()
 }
 
 /// The value of one expression.
@@ -144,10 +147,7 @@ impl Parser<'_> {
 
     fn name(&mut self) -> Result<f64, EvidenceError> {
         let start = self.pos;
-        while self
-            .peek()
-            .is_some_and(|c| c.is_alphanumeric() || c == '_')
-        {
+        while self.peek().is_some_and(|c| c.is_alphanumeric() || c == '_') {
             self.pos += 1;
         }
         let word: String = self.tokens[start..self.pos].iter().collect();

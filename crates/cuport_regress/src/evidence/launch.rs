@@ -222,7 +222,11 @@ mod tests {
         let launch = launch_from_source(text, "k", &params).unwrap();
         assert_eq!(launch.grid, "(CEIL_DIV(N * 32, 256))");
         assert_eq!(launch.block, "256");
-        assert!(launch.origin.contains("block_size = 256"), "{}", launch.origin);
+        assert!(
+            launch.origin.contains("block_size = 256"),
+            "{}",
+            launch.origin
+        );
     }
 
     #[test]

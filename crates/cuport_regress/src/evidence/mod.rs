@@ -183,7 +183,11 @@ pub fn verify(spec: &KernelSpec, tools: &Toolchain) -> Evidence {
     evidence
 }
 
-fn run_cases(spec: &KernelSpec, tools: &Toolchain, evidence: &mut Evidence) -> Result<(), EvidenceError> {
+fn run_cases(
+    spec: &KernelSpec,
+    tools: &Toolchain,
+    evidence: &mut Evidence,
+) -> Result<(), EvidenceError> {
     let work = work_dir(spec)?;
     let binary = runner::build(spec, tools, work.path())?;
     let cases = cases_for(spec)?;

@@ -26,7 +26,11 @@ pub(super) struct ReferenceRun {
 }
 
 /// Writes the case's manifest (before [`run`]).
-pub(super) fn write_manifest(spec: &KernelSpec, case: &Case, dir: &Path) -> Result<(), EvidenceError> {
+pub(super) fn write_manifest(
+    spec: &KernelSpec,
+    case: &Case,
+    dir: &Path,
+) -> Result<(), EvidenceError> {
     let path = dir.join("manifest.json");
     std::fs::write(&path, manifest(spec, case)?.to_string()).map_err(EvidenceError::io(path))
 }
@@ -70,7 +74,10 @@ pub(super) fn read_report(dir: &Path) -> Result<ReferenceRun, EvidenceError> {
         })
         .unwrap_or_default();
     Ok(ReferenceRun {
-        name: report["reference"].as_str().unwrap_or("onnxruntime").to_string(),
+        name: report["reference"]
+            .as_str()
+            .unwrap_or("onnxruntime")
+            .to_string(),
         outputs,
     })
 }
@@ -78,7 +85,12 @@ pub(super) fn read_report(dir: &Path) -> Result<ReferenceRun, EvidenceError> {
 fn manifest(spec: &KernelSpec, case: &Case) -> Result<Value, EvidenceError> {
     let mut tensors = serde_json::Map::new();
     for p in &spec.params {
-        if let ParamKind::Tensor { output, shape, dtype } = &p.kind {
+        if let ParamKind::Tensor {
+            output,
+            shape,
+            dtype,
+        } = &p.kind
+        {
             let role = if *output { "output" } else { "input" };
             tensors.insert(
                 p.name.clone(),
@@ -130,7 +142,12 @@ pub(super) fn compare_case(
     let inputs = read_inputs(spec, case, dir)?;
     let mut checked = Vec::new();
     for p in &spec.params {
-        let ParamKind::Tensor { output: true, shape, .. } = &p.kind else {
+        let ParamKind::Tensor {
+            output: true,
+            shape,
+            ..
+        } = &p.kind
+        else {
             continue;
         };
         let Some((leg_file, oracle_file)) = reference.outputs.get(&p.name) else {
@@ -158,9 +175,18 @@ pub(super) fn compare_case(
 fn read_inputs(spec: &KernelSpec, case: &Case, dir: &Path) -> Result<Vec<Tensor>, EvidenceError> {
     let mut inputs = Vec::new();
     for p in &spec.params {
-        if let ParamKind::Tensor { output: false, shape, dtype: DType::F32 } = &p.kind {
+        if let ParamKind::Tensor {
+            output: false,
+            shape,
+            dtype: DType::F32,
+        } = &p.kind
+        {
             let shape = tensor_shape(shape, case)?;
-            inputs.push(read(&dir.join(format!("{}.bin", p.name)), &shape, DType::F32)?);
+            inputs.push(read(
+                &dir.join(format!("{}.bin", p.name)),
+                &shape,
+                DType::F32,
+            )?);
         }
     }
     Ok(inputs)

@@ -19,7 +19,11 @@ const PRELUDE: &str = include_str!("cuda_cpu.h");
 const CASE_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// Compiles the runner for `spec` in `work`; returns the executable.
-pub(super) fn build(spec: &KernelSpec, tools: &Toolchain, work: &Path) -> Result<PathBuf, EvidenceError> {
+pub(super) fn build(
+    spec: &KernelSpec,
+    tools: &Toolchain,
+    work: &Path,
+) -> Result<PathBuf, EvidenceError> {
     let mut device = source::device_source(&spec.file)?;
     let files = [
         ("cuda_cpu.h", PRELUDE.to_string()),
@@ -96,7 +100,10 @@ fn main_source(spec: &KernelSpec) -> Result<String, EvidenceError> {
                     ))
                 })?;
                 args.push(format!("p{i}.data()"));
-                format!("  std::vector<{ty}> p{i} = load<{ty}>(dir, \"{}\");\n", p.name)
+                format!(
+                    "  std::vector<{ty}> p{i} = load<{ty}>(dir, \"{}\");\n",
+                    p.name
+                )
             }
             ParamKind::Scalar if p.c_type.contains('*') => {
                 return Err(EvidenceError::Unsupported(format!(
@@ -162,7 +169,12 @@ int main(int argc, char** argv) {
 "#;
 
 /// Writes the case's inputs and runs the kernel on them.
-pub(super) fn run_case(spec: &KernelSpec, case: &Case, binary: &Path, dir: &Path) -> Result<(), EvidenceError> {
+pub(super) fn run_case(
+    spec: &KernelSpec,
+    case: &Case,
+    binary: &Path,
+    dir: &Path,
+) -> Result<(), EvidenceError> {
     std::fs::create_dir_all(dir).map_err(EvidenceError::io(dir))?;
     write_inputs(spec, case, dir)?;
     write_launch(spec, case, dir)?;
@@ -183,7 +195,10 @@ pub(super) fn run_case(spec: &KernelSpec, case: &Case, binary: &Path, dir: &Path
             Some(status) => return Err(failed(format!("the runner exited with {status}"))),
             None if started.elapsed() > CASE_TIMEOUT => {
                 let _ = child.kill();
-                return Err(failed(format!("no result after {}s", CASE_TIMEOUT.as_secs())));
+                return Err(failed(format!(
+                    "no result after {}s",
+                    CASE_TIMEOUT.as_secs()
+                )));
             }
             None => std::thread::sleep(Duration::from_millis(20)),
         }
@@ -202,7 +217,11 @@ fn write_inputs(spec: &KernelSpec, case: &Case, dir: &Path) -> Result<(), Eviden
     let mut scalars = String::new();
     for p in &spec.params {
         match &p.kind {
-            ParamKind::Tensor { output, shape, dtype } => {
+            ParamKind::Tensor {
+                output,
+                shape,
+                dtype,
+            } => {
                 let count: usize = tensor_shape(shape, case)?.iter().product();
                 // Outputs start as NaN, so an element the kernel never
                 // writes cannot match the reference by accident.
@@ -227,7 +246,10 @@ fn write_inputs(spec: &KernelSpec, case: &Case, dir: &Path) -> Result<(), Eviden
 
 fn encode(values: &[f32], dtype: DType) -> Vec<u8> {
     match dtype {
-        DType::I32 => values.iter().flat_map(|v| (*v as i32).to_le_bytes()).collect(),
+        DType::I32 => values
+            .iter()
+            .flat_map(|v| (*v as i32).to_le_bytes())
+            .collect(),
         _ => values.iter().flat_map(|v| v.to_le_bytes()).collect(),
     }
 }

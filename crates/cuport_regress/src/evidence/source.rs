@@ -116,7 +116,10 @@ fn preprocessor(
         });
         return Ok(());
     };
-    let local = rest.trim().strip_prefix('"').and_then(|r| r.split('"').next());
+    let local = rest
+        .trim()
+        .strip_prefix('"')
+        .and_then(|r| r.split('"').next());
     if let Some(path) = local.map(|name| dir.join(name)) {
         if path.is_file() && !seen.contains(&path) {
             device_source_of(&path, seen, pieces)?;
@@ -161,7 +164,12 @@ fn shared_array(line: &str) -> Option<String> {
     let rest = line[at + "extern".len()..].trim_start();
     let rest = rest.strip_prefix("__shared__")?.trim_start();
     let rest = match rest.strip_prefix("__align__") {
-        Some(r) => r.trim_start().strip_prefix('(')?.split_once(')')?.1.trim_start(),
+        Some(r) => r
+            .trim_start()
+            .strip_prefix('(')?
+            .split_once(')')?
+            .1
+            .trim_start(),
         None => rest,
     };
     let (decl, _) = rest.split_once("[]")?;
@@ -190,7 +198,8 @@ fn top_level_items(text: &str) -> Vec<Item> {
     let mut depth = 0usize;
     while i < bytes.len() {
         let at_line_start = i == 0 || bytes[i - 1] == b'\n';
-        if depth == 0 && at_line_start && text[i..].trim_start_matches([' ', '\t']).starts_with('#') {
+        if depth == 0 && at_line_start && text[i..].trim_start_matches([' ', '\t']).starts_with('#')
+        {
             push_code(&mut items, &text[start..i]);
             let end = directive_end(text, i);
             items.push(Item::Preprocessor(text[i..end].to_string()));
@@ -201,7 +210,9 @@ fn top_level_items(text: &str) -> Vec<Item> {
         match bytes[i] {
             b'/' if bytes.get(i + 1) == Some(&b'/') => i = line_end(text, i),
             b'/' if bytes.get(i + 1) == Some(&b'*') => {
-                i = text[i + 2..].find("*/").map_or(bytes.len(), |e| i + 2 + e + 2)
+                i = text[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |e| i + 2 + e + 2)
             }
             b'"' | b'\'' => i = literal_end(bytes, i),
             b'{' => {

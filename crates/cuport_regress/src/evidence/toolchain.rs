@@ -52,10 +52,12 @@ fn check_cxx(cxx: &PathBuf) -> Result<(), EvidenceError> {
 }
 
 fn check_python(python: &PathBuf) -> Result<String, EvidenceError> {
-    let missing = |why: String| EvidenceError::MissingTool {
+    let missing = |why: String| {
+        EvidenceError::MissingTool {
         tool: python.display().to_string(),
         why,
         fix: "install the reference with `pip install onnxruntime onnx numpy` and set CUPORT_PYTHON to that interpreter".into(),
+    }
     };
     let out = Command::new(python)
         .args(["-c", PY_CHECK])
