@@ -174,7 +174,7 @@ impl Parser<'_> {
         let b = self.sum()?;
         self.expect(')')?;
         match function {
-            "ceil_div" | "CEIL_DIV" if b != 0.0 => Ok((a / b).ceil()),
+            "ceil_div" | "CEIL_DIV" | "cdiv" | "div_ceil" if b != 0.0 => Ok((a / b).ceil()),
             "min" => Ok(a.min(b)),
             "max" => Ok(a.max(b)),
             _ => Err(self.error(&format!("unknown function `{function}`"))),

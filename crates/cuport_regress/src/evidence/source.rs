@@ -250,11 +250,36 @@ fn push_code(items: &mut Vec<Item>, code: &str) {
 /// A braced item that a `;` ends (`typedef struct {..} T;`, an initialised
 /// array) rather than its `}` (a function, a namespace).
 fn is_declaration(item: &str) -> bool {
-    let head = item.split('{').next().unwrap_or(item);
-    head.contains('=')
+    let code = without_comments(item);
+    let head = code.split('{').next().unwrap_or(&code);
+    if head.contains('(') && !head.contains('=') {
+        return false; // a function definition
+    }
+    head.trim_end().ends_with('=')
         || head
             .split(|c: char| !(c.is_alphanumeric() || c == '_'))
             .any(|w| matches!(w, "struct" | "class" | "enum" | "union" | "typedef"))
+}
+
+/// `text` without `//` and `/* */` comments (a comment's words are no
+/// code: "a struct of ..." in one must not make a function a declaration).
+fn without_comments(text: &str) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('/') {
+        out.push_str(&rest[..at]);
+        let tail = &rest[at..];
+        rest = if tail.starts_with("//") {
+            tail.find('\n').map_or("", |e| &tail[e..])
+        } else if tail.starts_with("/*") {
+            tail.find("*/").map_or("", |e| &tail[e + 2..])
+        } else {
+            out.push('/');
+            &tail[1..]
+        };
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A struct's closing `};` ends with its `;`; a function's `}` alone.
@@ -320,6 +345,14 @@ mod tests {
         assert!(kept.contains("sq(float x)") && kept.contains("__global__ void k"));
         assert!(kept.contains("struct S") && kept.contains("const int K"));
         assert!(!kept.contains("main") && !kept.contains("host(") && !kept.contains("cublas"));
+    }
+
+    #[test]
+    fn a_comment_before_a_kernel_does_not_make_it_a_declaration() {
+        let text = "// a struct = x\n__global__ void k(float* o) { o[0] = 1.f; }\n\
+                    void host() { k<<<1, 1>>>(0); }\n";
+        let kept = device(text);
+        assert!(kept.contains("__global__ void k") && !kept.contains("host()"), "{kept}");
     }
 
     #[test]
