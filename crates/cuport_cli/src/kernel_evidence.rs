@@ -92,10 +92,12 @@ fn param(rule: &KernelRule, name: &str, c_type: &str) -> Result<ParamSpec, Strin
             output: match t.role {
                 ParamRole::Output => true,
                 ParamRole::Input => false,
-                other => return Err(format!(
+                other => {
+                    return Err(format!(
                     "tensor `{name}` has role `{}`; the evidence compares inputs and outputs only",
                     other.id()
-                )),
+                ))
+                }
             },
             shape: t.shape.clone(),
             dtype: dtype(&t.dtype).ok_or_else(|| {

@@ -352,7 +352,10 @@ mod tests {
         let text = "// a struct = x\n__global__ void k(float* o) { o[0] = 1.f; }\n\
                     void host() { k<<<1, 1>>>(0); }\n";
         let kept = device(text);
-        assert!(kept.contains("__global__ void k") && !kept.contains("host()"), "{kept}");
+        assert!(
+            kept.contains("__global__ void k") && !kept.contains("host()"),
+            "{kept}"
+        );
     }
 
     #[test]

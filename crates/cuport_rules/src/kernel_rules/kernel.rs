@@ -178,6 +178,41 @@ pub fn check_rule(rule: &KernelRule, table: &OperatorTable, at: &Location) -> Ve
             say(kind, message);
         }
     }
+    if let Some(launch) = &rule.launch {
+        for (kind, message) in launch_problems(launch, rule) {
+            say(kind, message);
+        }
+    }
+    problems
+}
+
+/// Functions a launch expression may call (`ceil_div(N, 256)`).
+const LAUNCH_FUNCTIONS: [&str; 6] = ["ceil_div", "CEIL_DIV", "cdiv", "div_ceil", "min", "max"];
+
+/// A launch names only the kernel's parameters and the launch functions.
+fn launch_problems(launch: &KernelLaunch, rule: &KernelRule) -> Vec<Problem> {
+    let fields = [
+        Some(&launch.grid),
+        Some(&launch.block),
+        launch.shared.as_ref(),
+    ];
+    let mut problems = Vec::new();
+    for text in fields.into_iter().flatten() {
+        let words = text
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+            .filter(|w| w.starts_with(|c: char| c.is_alphabetic() || c == '_'));
+        for word in words {
+            let known = rule.params.iter().any(|p| p == word)
+                || LAUNCH_FUNCTIONS.contains(&word)
+                || word == "dim3";
+            if !known {
+                problems.push((
+                    DiagKind::UnknownName,
+                    format!("launch `{text}`: `{word}` is not one of its parameters"),
+                ));
+            }
+        }
+    }
     problems
 }
 
