@@ -44,16 +44,19 @@ pub fn launch_from_source(
             "no `{kernel}<<<...>>>(...)` launch in the file; declare `launch = {{ grid = \"...\", block = \"...\" }}` in the rule"
         ))
     };
-    let at = find_launch(text, kernel).ok_or_else(not_found)?;
-    let config_start = at + kernel.len() + 3;
+    let (at, config_start) = find_launch(text, kernel).ok_or_else(not_found)?;
     let config_end = text[config_start..].find(">>>").ok_or_else(not_found)? + config_start;
     let config = split_args(&text[config_start..config_end]);
     let args_start = text[config_end..].find('(').ok_or_else(not_found)? + config_end + 1;
     let args_end = matching_paren(text, args_start).ok_or_else(not_found)?;
     let args = split_args(&text[args_start..args_end]);
     let line = text[..at].matches('\n').count() + 1;
+    // Assignments count from the start of the enclosing function on (a
+    // top-level function ends with `}` in the first column), so a kernel's
+    // own `int block_size = blockDim.x;` is not taken for the host's.
+    let function_start = text[..at].rfind("\n}").map_or(0, |i| i + 2);
     let mut resolver = Resolver {
-        before: &text[..at],
+        before: &text[function_start..at],
         args: &args,
         params,
         assumed: Vec::new(),
@@ -76,11 +79,16 @@ pub fn launch_from_source(
     })
 }
 
-fn find_launch(text: &str, kernel: &str) -> Option<usize> {
-    let pattern = format!("{kernel}<<<");
-    text.match_indices(&pattern)
-        .map(|(at, _)| at)
-        .find(|&at| at == 0 || !is_word(text.as_bytes()[at - 1]))
+/// Where `kernel <<<` starts and where its configuration starts (spaces
+/// before `<<<` are allowed: `k <<<grid, block>>>`).
+fn find_launch(text: &str, kernel: &str) -> Option<(usize, usize)> {
+    text.match_indices(kernel).find_map(|(at, _)| {
+        let after = at + kernel.len();
+        let rest = &text[after..];
+        let gap = rest.len() - rest.trim_start().len();
+        let starts_word = at > 0 && is_word(text.as_bytes()[at - 1]);
+        (!starts_word && rest[gap..].starts_with("<<<")).then_some((at, after + gap + 3))
+    })
 }
 
 fn is_word(b: u8) -> bool {
@@ -180,7 +188,10 @@ impl Resolver<'_> {
         match last_assignment(self.before, word) {
             Some(value) if depth < 6 => Ok(format!("({})", self.resolve(&value, depth + 1)?)),
             _ if word.contains("block_size") || word.contains("blockSize") => {
-                self.assumed.push(format!("{word} = {DEFAULT_BLOCK}"));
+                let assumption = format!("{word} = {DEFAULT_BLOCK}");
+                if !self.assumed.contains(&assumption) {
+                    self.assumed.push(assumption);
+                }
                 Ok(DEFAULT_BLOCK.to_string())
             }
             _ => Err(unresolved()),
