@@ -342,10 +342,18 @@ fn render_toml(outcomes: &[KernelOutcome]) -> anyhow::Result<String> {
 fn summary(outcomes: &[KernelOutcome]) -> String {
     let classified = outcomes.iter().filter(|o| o.recognised.is_some()).count();
     let rules = outcomes.iter().filter(|o| o.rule.is_some()).count();
+    let declared = outcomes.iter().filter(|o| o.declared).count();
     let mut text = format!(
         "{} kernels, {classified} classified, {rules} with a proposed rule",
         outcomes.len()
     );
+    if declared > 0 {
+        text = format!(
+            "{} kernels, {classified} classified, {} with a proposed rule, {declared} with a declared rule",
+            outcomes.len(),
+            rules - declared
+        );
+    }
     let verdicts: Vec<&Verdict> = outcomes
         .iter()
         .filter_map(|o| o.evidence.as_ref().map(|e| &e.verdict))
