@@ -51,8 +51,10 @@ fn tools_available() -> bool {
 
 fn run(args: &[&str]) -> (String, String, Option<i32>) {
     let mut cmd = Command::cargo_bin("cuport").expect("binary builds");
+    // cuport's own runner: HIP-CPU has its own test below.
     let out = cmd
         .env("NO_COLOR", "1")
+        .env_remove("HIP_CPU_ROOT")
         .env("CUPORT_PYTHON", python())
         .args(args)
         .output()
@@ -179,4 +181,50 @@ fn help_says_verify_compiles_and_runs_the_scanned_code() {
     let (help, _, code) = run(&["kernels", "--help"]);
     assert_eq!(code, Some(0));
     assert!(help.contains("COMPILES AND RUNS"), "{help}");
+}
+
+/// With `HIP_CPU_ROOT` (a HIP-CPU checkout; CI cannot fetch one, so this
+/// test only runs where a developer has it), AMD's runtime executes the
+/// kernels instead: the same verdicts where it can run them, and "not run"
+/// with the compile error where the kernel needs cooperative groups.
+#[test]
+fn hip_cpu_runs_the_kernels_it_can_and_says_why_not_for_the_rest() {
+    let Some(root) = std::env::var_os("HIP_CPU_ROOT") else {
+        eprintln!(
+            "!!! SKIPPED: HIP_CPU_ROOT is not set (a checkout of github.com/ROCm/HIP-CPU) !!!"
+        );
+        return;
+    };
+    if !tools_available() {
+        return;
+    }
+    let files = ["add.cu", "softmax.cu", "layernorm.cu"].map(fixture);
+    let rules = fixture("declared.toml");
+    let mut cmd = Command::cargo_bin("cuport").expect("binary builds");
+    let out = cmd
+        .env("HIP_CPU_ROOT", root)
+        .env("CUPORT_PYTHON", python())
+        .args(["kernels", "--to", "ascend", "--verify", "--format", "json"])
+        .args(&files)
+        .args(["--rules", &rules])
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    let kernels: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+    for k in &kernels {
+        let e = &k["evidence"];
+        assert!(e["runner"].as_str().unwrap().starts_with("HIP-CPU"), "{e}");
+        let expected = match k["name"].as_str().unwrap() {
+            "layernorm_kernel" => "not-run",
+            _ => "confirmed",
+        };
+        assert_eq!(e["verdict"], expected, "{e}");
+    }
+    let layernorm = kernels
+        .iter()
+        .find(|k| k["name"] == "layernorm_kernel")
+        .unwrap();
+    let why = layernorm["evidence"]["why"].as_str().unwrap();
+    assert!(why.contains("cooperative_groups"), "{why}");
 }

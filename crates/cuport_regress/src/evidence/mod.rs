@@ -25,7 +25,7 @@ use crate::dtype::{DType, Tolerance};
 
 pub use cases::{cases_for, Case};
 pub use launch::{launch_from_source, LaunchSpec};
-pub use toolchain::Toolchain;
+pub use toolchain::{Runner, Toolchain};
 
 /// Why evidence could not be produced or a step failed.
 #[derive(Debug, thiserror::Error)]
@@ -169,7 +169,7 @@ pub fn verify(spec: &KernelSpec, tools: &Toolchain) -> Evidence {
         verdict: Verdict::NotRun,
         why: String::new(),
         reference: None,
-        runner: RUNNER.to_string(),
+        runner: tools.runner.describe(),
         tolerance,
         launch: spec.launch.to_string(),
         max_abs: 0.0,

@@ -9,10 +9,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use super::cases::{input_values, Case};
-use super::{expr, source, EvidenceError, KernelSpec, ParamKind, Toolchain};
+use super::{expr, source, EvidenceError, KernelSpec, ParamKind, Runner, Toolchain};
 use crate::dtype::DType;
 
 const PRELUDE: &str = include_str!("cuda_cpu.h");
+const HIP_CPU_PRELUDE: &str = include_str!("hip_cpu.h");
 
 /// A case that runs longer than this is stopped (a barrier some threads
 /// never reach would otherwise spin forever).
@@ -25,9 +26,15 @@ pub(super) fn build(
     work: &Path,
 ) -> Result<PathBuf, EvidenceError> {
     let mut device = source::device_source(&spec.file)?;
+    // Both preludes are written as `cuda_cpu.h`, so `main.cpp` includes
+    // whichever the runner uses.
+    let prelude = match tools.runner {
+        Runner::Fibers => PRELUDE,
+        Runner::HipCpu(_) => HIP_CPU_PRELUDE,
+    };
     let files = [
-        ("cuda_cpu.h", PRELUDE.to_string()),
-        ("main.cpp", main_source(spec)?),
+        ("cuda_cpu.h", prelude.to_string()),
+        ("main.cpp", main_source(spec, &tools.runner)?),
     ];
     for (name, text) in files {
         let path = work.join(name);
@@ -37,12 +44,17 @@ pub(super) fn build(
     for _ in 0..MAX_COMPILES {
         let path = work.join("kernel.inc");
         std::fs::write(&path, device.render()).map_err(EvidenceError::io(path))?;
-        let out = Command::new(&tools.cxx)
+        let mut command = Command::new(&tools.cxx);
+        command
             .args(["-std=c++17", "-O1", "-w", "-fno-strict-aliasing", "-o"])
             .arg(&binary)
-            .arg(work.join("main.cpp"))
-            .output()
-            .map_err(EvidenceError::io(&tools.cxx))?;
+            .arg(work.join("main.cpp"));
+        if let Runner::HipCpu(root) = &tools.runner {
+            command
+                .arg(format!("-I{}", root.join("include").display()))
+                .args(["-ltbb", "-pthread"]);
+        }
+        let out = command.output().map_err(EvidenceError::io(&tools.cxx))?;
         if out.status.success() {
             return Ok(binary);
         }
@@ -87,7 +99,7 @@ fn element_type(c_type: &str) -> Option<&'static str> {
     }
 }
 
-fn main_source(spec: &KernelSpec) -> Result<String, EvidenceError> {
+fn main_source(spec: &KernelSpec, runner: &Runner) -> Result<String, EvidenceError> {
     let mut body = String::new();
     let mut args = Vec::new();
     for (i, p) in spec.params.iter().enumerate() {
@@ -121,12 +133,19 @@ fn main_source(spec: &KernelSpec) -> Result<String, EvidenceError> {
         };
         body.push_str(&line);
     }
-    let _ = writeln!(
-        body,
-        "  cuport::launch(l[0], l[1], shared, [&] {{ {}({}); }});",
-        spec.kernel,
-        args.join(", ")
-    );
+    let launch = match runner {
+        Runner::Fibers => format!(
+            "  cuport::launch(l[0], l[1], shared, [&] {{ {}({}); }});",
+            spec.kernel,
+            args.join(", ")
+        ),
+        Runner::HipCpu(_) => format!(
+            "  hipLaunchKernelGGL({}, l[0], l[1], shared, 0, {});\n  if (hipDeviceSynchronize() != hipSuccess) return 3;",
+            spec.kernel,
+            args.join(", ")
+        ),
+    };
+    let _ = writeln!(body, "{launch}");
     for (i, p) in spec.params.iter().enumerate() {
         if let ParamKind::Tensor { output: true, .. } = p.kind {
             let _ = writeln!(body, "  save(dir, \"{}\", p{i});", p.name);

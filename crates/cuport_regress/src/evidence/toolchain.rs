@@ -3,13 +3,36 @@
 //! `CUPORT_PYTHON` (default `python3`) runs the reference with the
 //! `onnxruntime`, `onnx` and `numpy` packages. Both are checked before any
 //! kernel runs, so a missing tool stops the command with nothing half-done.
+//! `HIP_CPU_ROOT` (a checkout of github.com/ROCm/HIP-CPU, plus Debian's
+//! `libtbb-dev`) selects AMD's HIP-CPU runtime instead of cuport's own
+//! fiber runner.
 use std::path::PathBuf;
 use std::process::Command;
 
 use super::EvidenceError;
 
+/// What executes the kernels.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Runner {
+    /// cuport's prelude: threads of a block as ucontext fibers (always
+    /// available; handles `*_sync` intrinsics and cooperative groups).
+    Fibers,
+    /// AMD's HIP-CPU headers under this root.
+    HipCpu(PathBuf),
+}
+
+impl Runner {
+    pub fn describe(&self) -> String {
+        match self {
+            Runner::Fibers => super::RUNNER.to_string(),
+            Runner::HipCpu(root) => format!("HIP-CPU ({}) with g++ and TBB", root.display()),
+        }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Toolchain {
+    pub runner: Runner,
     pub cxx: PathBuf,
     pub python: PathBuf,
     /// The reference's name and version, as the check found it.
@@ -27,12 +50,28 @@ impl Toolchain {
             PathBuf::from(std::env::var_os("CUPORT_PYTHON").unwrap_or_else(|| "python3".into()));
         check_cxx(&cxx)?;
         let reference = check_python(&python)?;
+        let runner = match std::env::var_os("HIP_CPU_ROOT") {
+            Some(root) => hip_cpu(PathBuf::from(root))?,
+            None => Runner::Fibers,
+        };
         Ok(Toolchain {
+            runner,
             cxx,
             python,
             reference,
         })
     }
+}
+
+fn hip_cpu(root: PathBuf) -> Result<Runner, EvidenceError> {
+    if root.join("include/hip/hip_runtime.h").is_file() {
+        return Ok(Runner::HipCpu(root));
+    }
+    Err(EvidenceError::MissingTool {
+        tool: "HIP-CPU".into(),
+        why: format!("HIP_CPU_ROOT={} has no include/hip/hip_runtime.h", root.display()),
+        fix: "point HIP_CPU_ROOT at a checkout of github.com/ROCm/HIP-CPU (and install libtbb-dev), or unset it to use cuport's own runner".into(),
+    })
 }
 
 fn check_cxx(cxx: &PathBuf) -> Result<(), EvidenceError> {
