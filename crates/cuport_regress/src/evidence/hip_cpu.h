@@ -15,6 +15,10 @@
 #include <cstring>
 #include <vector>
 
+#ifndef __align__
+#define __align__(n) alignas(n)
+#endif
+
 // HIP-CPU's wavefront is 64 lanes; CUDA code means 32 (a 32-wide shuffle
 // inside a 64-lane wavefront is the same exchange).
 #define warpSize 32

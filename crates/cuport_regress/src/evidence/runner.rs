@@ -25,7 +25,7 @@ pub(super) fn build(
     tools: &Toolchain,
     work: &Path,
 ) -> Result<PathBuf, EvidenceError> {
-    let mut device = source::device_source(&spec.file)?;
+    let mut device = source::device_source(&spec.file, &spec.kernel)?;
     // Both preludes are written as `cuda_cpu.h`, so `main.cpp` includes
     // whichever the runner uses.
     let prelude = match tools.runner {
@@ -58,8 +58,13 @@ pub(super) fn build(
         if out.status.success() {
             return Ok(binary);
         }
-        let (line, message) = first_error(&out.stderr);
-        if !line.is_some_and(|l| device.remove_at_line(l)) {
+        // Every piece with an error goes at once (a file of many kernels
+        // that use what the runner lacks would need a compile per kernel).
+        let (lines, message) = errors(&out.stderr);
+        let removed = lines
+            .into_iter()
+            .fold(false, |any, l| device.remove_at_line(l) || any);
+        if !removed {
             return Err(EvidenceError::Compile(message));
         }
     }
@@ -72,19 +77,24 @@ pub(super) fn build(
 /// runner compiled again.
 const MAX_COMPILES: usize = 12;
 
-/// The first error's line in `kernel.inc` (if it is there) and its text,
-/// with the file named as the user knows it.
-fn first_error(stderr: &[u8]) -> (Option<usize>, String) {
+/// The `kernel.inc` lines of all errors, and the text of the first one
+/// that is in `kernel.inc` (else the first error at all).
+fn errors(stderr: &[u8]) -> (Vec<usize>, String) {
     let text = String::from_utf8_lossy(stderr);
-    let Some(first) = text.lines().find(|l| l.contains("error")) else {
-        return (None, "no message".into());
+    let error_lines: Vec<&str> = text.lines().filter(|l| l.contains("error")).collect();
+    let line_of = |l: &str| -> Option<usize> {
+        l.split_once("kernel.inc:")
+            .and_then(|(_, rest)| rest.split(':').next())
+            .and_then(|n| n.parse().ok())
     };
-    let line = first
-        .split_once("kernel.inc:")
-        .and_then(|(_, rest)| rest.split(':').next())
-        .and_then(|n| n.parse().ok());
+    let lines = error_lines.iter().filter_map(|l| line_of(l)).collect();
+    let first = error_lines
+        .iter()
+        .find(|l| line_of(l).is_some())
+        .or(error_lines.first())
+        .map_or("no message", |l| l);
     let message = first.rsplit_once("error:").map_or(first, |(_, m)| m).trim();
-    (line, message.to_string())
+    (lines, message.to_string())
 }
 
 fn element_type(c_type: &str) -> Option<&'static str> {

@@ -23,9 +23,11 @@ const KEEP: [&str; 9] = [
     "static_assert",
 ];
 
-/// The kept text of a file, in pieces: a host-side type or constant is
-/// `removable`, so a compile error inside it (a struct of host types such
-/// as `FILE*` or `glob_t`) removes it and the runner is compiled again.
+/// The kept text of a file, in pieces: everything but the kernel under test
+/// is `removable`, so a compile error inside another piece (a struct of
+/// host types such as `FILE*`, another kernel using what the runner lacks)
+/// removes it and the runner is compiled again; an error the kernel itself
+/// (or something it needs) causes remains and is reported.
 pub(super) struct DeviceSource {
     pieces: Vec<Piece>,
 }
@@ -41,7 +43,8 @@ impl DeviceSource {
     }
 
     /// Blanks the removable piece that holds 1-based `line`; false when
-    /// that line is device code or a directive (nothing to remove).
+    /// that line is the kernel under test or a directive (nothing to
+    /// remove).
     pub(super) fn remove_at_line(&mut self, line: usize) -> bool {
         let mut first = 1;
         for piece in &mut self.pieces {
@@ -61,11 +64,25 @@ impl DeviceSource {
 }
 
 /// The device code of `file` and of the local headers it includes.
-pub(super) fn device_source(file: &Path) -> Result<DeviceSource, EvidenceError> {
+pub(super) fn device_source(file: &Path, kernel: &str) -> Result<DeviceSource, EvidenceError> {
     let mut seen = Vec::new();
     let mut pieces = Vec::new();
     device_source_of(file, &mut seen, &mut pieces)?;
+    for piece in &mut pieces {
+        if piece.removable && defines_kernel(&piece.text, kernel) {
+            piece.removable = false;
+        }
+    }
     Ok(DeviceSource { pieces })
+}
+
+/// Whether `code` is the `__global__` definition of `kernel`.
+fn defines_kernel(code: &str, kernel: &str) -> bool {
+    let head = code.split('{').next().unwrap_or(code);
+    head.contains("__global__")
+        && head
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|w| w == kernel)
 }
 
 fn device_source_of(
@@ -87,9 +104,9 @@ fn device_source_of(
 
 fn code_piece(code: &str) -> Piece {
     match keep(code) {
-        Some(device) => Piece {
+        Some(_) => Piece {
             text: shared_arrays(code),
-            removable: !device,
+            removable: true,
         },
         None => Piece {
             text: "\n".repeat(code.matches('\n').count()),
