@@ -61,9 +61,10 @@ pub(super) fn build(
         // Every piece with an error goes at once (a file of many kernels
         // that use what the runner lacks would need a compile per kernel).
         let (lines, message) = errors(&out.stderr);
-        let removed = lines
-            .into_iter()
-            .fold(false, |any, l| device.remove_at_line(l) || any);
+        let mut removed = false;
+        for line in lines {
+            removed |= device.remove_at_line(line);
+        }
         if !removed {
             return Err(EvidenceError::Compile(message));
         }
