@@ -14,7 +14,9 @@ use cuport_rules::kernel_rules::{
 };
 use serde::Serialize;
 
+use crate::kernel_evidence::{evidence_for, summary_line};
 use crate::output::Output;
+use cuport_regress::evidence::{Evidence, Toolchain, Verdict};
 
 #[derive(Debug, clap::Args)]
 #[command(
@@ -34,6 +36,15 @@ pub(crate) struct KernelsArgs {
     /// Validate the `[[kernel]]` rules of these files instead; exit 1 on any problem.
     #[arg(long, value_name = "FILE")]
     check: Vec<PathBuf>,
+    /// Declared `[[kernel]]` rules: they replace the proposal for a kernel of the same name.
+    #[arg(long, value_name = "FILE")]
+    rules: Vec<PathBuf>,
+    /// Confirm or refute each rule by execution: COMPILES AND RUNS the scanned
+    /// kernels on this machine's CPU (g++, or CUPORT_CXX) and compares them with
+    /// ONNX Runtime (CUPORT_PYTHON, default python3, with `pip install
+    /// onnxruntime onnx numpy`). Exit 1 when a declared rule is refuted.
+    #[arg(long)]
+    verify: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -57,6 +68,20 @@ struct KernelOutcome {
     /// Why there is no rule.
     #[serde(skip_serializing_if = "Option::is_none")]
     no_rule: Option<String>,
+    /// The rule came from `--rules`, not from recognition.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    declared: bool,
+    /// The execution evidence (`--verify`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    evidence: Option<Evidence>,
+    /// Whether a rewrite may apply the rule without review: confirmed, or
+    /// declared and not refuted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    applies: Option<bool>,
+    #[serde(skip)]
+    kernel: Option<KernelPattern>,
+    #[serde(skip)]
+    path: PathBuf,
 }
 
 pub(crate) fn run(args: &KernelsArgs, out: &Output) -> anyhow::Result<ExitCode> {
@@ -73,6 +98,12 @@ pub(crate) fn run(args: &KernelsArgs, out: &Output) -> anyhow::Result<ExitCode> 
         return check(&args.check, &table, out);
     }
     anyhow::ensure!(!args.paths.is_empty(), "no CUDA sources given");
+    // Checked before anything runs, so a missing tool leaves nothing half-done.
+    let tools = match args.verify {
+        true => Some(Toolchain::from_env().context("--verify cannot run")?),
+        false => None,
+    };
+    let declared = declared_rules(&args.rules, &table)?;
     let mut outcomes = Vec::new();
     for file in cuda_files(&args.paths)? {
         let text = std::fs::read_to_string(&file)
@@ -80,7 +111,15 @@ pub(crate) fn run(args: &KernelsArgs, out: &Output) -> anyhow::Result<ExitCode> 
         let kernels =
             recognise_kernels(&text).with_context(|| format!("cannot parse {}", file.display()))?;
         let shown = file.display().to_string();
-        outcomes.extend(kernels.into_iter().map(|k| outcome(&shown, k, &table)));
+        outcomes.extend(kernels.into_iter().map(|k| {
+            let mut o = outcome(&shown, k, &table);
+            o.path.clone_from(&file);
+            o
+        }));
+    }
+    apply_declared(&mut outcomes, &declared);
+    if let Some(tools) = &tools {
+        verify_all(&mut outcomes, tools, out)?;
     }
     let rendered = match args.format {
         KernelsFormat::Toml => render_toml(&outcomes)?,
@@ -88,7 +127,63 @@ pub(crate) fn run(args: &KernelsArgs, out: &Output) -> anyhow::Result<ExitCode> 
     };
     write(args.out.as_deref(), &rendered)?;
     out.status(&summary(&outcomes));
-    Ok(crate::exit::success())
+    let refuted_declared = outcomes.iter().any(|o| {
+        o.declared
+            && o.evidence
+                .as_ref()
+                .is_some_and(|e| e.verdict == Verdict::Refuted)
+    });
+    Ok(crate::exit::gate(refuted_declared))
+}
+
+/// The valid `[[kernel]]` rules of `files`; any problem stops the command.
+fn declared_rules(files: &[PathBuf], table: &OperatorTable) -> anyhow::Result<Vec<KernelRule>> {
+    let mut rules = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(file)
+            .with_context(|| format!("cannot read {}", file.display()))?;
+        let (found, diags) = load_kernel_rules(&file.display().to_string(), &text, table);
+        if let Some(first) = diags.first() {
+            anyhow::bail!("{first} (check the file with `cuport kernels --to ascend --check`)");
+        }
+        rules.extend(found);
+    }
+    Ok(rules)
+}
+
+fn apply_declared(outcomes: &mut [KernelOutcome], declared: &[KernelRule]) {
+    for o in outcomes.iter_mut() {
+        if let Some(rule) = declared.iter().find(|r| r.name == o.name) {
+            o.rule = Some(rule.clone());
+            o.no_rule = None;
+            o.declared = true;
+        }
+    }
+}
+
+/// Runs the evidence for every kernel with a rule, one after another (each
+/// compiles the kernel's file; the report says how far it got).
+fn verify_all(
+    outcomes: &mut [KernelOutcome],
+    tools: &Toolchain,
+    out: &Output,
+) -> anyhow::Result<()> {
+    for o in outcomes.iter_mut() {
+        let (Some(rule), Some(kernel)) = (&o.rule, &o.kernel) else {
+            continue;
+        };
+        out.status(&format!("verifying {} ({}:{})", o.name, o.file, o.line));
+        let text = std::fs::read_to_string(&o.path)
+            .with_context(|| format!("cannot read {}", o.path.display()))?;
+        let evidence = evidence_for(&o.path, &text, kernel, rule, tools);
+        o.applies = Some(match evidence.verdict {
+            Verdict::Confirmed => true,
+            Verdict::Refuted => false,
+            Verdict::NotRun => o.declared,
+        });
+        o.evidence = Some(evidence);
+    }
+    Ok(())
 }
 
 fn check(files: &[PathBuf], table: &OperatorTable, out: &Output) -> anyhow::Result<ExitCode> {
@@ -123,10 +218,15 @@ fn outcome(file: &str, kernel: KernelPattern, table: &OperatorTable) -> KernelOu
     KernelOutcome {
         file: file.to_string(),
         line: kernel.line,
-        name: kernel.name,
-        recognised: kernel.recognised,
+        name: kernel.name.clone(),
+        recognised: kernel.recognised.clone(),
         rule,
         no_rule,
+        declared: false,
+        evidence: None,
+        applies: None,
+        kernel: Some(kernel),
+        path: PathBuf::from(file),
     }
 }
 
@@ -213,6 +313,9 @@ fn render_toml(outcomes: &[KernelOutcome]) -> anyhow::Result<String> {
         match (&o.rule, &o.recognised, &o.no_rule) {
             (Some(rule), _, _) => {
                 text.push_str(&format!("# {}:{}\n", o.file, o.line));
+                if let Some(e) = &o.evidence {
+                    text.push_str(&format!("# {}\n", summary_line(e)));
+                }
                 text.push_str(&kernel_rules_toml(std::slice::from_ref(rule))?);
             }
             (None, Some(r), why) => text.push_str(&format!(
@@ -239,10 +342,32 @@ fn render_toml(outcomes: &[KernelOutcome]) -> anyhow::Result<String> {
 fn summary(outcomes: &[KernelOutcome]) -> String {
     let classified = outcomes.iter().filter(|o| o.recognised.is_some()).count();
     let rules = outcomes.iter().filter(|o| o.rule.is_some()).count();
-    format!(
+    let declared = outcomes.iter().filter(|o| o.declared).count();
+    let mut text = format!(
         "{} kernels, {classified} classified, {rules} with a proposed rule",
         outcomes.len()
-    )
+    );
+    if declared > 0 {
+        text = format!(
+            "{} kernels, {classified} classified, {} with a proposed rule, {declared} with a declared rule",
+            outcomes.len(),
+            rules - declared
+        );
+    }
+    let verdicts: Vec<&Verdict> = outcomes
+        .iter()
+        .filter_map(|o| o.evidence.as_ref().map(|e| &e.verdict))
+        .collect();
+    if !verdicts.is_empty() {
+        let count = |v: Verdict| verdicts.iter().filter(|&&x| *x == v).count();
+        text.push_str(&format!(
+            "; evidence: {} confirmed, {} refuted, {} not run",
+            count(Verdict::Confirmed),
+            count(Verdict::Refuted),
+            count(Verdict::NotRun)
+        ));
+    }
+    text
 }
 
 fn write(path: Option<&Path>, text: &str) -> anyhow::Result<()> {

@@ -14,6 +14,7 @@ mod cmd_report;
 mod cmd_rules;
 mod cmd_scan;
 mod exit;
+mod kernel_evidence;
 mod migrate_args;
 mod migration_reports;
 mod output;

@@ -8,6 +8,7 @@
 pub mod case;
 pub mod dtype;
 pub mod error;
+pub mod evidence;
 pub mod metrics;
 pub mod ops;
 pub mod policy;

@@ -58,6 +58,22 @@ pub struct KernelRule {
     pub tensors: Vec<KernelTensor>,
     /// The operator calls, in order, that together do what one launch does.
     pub calls: Vec<KernelCall>,
+    /// How the evidence step launches the kernel; without it, the launch
+    /// is read from the kernel's file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub launch: Option<KernelLaunch>,
+}
+
+/// A launch configuration as expressions over the kernel's parameters
+/// (`ceil_div(N, 256)`, `256`, `dim3(32, 4)`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct KernelLaunch {
+    pub grid: String,
+    pub block: String,
+    /// Dynamic shared memory in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared: Option<String>,
 }
 
 /// A pointer parameter of the kernel seen as a tensor.
@@ -160,6 +176,41 @@ pub fn check_rule(rule: &KernelRule, table: &OperatorTable, at: &Location) -> Ve
     for call in &rule.calls {
         for (kind, message) in call_problems(call, rule, table) {
             say(kind, message);
+        }
+    }
+    if let Some(launch) = &rule.launch {
+        for (kind, message) in launch_problems(launch, rule) {
+            say(kind, message);
+        }
+    }
+    problems
+}
+
+/// Functions a launch expression may call (`ceil_div(N, 256)`).
+const LAUNCH_FUNCTIONS: [&str; 6] = ["ceil_div", "CEIL_DIV", "cdiv", "div_ceil", "min", "max"];
+
+/// A launch names only the kernel's parameters and the launch functions.
+fn launch_problems(launch: &KernelLaunch, rule: &KernelRule) -> Vec<Problem> {
+    let fields = [
+        Some(&launch.grid),
+        Some(&launch.block),
+        launch.shared.as_ref(),
+    ];
+    let mut problems = Vec::new();
+    for text in fields.into_iter().flatten() {
+        let words = text
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+            .filter(|w| w.starts_with(|c: char| c.is_alphabetic() || c == '_'));
+        for word in words {
+            let known = rule.params.iter().any(|p| p == word)
+                || LAUNCH_FUNCTIONS.contains(&word)
+                || word == "dim3";
+            if !known {
+                problems.push((
+                    DiagKind::UnknownName,
+                    format!("launch `{text}`: `{word}` is not one of its parameters"),
+                ));
+            }
         }
     }
     problems

@@ -68,6 +68,7 @@ pub fn propose(proposal: &Proposal, table: &OperatorTable) -> Result<KernelRule,
         reason: Some(proposal.reason.clone()),
         tensors: proposal.tensors.clone(),
         calls,
+        launch: None,
     })
 }
 

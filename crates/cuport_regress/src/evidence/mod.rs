@@ -1,0 +1,267 @@
+//! Evidence by execution (issue 27 item 3): a kernel rule says a CUDA kernel
+//! computes what some vendor operator calls compute; this module checks the
+//! claim by running the ORIGINAL kernel on the CPU (the fiber runner of
+//! `cuda_cpu.h`) on generated inputs and comparing its outputs, with the
+//! harness's [`compare`](crate::metrics::compare) and tolerances, against
+//! ONNX Runtime's outputs for the same operators (`reference.py`). The
+//! runner executes; the reference is an implementation written elsewhere.
+//!
+//! Nothing here runs unless a caller asks: it compiles and runs code from
+//! the scanned tree.
+mod cases;
+pub mod expr;
+mod launch;
+mod reference;
+mod runner;
+mod source;
+mod toolchain;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use serde::Serialize;
+
+use crate::dtype::{DType, Tolerance};
+
+pub use cases::{cases_for, Case};
+pub use launch::{launch_from_source, LaunchSpec};
+pub use toolchain::{Runner, Toolchain};
+
+/// Why evidence could not be produced or a step failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EvidenceError {
+    #[error("`{tool}` is not usable: {why}; {fix}")]
+    MissingTool {
+        tool: String,
+        why: String,
+        fix: String,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("expression `{expr}`: {message}")]
+    Expr { expr: String, message: String },
+    #[error("{0}")]
+    Unsupported(String),
+    #[error("the kernel's file does not compile for the CPU runner (first error: {0})")]
+    Compile(String),
+    #[error("the kernel failed on case `{case}`: {why}")]
+    Run { case: String, why: String },
+    #[error("the reference failed: {0}")]
+    Reference(String),
+}
+
+impl EvidenceError {
+    fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> EvidenceError {
+        let path = path.into();
+        move |source| EvidenceError::Io { path, source }
+    }
+}
+
+/// What a kernel rule claims, in the runner's terms.
+#[derive(Debug, Clone)]
+pub struct KernelSpec {
+    /// The CUDA file that defines the kernel.
+    pub file: PathBuf,
+    pub kernel: String,
+    /// Every parameter of the kernel, in order.
+    pub params: Vec<ParamSpec>,
+    /// The operator calls with their arguments: a tensor's parameter name
+    /// or an expression over the kernel's parameters.
+    pub calls: Vec<CallSpec>,
+    pub launch: LaunchSpec,
+}
+
+#[derive(Debug, Clone)]
+pub struct ParamSpec {
+    pub name: String,
+    /// The C type as declared (`const float*`, `int`).
+    pub c_type: String,
+    pub kind: ParamKind,
+}
+
+#[derive(Debug, Clone)]
+pub enum ParamKind {
+    /// A pointer the rule declares as a tensor of this shape expression.
+    Tensor {
+        output: bool,
+        shape: String,
+        dtype: DType,
+    },
+    /// A value parameter: a size when tensor shapes use it.
+    Scalar,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CallSpec {
+    pub operator: String,
+    pub args: BTreeMap<String, String>,
+}
+
+/// The outcome for one kernel rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// Every case matched the reference within the tolerance.
+    Confirmed,
+    /// A case did not match: the rule does not describe the kernel.
+    Refuted,
+    /// No comparison was possible; `why` says what stopped it.
+    NotRun,
+}
+
+/// The evidence for one kernel rule, as written into the report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Evidence {
+    pub verdict: Verdict,
+    /// Why: the first failing case or what stopped the run.
+    pub why: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    pub runner: String,
+    pub tolerance: Tolerance,
+    pub launch: String,
+    pub max_abs: f64,
+    pub max_rel: f64,
+    pub cases: Vec<CaseEvidence>,
+}
+
+/// One generated case and how its outputs compared.
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseEvidence {
+    pub name: String,
+    pub sizes: BTreeMap<String, i64>,
+    pub values: String,
+    pub outputs: Vec<OutputEvidence>,
+    pub passed: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct OutputEvidence {
+    pub tensor: String,
+    pub elements: u64,
+    /// Against ONNX Runtime's float32 output.
+    pub max_abs: f64,
+    pub max_rel: f64,
+    /// The harness policy that judged it: `ratio` (with an f64 oracle) or
+    /// `tolerance`.
+    pub policy: String,
+    /// The absolute slack used (the floor of the ratio policy): float32's
+    /// atol plus the summation bound of a reduction.
+    pub atol: f64,
+    /// What the policy found wrong; empty when the output passed.
+    pub failures: Vec<String>,
+}
+
+/// The name the report gives the runner.
+pub const RUNNER: &str = "cuport CPU fiber runner (g++; threads of a block as ucontext fibers)";
+
+/// Runs the evidence for one kernel. Failures to run are a `NotRun`
+/// verdict with the reason, never an error: one kernel that cannot run
+/// must not stop the others. (A missing tool is checked once, before, by
+/// [`Toolchain::check`].)
+pub fn verify(spec: &KernelSpec, tools: &Toolchain) -> Evidence {
+    let tolerance = DType::F32.default_tolerance();
+    let mut evidence = Evidence {
+        verdict: Verdict::NotRun,
+        why: String::new(),
+        reference: None,
+        runner: tools.runner.describe(),
+        tolerance,
+        launch: spec.launch.to_string(),
+        max_abs: 0.0,
+        max_rel: 0.0,
+        cases: Vec::new(),
+    };
+    if let Err(err) = run_cases(spec, tools, &mut evidence) {
+        evidence.verdict = Verdict::NotRun;
+        evidence.why = err.to_string();
+    }
+    evidence
+}
+
+fn run_cases(
+    spec: &KernelSpec,
+    tools: &Toolchain,
+    evidence: &mut Evidence,
+) -> Result<(), EvidenceError> {
+    let work = work_dir(spec)?;
+    let binary = runner::build(spec, tools, work.path())?;
+    let cases = cases_for(spec)?;
+    let dirs: Vec<PathBuf> = cases.iter().map(|c| work.path().join(&c.name)).collect();
+    for (case, dir) in cases.iter().zip(&dirs) {
+        runner::run_case(spec, case, &binary, dir)?;
+        reference::write_manifest(spec, case, dir)?;
+    }
+    reference::run(&dirs, tools)?;
+    for (case, dir) in cases.iter().zip(&dirs) {
+        let reference = reference::read_report(dir)?;
+        evidence.reference = Some(reference.name.clone());
+        let checked = reference::compare_case(spec, case, dir, &reference)?;
+        record(evidence, case, checked);
+    }
+    if evidence.verdict == Verdict::NotRun {
+        evidence.verdict = Verdict::Confirmed;
+        evidence.why = format!("{} cases within tolerance", evidence.cases.len());
+    }
+    Ok(())
+}
+
+/// A fresh directory for one kernel's files: below `CUPORT_EVIDENCE_DIR`
+/// and kept when that is set (to read the generated runner and inputs),
+/// else a temporary one.
+fn work_dir(spec: &KernelSpec) -> Result<tempfile::TempDir, EvidenceError> {
+    match std::env::var_os("CUPORT_EVIDENCE_DIR") {
+        Some(root) => {
+            std::fs::create_dir_all(&root).map_err(EvidenceError::io(&root))?;
+            tempfile::Builder::new()
+                .prefix(&format!("{}-", spec.kernel))
+                .disable_cleanup(true)
+                .tempdir_in(&root)
+                .map_err(EvidenceError::io(&root))
+        }
+        None => tempfile::tempdir().map_err(EvidenceError::io(std::env::temp_dir())),
+    }
+}
+
+fn record(evidence: &mut Evidence, case: &Case, checked: Vec<OutputEvidence>) {
+    evidence.max_abs = evidence.max_abs.max(max_of(&checked, |o| o.max_abs));
+    evidence.max_rel = evidence.max_rel.max(max_of(&checked, |o| o.max_rel));
+    let passed = checked.iter().all(|o| o.failures.is_empty());
+    evidence.cases.push(CaseEvidence {
+        name: case.name.clone(),
+        sizes: case.sizes_as_ints(),
+        values: case.values.describe().to_string(),
+        outputs: checked,
+        passed,
+    });
+    if !passed && evidence.verdict != Verdict::Refuted {
+        evidence.verdict = Verdict::Refuted;
+        evidence.why = first_mismatch(evidence);
+    }
+}
+
+fn max_of(outputs: &[OutputEvidence], field: impl Fn(&OutputEvidence) -> f64) -> f64 {
+    outputs.iter().map(field).fold(0.0, f64::max)
+}
+
+fn first_mismatch(evidence: &Evidence) -> String {
+    let Some(case) = evidence.cases.iter().find(|c| !c.passed) else {
+        return String::new();
+    };
+    let Some(out) = case.outputs.iter().find(|o| !o.failures.is_empty()) else {
+        return format!("case `{}` failed", case.name);
+    };
+    format!(
+        "case `{}` ({}, {:?}): `{}` fails the {} policy: {}",
+        case.name,
+        case.values,
+        case.sizes,
+        out.tensor,
+        out.policy,
+        out.failures.join("; ")
+    )
+}

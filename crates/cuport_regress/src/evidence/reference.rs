@@ -1,0 +1,257 @@
+//! The reference side: writes `manifest.json` (tensors, and the rule's
+//! operator calls with every attribute evaluated for the case), runs
+//! `reference.py` with ONNX Runtime, and compares the kernel's outputs with
+//! the reference's through [`crate::metrics::compare`].
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{json, Value};
+
+use super::cases::Case;
+use super::runner::tensor_shape;
+use super::{expr, EvidenceError, KernelSpec, OutputEvidence, ParamKind, Toolchain};
+use crate::dtype::DType;
+use crate::metrics::compare;
+use crate::policy::{ratio_failures, tolerance_failures, AccuracyConfig, PolicyKind};
+use crate::tensor::Tensor;
+
+const SCRIPT: &str = include_str!("reference.py");
+
+/// What the reference run wrote: per output, the float32 reference leg
+/// and, where ONNX Runtime ran the graph in double, the f64 oracle.
+pub(super) struct ReferenceRun {
+    pub name: String,
+    pub outputs: BTreeMap<String, (String, Option<String>)>,
+}
+
+/// Writes the case's manifest (before [`run`]).
+pub(super) fn write_manifest(
+    spec: &KernelSpec,
+    case: &Case,
+    dir: &Path,
+) -> Result<(), EvidenceError> {
+    let path = dir.join("manifest.json");
+    std::fs::write(&path, manifest(spec, case)?.to_string()).map_err(EvidenceError::io(path))
+}
+
+/// Runs the reference once over every case directory.
+pub(super) fn run(dirs: &[std::path::PathBuf], tools: &Toolchain) -> Result<(), EvidenceError> {
+    let Some(first) = dirs.first() else {
+        return Ok(());
+    };
+    let script = first.with_file_name("reference.py");
+    std::fs::write(&script, SCRIPT).map_err(EvidenceError::io(&script))?;
+    let out = Command::new(&tools.python)
+        .arg(&script)
+        .args(dirs)
+        .output()
+        .map_err(EvidenceError::io(&tools.python))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(EvidenceError::Reference(
+            stderr.lines().last().unwrap_or("no message").to_string(),
+        ));
+    }
+    Ok(())
+}
+
+/// What the reference wrote for one case.
+pub(super) fn read_report(dir: &Path) -> Result<ReferenceRun, EvidenceError> {
+    let report_path = dir.join("reference.json");
+    let text = std::fs::read_to_string(&report_path).map_err(EvidenceError::io(&report_path))?;
+    let report: Value = serde_json::from_str(&text)
+        .map_err(|e| EvidenceError::Reference(format!("reference.json: {e}")))?;
+    let outputs = report["outputs"]
+        .as_object()
+        .map(|o| {
+            o.iter()
+                .filter_map(|(k, v)| {
+                    let leg = v["f32"].as_str()?.to_string();
+                    Some((k.clone(), (leg, v["f64"].as_str().map(str::to_string))))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(ReferenceRun {
+        name: report["reference"]
+            .as_str()
+            .unwrap_or("onnxruntime")
+            .to_string(),
+        outputs,
+    })
+}
+
+fn manifest(spec: &KernelSpec, case: &Case) -> Result<Value, EvidenceError> {
+    let mut tensors = serde_json::Map::new();
+    for p in &spec.params {
+        if let ParamKind::Tensor {
+            output,
+            shape,
+            dtype,
+        } = &p.kind
+        {
+            let role = if *output { "output" } else { "input" };
+            tensors.insert(
+                p.name.clone(),
+                json!({ "role": role, "shape": tensor_shape(shape, case)?, "dtype": dtype.name(), "file": format!("{}.bin", p.name) }),
+            );
+        }
+    }
+    let mut calls = Vec::new();
+    for call in &spec.calls {
+        let mut args = serde_json::Map::new();
+        for (name, value) in &call.args {
+            let bound = if tensors.contains_key(value.as_str()) {
+                json!({ "tensor": value })
+            } else {
+                attribute(value, case)?
+            };
+            args.insert(name.clone(), bound);
+        }
+        calls.push(json!({ "operator": call.operator, "args": args }));
+    }
+    Ok(json!({ "tensors": tensors, "calls": calls }))
+}
+
+/// An attribute's value: a number or a list of numbers.
+fn attribute(value: &str, case: &Case) -> Result<Value, EvidenceError> {
+    let values = expr::eval_list(value, &case.scalars)?;
+    if value.trim().starts_with('[') {
+        Ok(json!({ "value": values }))
+    } else {
+        Ok(json!({ "value": values.first().copied().unwrap_or(0.0) }))
+    }
+}
+
+/// Each output tensor of the kernel against the reference, judged by the
+/// harness's policies: with an f64 oracle, the ratio policy (the kernel
+/// may be at most twice as far from the oracle as ONNX Runtime's float32
+/// result, plus the floor); without one, (rtol, atol) against the float32
+/// reference. An output with K times fewer elements than the largest input
+/// is a reduction over K values, and two correct float32 summations in
+/// different orders differ by up to the textbook bound (K-1)·u·max|x|
+/// (u = 2^-24); that bound is added to the floor (atol), so summation order
+/// is not taken for a wrong operator.
+pub(super) fn compare_case(
+    spec: &KernelSpec,
+    case: &Case,
+    dir: &Path,
+    reference: &ReferenceRun,
+) -> Result<Vec<OutputEvidence>, EvidenceError> {
+    let inputs = read_inputs(spec, case, dir)?;
+    let mut checked = Vec::new();
+    for p in &spec.params {
+        let ParamKind::Tensor {
+            output: true,
+            shape,
+            ..
+        } = &p.kind
+        else {
+            continue;
+        };
+        let Some((leg_file, oracle_file)) = reference.outputs.get(&p.name) else {
+            continue;
+        };
+        let shape = tensor_shape(shape, case)?;
+        let actual = read(&dir.join(format!("{}.out.bin", p.name)), &shape, DType::F32)?;
+        let leg = read(&dir.join(leg_file), &shape, DType::F32)?;
+        let oracle = match oracle_file {
+            Some(f) => Some(read(&dir.join(f), &shape, DType::F64)?),
+            None => None,
+        };
+        let slack = summation_slack(&inputs, actual.len());
+        checked.push(judge(&p.name, &actual, &leg, oracle.as_ref(), slack));
+    }
+    if checked.is_empty() {
+        return Err(EvidenceError::Unsupported(
+            "the reference computes none of the kernel's outputs".into(),
+        ));
+    }
+    Ok(checked)
+}
+
+/// The float inputs of the case, as the kernel read them.
+fn read_inputs(spec: &KernelSpec, case: &Case, dir: &Path) -> Result<Vec<Tensor>, EvidenceError> {
+    let mut inputs = Vec::new();
+    for p in &spec.params {
+        if let ParamKind::Tensor {
+            output: false,
+            shape,
+            dtype: DType::F32,
+        } = &p.kind
+        {
+            let shape = tensor_shape(shape, case)?;
+            inputs.push(read(
+                &dir.join(format!("{}.bin", p.name)),
+                &shape,
+                DType::F32,
+            )?);
+        }
+    }
+    Ok(inputs)
+}
+
+/// (K-1)·u·max|x| for an output of `elements` elements, K being how many
+/// input elements the largest input has per output element.
+fn summation_slack(inputs: &[Tensor], elements: usize) -> f64 {
+    let largest = inputs.iter().map(Tensor::len).max().unwrap_or(0);
+    let k = (largest / elements.max(1)).max(1);
+    let max_abs = inputs
+        .iter()
+        .flat_map(Tensor::to_f64_vec)
+        .filter(|v| v.is_finite())
+        .fold(0.0, |m: f64, v| m.max(v.abs()));
+    (k - 1) as f64 * f64::from(f32::EPSILON) / 2.0 * max_abs
+}
+
+fn judge(
+    name: &str,
+    actual: &Tensor,
+    leg: &Tensor,
+    oracle: Option<&Tensor>,
+    slack: f64,
+) -> OutputEvidence {
+    let mut tolerance = DType::F32.default_tolerance();
+    tolerance.atol += slack;
+    let config = AccuracyConfig {
+        atol: Some(tolerance.atol),
+        ..AccuracyConfig::default()
+    };
+    let vs_leg = compare(actual, leg, tolerance);
+    let (policy, failures) = match oracle {
+        Some(oracle) => {
+            let policy = config.resolve(DType::F32, PolicyKind::Ratio);
+            let kernel = compare(actual, oracle, tolerance);
+            let reference = compare(leg, oracle, tolerance);
+            ("ratio", ratio_failures(&kernel, &reference, &policy))
+        }
+        None => {
+            let policy = config.resolve(DType::F32, PolicyKind::Tolerance);
+            ("tolerance", tolerance_failures(&vs_leg, &policy))
+        }
+    };
+    OutputEvidence {
+        tensor: name.to_string(),
+        elements: vs_leg.elements,
+        max_abs: vs_leg.max_abs,
+        max_rel: vs_leg.max_rel,
+        policy: policy.to_string(),
+        atol: tolerance.atol,
+        failures,
+    }
+}
+
+fn read(path: &Path, shape: &[usize], dtype: DType) -> Result<Tensor, EvidenceError> {
+    let bytes = std::fs::read(path).map_err(EvidenceError::io(path))?;
+    // A reference output of another extent (ONNX keeps reduced axes) is
+    // compared by element count; compare() records a true shape mismatch.
+    let count = bytes.len() / dtype.size_bytes();
+    let expected: usize = shape.iter().product();
+    let shape = if count == expected {
+        shape.to_vec()
+    } else {
+        vec![count]
+    };
+    Ok(Tensor::from_le_bytes(dtype, shape, &bytes))
+}
