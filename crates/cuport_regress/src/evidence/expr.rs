@@ -39,15 +39,15 @@ pub fn eval(text: &str, names: &BTreeMap<String, f64>) -> Result<f64, EvidenceEr
     Ok(value)
 }
 
-/// Splits at commas outside brackets (a function call's arguments stay
-/// together).
-fn split_top(text: &str) -> Vec<String> {
+/// Splits at commas outside brackets and braces (a function call's
+/// arguments, an initialiser list stay together).
+pub(super) fn split_top(text: &str) -> Vec<String> {
     let mut parts = vec![String::new()];
     let mut depth = 0;
     for c in text.chars() {
         match c {
-            '(' | '[' => depth += 1,
-            ')' | ']' => depth -= 1,
+            '(' | '[' | '{' => depth += 1,
+            ')' | ']' | '}' => depth -= 1,
             ',' if depth == 0 => {
                 parts.push(String::new());
                 continue;

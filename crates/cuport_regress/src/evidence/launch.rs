@@ -113,23 +113,10 @@ fn matching_paren(text: &str, start: usize) -> Option<usize> {
 }
 
 fn split_args(text: &str) -> Vec<String> {
-    let mut parts = vec![String::new()];
-    let mut depth = 0;
-    for c in text.chars() {
-        match c {
-            '(' | '[' | '{' => depth += 1,
-            ')' | ']' | '}' => depth -= 1,
-            ',' if depth == 0 => {
-                parts.push(String::new());
-                continue;
-            }
-            _ => {}
-        }
-        if let Some(last) = parts.last_mut() {
-            last.push(c);
-        }
-    }
-    parts.into_iter().map(|p| p.trim().to_string()).collect()
+    super::expr::split_top(text)
+        .into_iter()
+        .map(|p| p.trim().to_string())
+        .collect()
 }
 
 /// `sizeof` of the element types the runner handles (dynamic shared memory
