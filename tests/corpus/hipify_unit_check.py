@@ -72,6 +72,12 @@ DELIBERATE = [
      "HIP has a template overload of these that takes the kernel: the cast is noise (mappings/hip/arguments.toml)"),
     ("half2 member cast", re.compile(r"reinterpret_cast<half&>"),
      "(float)h2.x compiles with HIP 5.2 (checked with Debian's hipcc): HIPIFY's reinterpret_cast<half&> is noise"),
+    # The pattern alone cannot tell a launch written through a macro; these two
+    # are HIPIFY's tests whose launch is in a project macro (CUDA_LAUNCH,
+    # KERNEL_CALL_AS_MACRO), which cuport ports in the macro's body.
+    ("launch in a macro", re.compile(r"^hipLaunchKernelGGL\((Inc1|HIP_KERNEL_NAME\(axpy<float>\)), dim3\((dimGrid|1)\), "
+                                     r"dim3\((dimBlock|kDataLen)\), 0, 0, (Ad, Bd|ARG_LIST_AS_MACRO)\);$"),
+     "a launch inside the project's macro is ported in the macro, not at each use of it"),
     ("version literal", re.compile(r"hipGetProcAddress\(.*, \d{3}, "),
      "cuport writes HIP_VERSION_MAJOR * 100 + HIP_VERSION_MINOR, which follows the installed HIP, for HIPIFY's 603"),
 ]
@@ -87,12 +93,6 @@ EXPLAINED = [
      "cuDNN calls whose MIOpen counterpart takes other arguments are reported, not rewritten"),
     ("Caffe2", re.compile(r"caffe2|HIPContext|REGISTER_HIP_OPERATOR"),
      "Caffe2 (removed from PyTorch 2.x) is not in cuport's tables"),
-    # The pattern alone cannot tell a launch written through a macro; these two
-    # are HIPIFY's tests whose launch is in a project macro (CUDA_LAUNCH,
-    # KERNEL_CALL_AS_MACRO), which cuport ports in the macro's body.
-    ("launch in a macro", re.compile(r"^hipLaunchKernelGGL\((Inc1|HIP_KERNEL_NAME\(axpy<float>\)), dim3\((dimGrid|1)\), "
-                                     r"dim3\((dimBlock|kDataLen)\), 0, 0, (Ad, Bd|ARG_LIST_AS_MACRO)\);$"),
-     "a launch inside the project's macro is ported in the macro, not at each use of it"),
     ("string as symbol", re.compile(r'HIP_SYMBOL\("'),
      "a symbol named by a string was removed in CUDA 5.0; HIP_SYMBOL is written around names only"),
 ]
