@@ -704,8 +704,14 @@ fn a_project_namespace_named_like_cuda_is_not_reported() {
     let src = "#include <cuda_runtime.h>\nnamespace cudaTimeCalculator {\nvoid check(cudaError_t e) {}\n}\nvoid g() { cudaTimeCalculator::check(cudaSuccess); }\n";
     let first = migrate_checked(src, &MigrateOptions::new(Target::Hip));
     let out = text(&first);
-    assert!(out.contains("namespace cudaTimeCalculator {\nvoid check(hipError_t e) {}"), "{out}");
-    assert!(out.contains("cudaTimeCalculator::check(hipSuccess);"), "{out}");
+    assert!(
+        out.contains("namespace cudaTimeCalculator {\nvoid check(hipError_t e) {}"),
+        "{out}"
+    );
+    assert!(
+        out.contains("cudaTimeCalculator::check(hipSuccess);"),
+        "{out}"
+    );
     let reported: Vec<_> = first
         .diagnostics
         .iter()
