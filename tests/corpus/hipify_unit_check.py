@@ -59,20 +59,51 @@ DELIBERATE = [
      "cuport adds hip_runtime.h only to files that use something of it; HIPIFY adds it to every .cu"),
     ("kernel name wrapper", re.compile(r"HIP_KERNEL_NAME\((\w+|[^(),<>]+)\)"),
      "HIP_KERNEL_NAME(k) around a name without a comma expands to k: noise"),
-    ("string literal", re.compile(r'"[^"]*\bhip[A-Z]\w*[^"]*"'),
+    ("string literal", re.compile(r'^(?!#\s*include).*"[^"]*\bhip[A-Za-z]\w*[^"]*"'),
      "cuport does not rename API names inside string literals (messages stay the program's)"),
     ("excluded branch", re.compile(r"<<<"),
      "HIPIFY with --skip-excluded-preprocessor-conditional-blocks ports only the active branch; cuport ports every branch"),
-    ("hipDNN", re.compile(r"\bhipdnn|\bHIPDNN_"),
+    ("hipDNN", re.compile(r"\bhipdnn|\bHIPDNN_", re.IGNORECASE),
      "cuDNN becomes MIOpen, which ROCm ships; hipDNN was discontinued and is in no ROCm release"),
     ("pointer cast", re.compile(r"hipHostGetDevicePointer\(&|hipHostAlloc\(&"),
      "HIP 5.2's hipHostGetDevicePointer/hipHostAlloc take void**: cuport keeps or writes the cast "
      "(HIPIFY's form does not compile with Debian's hipcc)"),
+    ("kernel cast", re.compile(r"hip(LaunchCooperativeKernel|Occupancy\w*)\(.*reinterpret_cast<const void\*>"),
+     "HIP has a template overload of these that takes the kernel: the cast is noise (mappings/hip/arguments.toml)"),
+    ("half2 member cast", re.compile(r"reinterpret_cast<half&>"),
+     "(float)h2.x compiles with HIP 5.2 (checked with Debian's hipcc): HIPIFY's reinterpret_cast<half&> is noise"),
+    # The pattern alone cannot tell a launch written through a macro; these two
+    # are HIPIFY's tests whose launch is in a project macro (CUDA_LAUNCH,
+    # KERNEL_CALL_AS_MACRO), which cuport ports in the macro's body.
+    ("launch in a macro", re.compile(r"^hipLaunchKernelGGL\((Inc1|HIP_KERNEL_NAME\(axpy<float>\)), dim3\((dimGrid|1)\), "
+                                     r"dim3\((dimBlock|kDataLen)\), 0, 0, (Ad, Bd|ARG_LIST_AS_MACRO)\);$"),
+     "a launch inside the project's macro is ported in the macro, not at each use of it"),
+    ("version literal", re.compile(r"hipGetProcAddress\(.*, \d{3}, "),
+     "cuport writes HIP_VERSION_MAJOR * 100 + HIP_VERSION_MINOR, which follows the installed HIP, for HIPIFY's 603"),
+]
+
+# Differences that are not deliberate but explained in docs/hip.md ("Differences
+# that remain"): counted apart so that a new miss shows up as "unexplained".
+EXPLAINED = [
+    ("rocBLAS types (--roc)", re.compile(r"\brocblas_(float_complex|double_complex|half|bfloat16)\b"),
+     "HIPIFY --roc renames cuComplex/__half/__nv_bfloat16 everywhere, kernels included; cuport keeps HIP's types"),
+    ("rocSPARSE argument list (--roc)", re.compile(r"\brocsparse_\w+\("),
+     "HIPIFY --roc rewrites rocSPARSE argument lists; cuport renames and reports the call"),
+    ("MIOpen argument list", re.compile(r"\bmiopen\w+\(|miopenAcceleratorQueue_t"),
+     "cuDNN calls whose MIOpen counterpart takes other arguments are reported, not rewritten"),
+    ("Caffe2", re.compile(r"caffe2|HIPContext|REGISTER_HIP_OPERATOR"),
+     "Caffe2 (removed from PyTorch 2.x) is not in cuport's tables"),
+    ("string as symbol", re.compile(r'HIP_SYMBOL\("'),
+     "a symbol named by a string was removed in CUDA 5.0; HIP_SYMBOL is written around names only"),
 ]
 
 
 def deliberate_kind(pattern: str) -> str | None:
     return next((name for name, regex, _ in DELIBERATE if regex.search(pattern.strip())), None)
+
+
+def explained_kind(pattern: str) -> str | None:
+    return next((name for name, regex, _ in EXPLAINED if regex.search(pattern.strip())), None)
 
 
 @dataclass
@@ -228,11 +259,18 @@ def main() -> int:
     print(f"files: {len(results)}, FileCheck passes: {full}")
     print(f"check directives: {checks}, matched: {matched} ({100.0 * matched / max(checks, 1):.1f} %)")
     kinds: dict[str, int] = {}
+    explained: dict[str, int] = {}
     only_deliberate = 0
     for r in results:
         found = [deliberate_kind(m["pattern"]) for m in r.misses]
         for kind in found:
             kinds[kind or "other"] = kinds.get(kind or "other", 0) + 1
+        for miss, kind in zip(r.misses, found):
+            if not kind:
+                why = explained_kind(miss["pattern"]) or "unexplained"
+                explained[why] = explained.get(why, 0) + 1
+                if why == "unexplained":
+                    print(f"unexplained: {r.path} line {miss['line']}: {miss['pattern']}")
         if not r.filecheck and not r.error and found and all(found):
             only_deliberate += 1
     deliberate = sum(n for k, n in kinds.items() if k != "other")
@@ -240,6 +278,7 @@ def main() -> int:
     print(f"matched or deliberately different: {matched + deliberate} "
           f"({100.0 * (matched + deliberate) / max(checks, 1):.1f} %); files that pass or differ only "
           f"deliberately: {full + only_deliberate}")
+    print("other misses by cause: " + ", ".join(f"{k} {n}" for k, n in sorted(explained.items())))
     if args.json:
         args.json.write_text(json.dumps([r.__dict__ for r in results], indent=1))
     return 0

@@ -277,8 +277,9 @@ pub(crate) fn line_ending(src: &[u8]) -> &'static str {
 }
 
 /// Before the first `#include` outside any `#if` block (an include guard
-/// does not count), else right after the guard's `#define`, else at the top.
-/// An include inside `#ifdef _WIN32` would only be seen on Windows.
+/// does not count), else right after the guard's `#define` or a `#pragma
+/// once`, else at the top. An include inside `#ifdef _WIN32` would only be
+/// seen on Windows; one above `#pragma once` is what a reviewer moves.
 fn include_insertion_point(src: &[u8]) -> usize {
     let bom = bom_len(src);
     let lines = directive_lines(src, bom);
@@ -286,6 +287,7 @@ fn include_insertion_point(src: &[u8]) -> usize {
     let top = usize::from(guard.is_some());
     let mut depth = 0usize;
     let mut code = CodeDepth::default();
+    let mut pragma_once = None;
     for (offset, end, directive) in &lines {
         // A directive inside a call's parentheses (malformed code, or a
         // macro's arguments) is no place for a file-level include: the
@@ -298,10 +300,27 @@ fn include_insertion_point(src: &[u8]) -> usize {
             "if" | "ifdef" | "ifndef" => depth += 1,
             "endif" => depth = depth.saturating_sub(1),
             "include" if depth == top && !inside_call => return *offset,
+            // A last line without its newline is no place to insert after.
+            "pragma"
+                if depth == 0
+                    && pragma_once.is_none()
+                    && is_pragma_once(directive)
+                    && src.get(end.wrapping_sub(1)) == Some(&b'\n') =>
+            {
+                pragma_once = Some(*end);
+            }
             _ => {}
         }
     }
-    guard.unwrap_or_else(|| after_leading_comments(src, bom))
+    guard
+        .or(pragma_once)
+        .unwrap_or_else(|| after_leading_comments(src, bom))
+}
+
+/// `pragma once` (the text after `#`), comments after it aside.
+fn is_pragma_once(directive: &str) -> bool {
+    let mut words = directive.split_whitespace();
+    words.next() == Some("pragma") && words.next() == Some("once")
 }
 
 /// The start of the first line after the file's opening comment block

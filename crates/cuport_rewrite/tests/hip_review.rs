@@ -652,3 +652,70 @@ fn a_legacy_cublas_call_is_kept_and_reported() {
         text(&current)
     );
 }
+
+/// HIPIFY's unit tests (cusparse2hipsparse_12000.cu): hipsparseSpSM_solve
+/// has an eleventh parameter, the external buffer, so a renamed call of
+/// cuSPARSE's ten-argument form does not compile.
+#[test]
+fn spsm_solve_gets_hipsparse_external_buffer_argument() {
+    let src = "#include <cusparse.h>\nvoid f(cusparseHandle_t h, cusparseOperation_t op, const void* alpha, cusparseSpMatDescr_t a, cusparseDnMatDescr_t b, cusparseDnMatDescr_t c, cudaDataType t, cusparseSpSMAlg_t alg, cusparseSpSMDescr_t d) {\n  cusparseSpSM_solve(h, op, op, alpha, a, b, c, t, alg, d);\n}\n";
+    let first = migrate_checked(src, &MigrateOptions::new(Target::Hip));
+    let out = text(&first);
+    assert!(
+        out.contains("  hipsparseSpSM_solve(h, op, op, alpha, a, b, c, t, alg, d, nullptr);\n"),
+        "{out}"
+    );
+}
+
+/// A header of the form `#pragma once`, a comment, declarations
+/// (CX9898/cmake-cuda-sample's kernel.cuh): the runtime header went above
+/// `#pragma once`; a reviewer puts it below.
+#[test]
+fn runtime_header_goes_below_pragma_once() {
+    let src = "#pragma once\n\n/**\n * Adds vectors.\n **/\n__global__ void add(int n, const float* a, float* c);\n";
+    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    assert!(
+        out.starts_with("#pragma once\n#include <hip/hip_runtime.h>\n\n/**"),
+        "{out}"
+    );
+}
+
+/// pytorch/extension-cpp's muladd.cu: `at::DeviceType::CUDA` is the device
+/// type ROCm builds of PyTorch report for AMD GPUs; it stays, with no
+/// "not in the rule tables" report.
+#[test]
+fn torch_device_type_cuda_stays_without_a_report() {
+    let src = "#include <ATen/cuda/CUDAContext.h>\nvoid f(const at::Tensor& a) {\n  TORCH_INTERNAL_ASSERT(a.device().type() == at::DeviceType::CUDA);\n}\n";
+    let first = migrate_checked(src, &MigrateOptions::new(Target::Hip));
+    assert!(text(&first).contains("== at::DeviceType::CUDA);"));
+    let reported: Vec<_> = first
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "CP0001")
+        .collect();
+    assert!(reported.is_empty(), "{reported:#?}");
+}
+
+/// CX9898/cmake-cuda-sample's CudaTimeCalculator.hpp: a project's
+/// `namespace cudaTimeCalculator { ... }` was reported as a CUDA runtime
+/// name missing from the tables. It is the project's name: kept, unreported.
+#[test]
+fn a_project_namespace_named_like_cuda_is_not_reported() {
+    let src = "#include <cuda_runtime.h>\nnamespace cudaTimeCalculator {\nvoid check(cudaError_t e) {}\n}\nvoid g() { cudaTimeCalculator::check(cudaSuccess); }\n";
+    let first = migrate_checked(src, &MigrateOptions::new(Target::Hip));
+    let out = text(&first);
+    assert!(
+        out.contains("namespace cudaTimeCalculator {\nvoid check(hipError_t e) {}"),
+        "{out}"
+    );
+    assert!(
+        out.contains("cudaTimeCalculator::check(hipSuccess);"),
+        "{out}"
+    );
+    let reported: Vec<_> = first
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "CP0001")
+        .collect();
+    assert!(reported.is_empty(), "{reported:#?}");
+}

@@ -227,6 +227,12 @@ impl<'a> Scanner<'a> {
             self.member(i);
             return i + 1;
         }
+        if self.opens_namespace(i) {
+            // `namespace cudaTimeCalculator {` (CX9898/cmake-cuda-sample):
+            // the project's own namespace, whatever its name looks like.
+            self.defined_names.push(self.text(i).to_owned());
+            return i + 1;
+        }
         // A keyword before `::` (`typedef ::cub::BlockLoad<...>`, `return
         // ::f()`) starts no qualified name: the `::` after it is the global
         // scope of the name that follows.
@@ -421,6 +427,14 @@ impl<'a> Scanner<'a> {
 
     /// `namespace cg = cooperative_groups;`, `namespace wmma =
     /// nvcuda::wmma;`
+    /// Whether `i` is the name in `namespace NAME {`.
+    fn opens_namespace(&self, i: usize) -> bool {
+        i > 0
+            && self.kind_at(i - 1) == Some(TokKind::Ident)
+            && self.text(i - 1) == "namespace"
+            && self.kind_at(i + 1) == Some(TokKind::Punct(b'{'))
+    }
+
     fn namespace_alias(&mut self, i: usize) {
         if self.kind_at(i + 1) == Some(TokKind::Ident)
             && self.kind_at(i + 2) == Some(TokKind::Punct(b'='))
