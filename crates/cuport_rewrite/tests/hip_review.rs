@@ -24,6 +24,16 @@ fn migrate(src: &str, options: &MigrateOptions) -> FileMigration {
         .unwrap()
 }
 
+/// The HIP port of `src`, checked as `migrate_checked` checks it.
+fn hip_port(src: &str) -> String {
+    text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)))
+}
+
+/// Fails with the whole port unless it contains `needle`.
+fn assert_has(out: &str, needle: &str) {
+    assert!(out.contains(needle), "{out}");
+}
+
 fn text(migration: &FileMigration) -> String {
     String::from_utf8_lossy(&migration.output).into_owned()
 }
@@ -56,7 +66,7 @@ fn a_launch_with_directives_inside_stays_a_chevron_launch() {
     let src = "void f(float* a, float* b, dim3 grid, dim3 block, int smem) {\n  k<<<grid, block\n#ifdef X\n    , smem\n#endif\n    >>>(a\n#ifdef X\n      , b\n#endif\n  );\n  k<<<grid, block>>>(a);\n}\n";
     let first = migrate_checked(src, &ggl());
     let out = text(&first);
-    assert!(out.contains("  k<<<grid, block\n#ifdef X\n    , smem\n#endif\n    >>>(a\n#ifdef X\n      , b\n#endif\n  );"), "{out}");
+    assert_has(&out, "  k<<<grid, block\n#ifdef X\n    , smem\n#endif\n    >>>(a\n#ifdef X\n      , b\n#endif\n  );");
     assert!(
         out.contains("hipLaunchKernelGGL(k, dim3(grid), dim3(block), 0, 0, a);"),
         "{out}"
@@ -92,7 +102,7 @@ fn a_template_rewrite_with_directives_in_its_arguments_is_left() {
     let first = migrate_checked(src, &MigrateOptions::new(Target::Hip));
     let out = text(&first);
     assert!(out.contains("cudaStreamWaitEvent(s,\n#ifdef FAST"), "{out}");
-    assert!(out.contains("void f(hipStream_t s, hipEvent_t e)"), "{out}");
+    assert_has(&out, "void f(hipStream_t s, hipEvent_t e)");
     assert!(first.diagnostics.iter().any(|d| d.code == "CP0029"));
 }
 
@@ -165,7 +175,7 @@ fn a_qualified_kernel_name_goes_into_the_launch_macro_whole() {
 #[test]
 fn a_cast_is_written_only_where_the_argument_lacks_it() {
     let src = "__global__ void k(float* x) {}\nvoid f(void* h, float* p, void* v) {\n  cudaHostGetDevicePointer((void**)&p, h, 0);\n  cudaHostGetDevicePointer(&p, h, 0);\n  cudaHostGetDevicePointer(&v, h, 0);\n  cudaFuncSetCacheConfig(k, cudaFuncCachePreferL1);\n  cudaFuncSetCacheConfig((const void*)k, cudaFuncCachePreferL1);\n  cudaFuncGetAttributes(nullptr,\n                        k);\n}\n";
-    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    let out = hip_port(src);
     assert!(out.contains("  hipHostGetDevicePointer((void**)&p, h, 0);\n  hipHostGetDevicePointer((void**)&p, h, 0);\n  hipHostGetDevicePointer(&v, h, 0);"), "{out}");
     assert!(
         out.contains(
@@ -186,7 +196,7 @@ fn a_cast_is_written_only_where_the_argument_lacks_it() {
 #[test]
 fn a_cast_follows_the_selected_release() {
     let src = "void f(float* p, size_t pitch) {\n  cudaMallocPitch(&p, &pitch, 4, 4);\n}\n";
-    let newest = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    let newest = hip_port(src);
     assert!(
         newest.contains("hipMallocPitch(&p, &pitch, 4, 4);"),
         "{newest}"
@@ -208,7 +218,7 @@ fn a_cast_follows_the_selected_release() {
 #[test]
 fn a_symbol_argument_is_wrapped_once() {
     let src = "__constant__ float c[4];\n__device__ int g;\nvoid f(float* h) {\n  cudaMemcpyToSymbol(c, h, 16);\n  cudaMemcpyFromSymbol(h, g, 4);\n  cudaMemcpyToSymbol(HIP_SYMBOL(c), h, 16);\n  cudaMemcpyToSymbolAsync(*&c, h, 16, 0, cudaMemcpyHostToDevice, 0);\n}\n";
-    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    let out = hip_port(src);
     assert!(out.contains("hipMemcpyToSymbol(HIP_SYMBOL(c), h, 16);\n  hipMemcpyFromSymbol(h, HIP_SYMBOL(g), 4);\n  hipMemcpyToSymbol(HIP_SYMBOL(c), h, 16);"), "{out}");
     assert!(out.contains("hipMemcpyToSymbolAsync(*&c, h, 16,"), "{out}");
 }
@@ -220,7 +230,7 @@ fn a_symbol_argument_is_wrapped_once() {
 #[test]
 fn a_header_included_twice_by_the_port_is_included_once() {
     let src = "#include <cuda.h>\n#include <cuda_runtime.h>\n#include \"curand_kernel.h\"\n#include \"curand_normal.h\"\n#include \"curand_uniform.h\" // uniform\n#ifdef X\n#include <curand_mtgp32_host.h>\n#else\n#include <curand_mtgp32_host.h>\n#endif\n#include <curand_poisson.h>\n#include \"channel_descriptor.h\"\n";
-    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    let out = hip_port(src);
     assert_eq!(
         out.matches("#include <hip/hip_runtime.h>").count(),
         1,
@@ -228,20 +238,14 @@ fn a_header_included_twice_by_the_port_is_included_once() {
     );
     assert!(!out.contains("curand_normal.h"), "{out}");
     // A line with a comment is not deleted: the comment would go with it.
-    assert!(
-        out.contains("#include \"hiprand/hiprand_kernel.h\" // uniform"),
-        "{out}"
-    );
+    assert_has(&out, "#include \"hiprand/hiprand_kernel.h\" // uniform");
     assert_eq!(out.matches("hiprand_kernel.h").count(), 2, "{out}");
     assert_eq!(
         out.matches("hiprand/hiprand_mtgp32_host.h").count(),
         2,
         "{out}"
     );
-    assert!(
-        out.contains("#include \"hip/channel_descriptor.h\""),
-        "{out}"
-    );
+    assert_has(&out, "#include \"hip/channel_descriptor.h\"");
 }
 
 /// A template that only renames and appends is applied as small edits: the
@@ -250,22 +254,19 @@ fn a_header_included_twice_by_the_port_is_included_once() {
 #[test]
 fn a_renaming_template_keeps_the_call_layout() {
     let src = "void f(cudaStream_t s, cudaEvent_t e, cudaGraph_t g, cudaGraphExec_t* x, float** p) {\n  cudaStreamWaitEvent(s,\n                      e);\n  cudaEventCreate(&e, cudaEventDisableTiming);\n  cudaEventCreate(&e);\n  cudaGraphInstantiate(x, g, 0);\n  cudaMallocHost(p,\n                 64);\n}\n";
-    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
-    assert!(
-        out.contains("  hipStreamWaitEvent(s,\n                      e, 0);"),
-        "{out}"
+    let out = hip_port(src);
+    assert_has(
+        &out,
+        "  hipStreamWaitEvent(s,\n                      e, 0);",
     );
-    assert!(
-        out.contains("hipEventCreateWithFlags(&e, hipEventDisableTiming);\n  hipEventCreate(&e);"),
-        "{out}"
+    assert_has(
+        &out,
+        "hipEventCreateWithFlags(&e, hipEventDisableTiming);\n  hipEventCreate(&e);",
     );
-    assert!(
-        out.contains("hipGraphInstantiateWithFlags(x, g, 0);"),
-        "{out}"
-    );
-    assert!(
-        out.contains("  hipHostMalloc(p,\n                 64, hipHostMallocDefault);"),
-        "{out}"
+    assert_has(&out, "hipGraphInstantiateWithFlags(x, g, 0);");
+    assert_has(
+        &out,
+        "  hipHostMalloc(p,\n                 64, hipHostMallocDefault);",
     );
 }
 
@@ -276,9 +277,9 @@ fn the_occupancy_callback_hip_lacks_is_dropped_and_reported() {
     let src = "void f(int* g, int* b, CUfunction k) {\n  cuOccupancyMaxPotentialBlockSize(g, b, k, nullptr, 0, 256);\n}\n";
     let first = migrate_checked(src, &MigrateOptions::new(Target::Hip));
     let out = text(&first);
-    assert!(
-        out.contains("hipModuleOccupancyMaxPotentialBlockSize(g, b, k, 0, 256);"),
-        "{out}"
+    assert_has(
+        &out,
+        "hipModuleOccupancyMaxPotentialBlockSize(g, b, k, 0, 256);",
     );
     assert!(first
         .diagnostics
@@ -292,14 +293,11 @@ fn the_occupancy_callback_hip_lacks_is_dropped_and_reported() {
 #[test]
 fn a_cub_name_from_the_global_scope_becomes_hipcub() {
     let src = "#include <cub/cub.cuh>\ntemplate <typename T> __global__ void k() {\n  typedef ::cub::BlockRadixSort<T, 1024, 4> A;\n  typedef cub::BlockLoad<int*, 128, 4, cub::BLOCK_LOAD_TRANSPOSE> B;\n}\n";
-    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
-    assert!(
-        out.contains("typedef ::hipcub::BlockRadixSort<T, 1024, 4> A;"),
-        "{out}"
-    );
-    assert!(
-        out.contains("typedef hipcub::BlockLoad<int*, 128, 4, hipcub::BLOCK_LOAD_TRANSPOSE> B;"),
-        "{out}"
+    let out = hip_port(src);
+    assert_has(&out, "typedef ::hipcub::BlockRadixSort<T, 1024, 4> A;");
+    assert_has(
+        &out,
+        "typedef hipcub::BlockLoad<int*, 128, 4, hipcub::BLOCK_LOAD_TRANSPOSE> B;",
     );
 }
 
@@ -395,7 +393,7 @@ fn a_dim3_from_a_uint3_is_written_with_hips_constructor() {
     let src = "#include <cuda_runtime.h>\n__device__ uint3 idx() { return make_uint3(1, 2, 3); }\n__global__ void k(int* out) {\n  dim3 a = make_uint3(1, 2, 3);\n  uint3 u = make_uint3(4, 5, 6);\n  dim3 c = u;\n  dim3 d(u);\n  c = u;\n  dim3 e = threadIdx;\n  dim3 h = idx();\n  out[0] = a.x + c.x + d.x + e.x + h.x;\n}\n";
     let first = migrate_checked(src, &MigrateOptions::new(Target::Hip));
     let out = text(&first);
-    assert!(out.contains("dim3 a = dim3(1, 2, 3);"), "{out}");
+    assert_has(&out, "dim3 a = dim3(1, 2, 3);");
     assert!(out.contains("dim3 c = dim3(u.x, u.y, u.z);\n  dim3 d(dim3(u.x, u.y, u.z));\n  c = dim3(u.x, u.y, u.z);"), "{out}");
     let reported: Vec<u32> = first
         .diagnostics
@@ -433,23 +431,18 @@ fn wmma_becomes_rocwmma() {
     let src = "#include <mma.h>\nusing namespace nvcuda;\n__global__ void k(half* a, half* b, float* c) {\n  wmma::fragment<wmma::matrix_a, 16, 16, 16, half, wmma::row_major> a_frag;\n  wmma::fragment<wmma::matrix_b, 16, 16, 16, half, wmma::col_major> b_frag;\n  nvcuda::wmma::fragment<nvcuda::wmma::accumulator, 16, 16, 16, float> c_frag;\n  wmma::fill_fragment(c_frag, 0.0f);\n  wmma::load_matrix_sync(a_frag, a, 16);\n  wmma::load_matrix_sync(b_frag, b, 16);\n  wmma::mma_sync(c_frag, a_frag, b_frag, c_frag);\n  wmma::store_matrix_sync(c, c_frag, 16, wmma::mem_row_major);\n}\n__global__ void bits() {\n  namespace w = nvcuda::wmma;\n  w::bmma_sync();\n}\n";
     let first = migrate_checked(src, &MigrateOptions::new(Target::Hip));
     let out = text(&first);
-    assert!(
-        out.contains("#include <rocwmma/rocwmma.hpp>\nusing namespace rocwmma;"),
-        "{out}"
+    assert_has(
+        &out,
+        "#include <rocwmma/rocwmma.hpp>\nusing namespace rocwmma;",
     );
-    assert!(
-        out.contains(
-            "rocwmma::fragment<rocwmma::matrix_a, 16, 16, 16, half, rocwmma::row_major> a_frag;"
-        ),
-        "{out}"
+    assert_has(
+        &out,
+        "rocwmma::fragment<rocwmma::matrix_a, 16, 16, 16, half, rocwmma::row_major> a_frag;",
     );
-    assert!(
-        out.contains("rocwmma::mma_sync(c_frag, a_frag, b_frag, c_frag);"),
-        "{out}"
-    );
-    assert!(
-        out.contains("rocwmma::store_matrix_sync(c, c_frag, 16, rocwmma::mem_row_major);"),
-        "{out}"
+    assert_has(&out, "rocwmma::mma_sync(c_frag, a_frag, b_frag, c_frag);");
+    assert_has(
+        &out,
+        "rocwmma::store_matrix_sync(c, c_frag, 16, rocwmma::mem_row_major);",
     );
     assert!(
         !out.contains("nvcuda") || out.contains("w::bmma_sync"),
@@ -616,8 +609,8 @@ fn a_dropped_nvcc_switch_leaves_no_empty_setting_behind() {
 #[test]
 fn a_variable_named_like_a_cuda_type_stays_a_variable() {
     let src = "#include <cublas_v2.h>\nint f(cublasHandle_t h) {\n  cublasStatus_t cublasStatus;\n  cublasStatus = cublasCreate(&h);\n  return cublasStatus == CUBLAS_STATUS_SUCCESS;\n}\n";
-    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
-    assert!(out.contains("  hipblasStatus_t cublasStatus;\n  cublasStatus = hipblasCreate(&h);\n  return cublasStatus == HIPBLAS_STATUS_SUCCESS;"), "{out}");
+    let out = hip_port(src);
+    assert_has(&out, "  hipblasStatus_t cublasStatus;\n  cublasStatus = hipblasCreate(&h);\n  return cublasStatus == HIPBLAS_STATUS_SUCCESS;");
 }
 
 /// HIPIFY's unit test libraries/cuBLAS/cublas_v1.cu: a file that includes
@@ -633,7 +626,7 @@ fn a_legacy_cublas_call_is_kept_and_reported() {
         &MigrateOptions::new(Target::Hip),
     );
     let out = text(&legacy);
-    assert!(out.contains("  cublasSscal(n, a, x, 1);"), "{out}");
+    assert_has(&out, "  cublasSscal(n, a, x, 1);");
     assert!(out.contains("hipblasSetVector("), "{out}");
     let reported: Vec<&str> = legacy
         .diagnostics
@@ -661,9 +654,9 @@ fn spsm_solve_gets_hipsparse_external_buffer_argument() {
     let src = "#include <cusparse.h>\nvoid f(cusparseHandle_t h, cusparseOperation_t op, const void* alpha, cusparseSpMatDescr_t a, cusparseDnMatDescr_t b, cusparseDnMatDescr_t c, cudaDataType t, cusparseSpSMAlg_t alg, cusparseSpSMDescr_t d) {\n  cusparseSpSM_solve(h, op, op, alpha, a, b, c, t, alg, d);\n}\n";
     let first = migrate_checked(src, &MigrateOptions::new(Target::Hip));
     let out = text(&first);
-    assert!(
-        out.contains("  hipsparseSpSM_solve(h, op, op, alpha, a, b, c, t, alg, d, nullptr);\n"),
-        "{out}"
+    assert_has(
+        &out,
+        "  hipsparseSpSM_solve(h, op, op, alpha, a, b, c, t, alg, d, nullptr);\n",
     );
 }
 
@@ -673,7 +666,7 @@ fn spsm_solve_gets_hipsparse_external_buffer_argument() {
 #[test]
 fn runtime_header_goes_below_pragma_once() {
     let src = "#pragma once\n\n/**\n * Adds vectors.\n **/\n__global__ void add(int n, const float* a, float* c);\n";
-    let out = text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)));
+    let out = hip_port(src);
     assert!(
         out.starts_with("#pragma once\n#include <hip/hip_runtime.h>\n\n/**"),
         "{out}"
@@ -704,14 +697,11 @@ fn a_project_namespace_named_like_cuda_is_not_reported() {
     let src = "#include <cuda_runtime.h>\nnamespace cudaTimeCalculator {\nvoid check(cudaError_t e) {}\n}\nvoid g() { cudaTimeCalculator::check(cudaSuccess); }\n";
     let first = migrate_checked(src, &MigrateOptions::new(Target::Hip));
     let out = text(&first);
-    assert!(
-        out.contains("namespace cudaTimeCalculator {\nvoid check(hipError_t e) {}"),
-        "{out}"
+    assert_has(
+        &out,
+        "namespace cudaTimeCalculator {\nvoid check(hipError_t e) {}",
     );
-    assert!(
-        out.contains("cudaTimeCalculator::check(hipSuccess);"),
-        "{out}"
-    );
+    assert_has(&out, "cudaTimeCalculator::check(hipSuccess);");
     let reported: Vec<_> = first
         .diagnostics
         .iter()
