@@ -108,6 +108,17 @@ impl View<'_> {
         let words = identifiers(text);
         !text.is_empty() && words.iter().all(|w| self.is_param(w))
     }
+
+    /// Whether a loop bound is the same for every row: parameters, numbers
+    /// and the launch's sizes (a block reduction's `blockDim.x / 32`, a
+    /// shuffle loop's `0`), not a position such as the row's own index.
+    fn is_fixed_bound(&self, text: &str) -> bool {
+        identifiers(text).iter().all(|w| {
+            self.is_param(w)
+                || w.starts_with(|c: char| c.is_ascii_digit())
+                || matches!(w.as_str(), "blockDim" | "gridDim" | "warpSize")
+        })
+    }
 }
 
 /// The identifiers of `text`, not counting member names (`blockIdx.x`'s
@@ -349,7 +360,7 @@ fn softmax(v: &View<'_>) -> Option<Recognised> {
         .facts
         .loops
         .iter()
-        .any(|l| !l.grid_stride && !l.bound.is_empty() && !v.only_params(&l.bound));
+        .any(|l| !l.grid_stride && !l.bound.is_empty() && !v.is_fixed_bound(&l.bound));
     let pattern = if causal { "softmax-causal" } else { "softmax" };
     let cols = if causal { None } else { v.row_length() };
     let shape = v.rows().zip(cols).map(|(r, c)| format!("{r}, {c}"));

@@ -168,3 +168,36 @@ __global__ void token_and_position(float* out, const int* ids, const float* wte,
         out[i] = wte[token * dim + i % dim] + wpe[(row % T) * dim + i % dim];
     }
 }
+
+// A row per block: a shared-memory tree reduction for the maximum, warp
+// shuffles for the sum, loops bounded by the block's size and by numbers,
+// none by the row's own position: a plain softmax, not a causal one.
+// expect: softmax
+__global__ void softmax_block_rows(float* out, const float* in, int rows, int cols) {
+    extern __shared__ float part[];
+    const float* row = in + blockIdx.x * cols;
+    float* dst = out + blockIdx.x * cols;
+    int lane = threadIdx.x;
+    float big = -INFINITY;
+    for (int j = lane; j < cols; j += blockDim.x) big = fmaxf(big, row[j]);
+    part[lane] = big;
+    __syncthreads();
+    for (int half = blockDim.x / 2; half > 0; half /= 2) {
+        if (lane < half) part[lane] = fmaxf(part[lane], part[lane + half]);
+        __syncthreads();
+    }
+    big = part[0];
+    __syncthreads();
+    float acc = 0.0f;
+    for (int j = lane; j < cols; j += blockDim.x) acc += expf(row[j] - big);
+    for (int d = 16; d > 0; d /= 2) acc += __shfl_xor_sync(0xffffffff, acc, d);
+    if (lane % 32 == 0) part[lane / 32] = acc;
+    __syncthreads();
+    if (lane == 0) {
+        float all = 0.0f;
+        for (int k = 0; k < blockDim.x / 32; k++) all += part[k];
+        part[0] = all;
+    }
+    __syncthreads();
+    for (int j = lane; j < cols; j += blockDim.x) dst[j] = expf(row[j] - big) / part[0];
+}
