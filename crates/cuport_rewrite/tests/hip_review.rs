@@ -29,6 +29,12 @@ fn hip_port(src: &str) -> String {
     text(&migrate_checked(src, &MigrateOptions::new(Target::Hip)))
 }
 
+/// The HIP port of `src` with GGL launches, checked as `migrate_checked`
+/// checks it.
+fn ggl_port(src: &str) -> String {
+    text(&migrate_checked(src, &ggl()))
+}
+
 /// Fails with the whole port unless it contains `needle`.
 fn assert_has(out: &str, needle: &str) {
     assert!(out.contains(needle), "{out}");
@@ -137,7 +143,7 @@ fn no_fixture_output_glues_code_onto_a_directive_line() {
 #[test]
 fn a_dim3_configuration_is_not_wrapped_twice() {
     let src = "void f(float* a, int x) {\n  k<<<dim3(1, 1, 1), dim3(x)>>>(a);\n  k<<<dim3(1) + 0, x>>>(a);\n}\n";
-    let out = text(&migrate_checked(src, &ggl()));
+    let out = ggl_port(src);
     assert!(
         out.contains("hipLaunchKernelGGL(k, dim3(1, 1, 1), dim3(x), 0, 0, a);"),
         "{out}"
@@ -154,7 +160,7 @@ fn a_dim3_configuration_is_not_wrapped_twice() {
 #[test]
 fn a_qualified_kernel_name_goes_into_the_launch_macro_whole() {
     let src = "namespace ns { __global__ void k(); }\n__global__ void g();\nvoid f() {\n  ::g<<<1, 1>>>();\n  ns::k<<<1, 2>>>();\n  ::ns::k<<<1, 2>>>();\n}\n";
-    let out = text(&migrate_checked(src, &ggl()));
+    let out = ggl_port(src);
     assert!(
         out.contains("  hipLaunchKernelGGL(::g, dim3(1), dim3(1), 0, 0);"),
         "{out}"
@@ -554,16 +560,10 @@ fn a_cmake_project_builds_with_cmakes_hip_language() {
         String::from_utf8_lossy(&configured.stdout),
         String::from_utf8_lossy(&configured.stderr)
     );
-    let built = std::process::Command::new("cmake")
-        .arg("--build")
-        .arg(&build)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&built.stdout),
-        String::from_utf8_lossy(&built.stderr)
+    common::run_ok(
+        std::process::Command::new("cmake")
+            .arg("--build")
+            .arg(&build),
     );
     let link = std::fs::read_to_string(build.join("CMakeFiles/rdc.dir/link.txt")).unwrap();
     assert!(

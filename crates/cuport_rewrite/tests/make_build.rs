@@ -135,16 +135,10 @@ fn the_fixture_makefile_builds_with_hipcc() {
     if !common::require("make") || !common::require("hipcc") {
         return;
     }
-    let built = std::process::Command::new("make")
-        .arg("CUDA_PATH=/usr")
-        .current_dir(&tree)
-        .output()
-        .unwrap();
-    assert!(
-        built.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&built.stdout),
-        String::from_utf8_lossy(&built.stderr)
+    common::run_ok(
+        std::process::Command::new("make")
+            .arg("CUDA_PATH=/usr")
+            .current_dir(&tree),
     );
     assert!(tree.join("build/scale").is_file());
 }

@@ -116,6 +116,17 @@ pub(crate) const NOT_PACKAGED: &[&str] = &[
 
 /// Whether `tool` runs; outside CI a missing tool skips the check loudly,
 /// in CI (where .ci/run installs it) it fails.
+/// Runs `command` and fails with its output unless it succeeds.
+pub(crate) fn run_ok(command: &mut std::process::Command) {
+    let out = command.output().expect("the command starts");
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 pub(crate) fn require(tool: &str) -> bool {
     let found = std::process::Command::new(tool)
         .arg("--version")
