@@ -78,6 +78,8 @@ DELIBERATE = [
     ("launch in a macro", re.compile(r"^hipLaunchKernelGGL\((Inc1|HIP_KERNEL_NAME\(axpy<float>\)), dim3\((dimGrid|1)\), "
                                      r"dim3\((dimBlock|kDataLen)\), 0, 0, (Ad, Bd|ARG_LIST_AS_MACRO)\);$"),
      "a launch inside the project's macro is ported in the macro, not at each use of it"),
+    ("rocSPARSE info type", re.compile(r"^rocsparse_mat_descr csrsv2_info;$"),
+     "csrsv2Info_t is a rocsparse_mat_info (what rocsparse_Xcsrsv_* take); HIPIFY's rocsparse_mat_descr does not compile there"),
     ("version literal", re.compile(r"hipGetProcAddress\(.*, \d{3}, "),
      "cuport writes HIP_VERSION_MAJOR * 100 + HIP_VERSION_MINOR, which follows the installed HIP, for HIPIFY's 603"),
 ]
@@ -87,6 +89,19 @@ DELIBERATE = [
 EXPLAINED = [
     ("rocBLAS types (--roc)", re.compile(r"\brocblas_(float_complex|double_complex|half|bfloat16)\b"),
      "HIPIFY --roc renames cuComplex/__half/__nv_bfloat16 everywhere, kernels included; cuport keeps HIP's types"),
+    # rocSPARSE argument lists: cuport writes the list rocSPARSE declares
+    # (mappings/hip/roc/cusparse-manual.toml); these are the calls it leaves
+    # renamed and reported, by why.
+    ("rocSPARSE int* buffer size (--roc)", re.compile(r"\brocsparse_\w+\(.*reinterpret_cast<size_t\*>"),
+     "cuSPARSE's size is an int*, rocSPARSE writes a size_t: HIPIFY's reinterpret_cast<size_t*>(&n) writes "
+     "8 bytes into 4; cuport renames and reports the call"),
+    ("rocSPARSE csrsm algo (--roc)", re.compile(r"\brocsparse_[sdcz]csrsm_\w+\(\w+, algo,"),
+     "HIPIFY keeps cuSPARSE's algo, one argument more than rocsparse_Xcsrsm_* declares; cuport drops it"),
+    ("rocSPARSE interleaved batch (--roc)", re.compile(r"\brocsparse_\w+_interleaved_batch\w*\("),
+     "cuSPARSE's int algo numbers the algorithms otherwise than rocSPARSE's enum; cuport renames and reports the call"),
+    ("rocSPARSE generic API (--roc)", re.compile(r"\brocsparse_(spmv|spmm|spsv|spsm|spvv|sparse_to_dense|dense_to_sparse|csr2csc\w*)\("),
+     "the generic API's rocSPARSE form depends on the release (stages, ROCm 6.0 signatures; HIPIFY's spmv and "
+     "SpMM_bufferSize forms are wrong for 6.x); cuport renames and reports the call"),
     ("rocSPARSE argument list (--roc)", re.compile(r"\brocsparse_\w+\("),
      "HIPIFY --roc rewrites rocSPARSE argument lists; cuport renames and reports the call"),
     ("MIOpen argument list", re.compile(r"\bmiopen\w+\(|miopenAcceleratorQueue_t"),

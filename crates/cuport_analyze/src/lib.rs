@@ -47,4 +47,7 @@ pub use torch_api::{
     torch_api_uses, ApiQuery, ApiUse, IsApi, KeywordUse, PackageUse, Resolution, TorchApiInventory,
     UnresolvedUse,
 };
-pub use tree::{list_tree, scan_tree, KnownNames, Progress, ScanOptions, ScanReport, NO_PROGRESS};
+pub use tree::{
+    is_header_path, list_tree, scan_tree, KnownNames, Progress, ScanOptions, ScanReport,
+    NO_PROGRESS,
+};

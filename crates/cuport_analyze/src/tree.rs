@@ -459,7 +459,7 @@ fn drop_project_names(report: &mut ScanReport, known: Option<&KnownNames>) {
 }
 
 /// Whether `path` names a header (shared by the files that include it).
-fn is_header_path(path: &str) -> bool {
+pub fn is_header_path(path: &str) -> bool {
     let extension = path.rsplit_once('.').map_or("", |(_, e)| e);
     matches!(
         extension.to_ascii_lowercase().as_str(),

@@ -14,19 +14,23 @@ use cuport_rewrite::{
     MigrateOptions, Migration, Mode, RenamePlan,
 };
 
+use crate::kernel_outcomes::{apply_declared, kernel_outcomes, rules_with_evidence, verify_all};
 use crate::migrate_args::MigrateArgs;
 use crate::output::Output;
 use crate::run_plan::{Destination, RunPlan, StdoutFormat};
 use crate::settings::{self, Settings};
 
 pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> {
-    let settings = settings::resolve(&args.flags())?;
+    let mut settings = settings::resolve(&args.flags())?;
     if args.show_settings {
         print!("{}", settings.describe());
         return Ok(crate::exit::success());
     }
     let plan = args.run_plan();
     check_extra_flags(&plan, &settings)?;
+    if plan.verify_kernels {
+        settings.kernel_rules = verified_kernel_rules(&plan, &settings, out)?;
+    }
     let rules = std::sync::Arc::new(settings.load_rules()?);
     let started = std::time::Instant::now();
     let (scan, migration) = migrate(&plan, &settings, &rules, out)?;
@@ -63,6 +67,33 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
 
 /// Usage rules for --ascend-kernel-skeletons and --rename-sources that
 /// depend on the resolved target (which may come from cuport.toml).
+/// `--verify-kernels`: the rules of --rules and those recognition proposes
+/// for the kernels under the migrated path, each run against its
+/// reference; what was confirmed, or declared and not refuted, applies.
+/// Everything it needs is checked before anything is written.
+fn verified_kernel_rules(
+    plan: &RunPlan,
+    settings: &Settings,
+    out: &Output,
+) -> anyhow::Result<Vec<cuport_rules::kernel_rules::KernelRule>> {
+    let target = settings.target.value;
+    let (table, _) = cuport_rules::kernel_rules::OperatorTable::builtin(target.id());
+    if settings.dual.value || table.operators.is_empty() {
+        bail!("--verify-kernels replaces kernels with vendor operators in a one-way port to a target with operator tables (--to ascend), not {}{}", settings.targets_text(), if settings.dual.value { " with --dual" } else { "" });
+    }
+    let tools = cuport_regress::evidence::Toolchain::from_env()
+        .context("--verify-kernels cannot run; install what is named, or run without it")?;
+    let mut outcomes = kernel_outcomes(std::slice::from_ref(&plan.path), &table)?;
+    apply_declared(&mut outcomes, &settings.kernel_rules);
+    verify_all(&mut outcomes, &tools, out)?;
+    let applies = outcomes.iter().filter(|o| o.applies == Some(true)).count();
+    out.status(&format!(
+        "kernel evidence: {} kernels, {applies} rules apply (confirmed, or declared and not refuted)",
+        outcomes.len()
+    ));
+    Ok(rules_with_evidence(&outcomes))
+}
+
 fn check_extra_flags(plan: &RunPlan, settings: &Settings) -> anyhow::Result<()> {
     let target = settings.target.value;
     let targets = &settings.targets.value;

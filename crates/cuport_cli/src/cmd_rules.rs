@@ -12,7 +12,7 @@ use crate::output::Output;
 
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  cuport rules show cudaMemcpy\n  cuport rules list --to ascend --library nccl\n  cuport rules show __shfl_down_sync --to ascend --ascend-kernels simt\n  cuport rules check my-rules.toml\n  cuport rules stats --format json"
+    after_help = "Examples:\n  cuport rules show cudaMemcpy\n  cuport rules list --to ascend --library nccl\n  cuport rules show __shfl_down_sync --to ascend --ascend-kernels simt\n  cuport rules check my-rules.toml\n  cuport rules stats --format json\n  cuport rules check-headers --vendor ~/.cache/cuport-cann-headers/cannvendor"
 )]
 pub(crate) struct RulesArgs {
     /// A user rule file layered over the built-ins; repeat for more (later files win).
@@ -79,6 +79,23 @@ enum RulesCommand {
         #[arg(long)]
         vendor_only: bool,
     },
+    /// Check the target's rows against the vendor's own headers of each
+    /// release: every name a rule writes exists in each release the rule
+    /// applies to, signatures and enumerator values agree; exit 1 on any problem.
+    CheckHeaders {
+        #[arg(long, value_parser = crate::migrate_args::target_parser(), default_value = "ascend")]
+        to: Target,
+        /// The unpacked header archive (`../shared/vendor/unpack-cann-headers.sh`
+        /// prints it): one include directory per release, as the target's
+        /// `[vendor-headers] release-include` says (`cann-<release>/include`).
+        #[arg(long = "vendor", visible_alias = "cann-vendor", value_name = "DIR")]
+        vendor: Option<PathBuf>,
+        /// More include directories of one release, `RELEASE=DIR`: HCCL,
+        /// which CANN's open repositories lack, from a torch-npu wheel
+        /// (`9.1.0=<wheel>/torch_npu/include/third_party/hccl/inc`). Repeatable.
+        #[arg(long = "include", value_name = "RELEASE=DIR", value_parser = parse_release_dir)]
+        include: Vec<(String, PathBuf)>,
+    },
 }
 
 #[derive(Debug, Clone, Copy, clap::ValueEnum)]
@@ -102,6 +119,13 @@ fn parse_library(s: &str) -> Result<Library, String> {
         let ids: Vec<&str> = Library::ALL.iter().map(|l| l.id()).collect();
         format!("unknown library `{s}`; use one of {}", ids.join(", "))
     })
+}
+
+fn parse_release_dir(s: &str) -> Result<(String, PathBuf), String> {
+    let (release, dir) = s
+        .split_once('=')
+        .ok_or_else(|| format!("`{s}` is not RELEASE=DIR"))?;
+    Ok((release.trim().to_owned(), PathBuf::from(dir)))
 }
 
 fn parse_status(s: &str) -> Result<Status, String> {
@@ -153,6 +177,23 @@ pub(crate) fn run(args: &RulesArgs, out: &Output) -> anyhow::Result<ExitCode> {
                 set.declarations_header(*to)
             };
             emit(&header)?;
+        }
+        RulesCommand::CheckHeaders {
+            to,
+            vendor,
+            include,
+        } => {
+            if vendor.is_none() && include.is_empty() {
+                anyhow::bail!("give the headers: --vendor DIR and/or --include RELEASE=DIR");
+            }
+            let headers = cuport_rules::vendor_headers::VendorHeaders::discover(
+                *to,
+                vendor.as_deref(),
+                include,
+            )?;
+            let check = set.check_vendor_headers(&headers)?;
+            emit(&check.render())?;
+            return Ok(crate::exit::gate(check.problem_count() > 0));
         }
         RulesCommand::Check { .. } => {}
     }

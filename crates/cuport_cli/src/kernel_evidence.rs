@@ -8,9 +8,9 @@ use cuport_analyze::KernelPattern;
 use cuport_regress::dtype::DType;
 use cuport_regress::evidence::{
     launch_from_source, verify, CallSpec, Evidence, KernelSpec, LaunchSpec, ParamKind, ParamSpec,
-    Toolchain, Verdict, RUNNER,
+    TensorRole, Toolchain, Verdict, RUNNER,
 };
-use cuport_rules::kernel_rules::{KernelRule, ParamRole};
+use cuport_rules::kernel_rules::{EvidenceVerdict, KernelRule, ParamRole, RuleEvidence};
 
 /// The evidence for `rule` on `kernel` of `file` (whose text is `text`).
 pub(crate) fn evidence_for(
@@ -89,14 +89,15 @@ fn param(rule: &KernelRule, name: &str, c_type: &str) -> Result<ParamSpec, Strin
     let kind = match rule.tensors.iter().find(|t| t.param == name) {
         None => ParamKind::Scalar,
         Some(t) => ParamKind::Tensor {
-            output: match t.role {
-                ParamRole::Output => true,
-                ParamRole::Input => false,
+            role: match t.role {
+                ParamRole::Output => TensorRole::Output,
+                ParamRole::Input => TensorRole::Input,
+                ParamRole::Inout => TensorRole::Inout,
                 other => {
                     return Err(format!(
-                    "tensor `{name}` has role `{}`; the evidence compares inputs and outputs only",
-                    other.id()
-                ))
+                        "tensor `{name}` has role `{}`; the evidence compares tensors only",
+                        other.id()
+                    ))
                 }
             },
             shape: t.shape.clone(),
@@ -123,19 +124,30 @@ fn dtype(c_type: &str) -> Option<DType> {
     }
 }
 
-/// One line for the TOML output: the verdict, its numbers and where they
-/// come from.
-pub(crate) fn summary_line(e: &Evidence) -> String {
-    let verdict = match e.verdict {
-        Verdict::Confirmed => "confirmed",
-        Verdict::Refuted => "REFUTED",
-        Verdict::NotRun => "not run",
-    };
+/// The evidence as the rule file and the reports carry it.
+pub(crate) fn rule_evidence(e: &Evidence) -> RuleEvidence {
+    let ran = e.verdict != Verdict::NotRun;
+    RuleEvidence {
+        verdict: match e.verdict {
+            Verdict::Confirmed => EvidenceVerdict::Confirmed,
+            Verdict::Refuted => EvidenceVerdict::Refuted,
+            Verdict::NotRun => EvidenceVerdict::NotRun,
+        },
+        max_abs: ran.then_some(e.max_abs),
+        max_rel: ran.then_some(e.max_rel),
+        reference: e.reference.clone(),
+        cases: e.cases.len(),
+        summary: summary_line(e),
+    }
+}
+
+/// The verdict, its numbers and where they come from, in words.
+fn summary_line(e: &Evidence) -> String {
     if e.verdict == Verdict::NotRun {
-        return format!("evidence: {verdict}: {}", e.why);
+        return e.why.clone();
     }
     format!(
-        "evidence: {verdict}: {}; max abs error {:.3e}, max rel error {:.3e} (vs the reference's float32 output); reference {}; policy: the harness's ratio policy against an f64 oracle (else rtol {:e}, atol {:e}), atol widened by (K-1)·u·max|x| for reductions over K; launch {}",
+        "{}; max abs error {:.3e}, max rel error {:.3e} (vs the reference's float32 output); reference {}; policy: the harness's ratio policy against an f64 oracle (else rtol {:e}, atol {:e}), atol widened by (K-1)·u·max|x| for reductions over K; launch {}",
         e.why,
         e.max_abs,
         e.max_rel,

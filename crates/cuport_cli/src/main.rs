@@ -15,6 +15,7 @@ mod cmd_rules;
 mod cmd_scan;
 mod exit;
 mod kernel_evidence;
+mod kernel_outcomes;
 mod migrate_args;
 mod migration_reports;
 mod output;

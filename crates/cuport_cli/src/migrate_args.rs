@@ -153,6 +153,14 @@ pub(crate) struct MigrateArgs {
     /// Ascend keeps names); includes and build files follow.
     #[arg(long)]
     pub(crate) rename_sources: bool,
+    /// With --to ascend: recognise what each kernel computes, confirm or
+    /// refute the proposed `[[kernel]]` rules (and those of --rules) by
+    /// execution, and replace the confirmed kernels' launches with aclnn
+    /// operator calls. COMPILES AND RUNS the scanned kernels on this
+    /// machine's CPU (g++, or CUPORT_CXX) against ONNX Runtime (CUPORT_PYTHON
+    /// with `pip install onnxruntime onnx numpy`); see docs/kernel-rules.md.
+    #[arg(long)]
+    pub(crate) verify_kernels: bool,
     /// Print the resolved settings and where each came from, then exit.
     #[arg(long)]
     pub(crate) show_settings: bool,
@@ -184,6 +192,7 @@ impl MigrateArgs {
             },
             kernel_skeletons: self.ascend_kernel_skeletons,
             rename_sources: self.rename_sources,
+            verify_kernels: self.verify_kernels,
         }
     }
 

@@ -53,6 +53,9 @@ pub(crate) struct RunPlan {
     pub(crate) kernel_skeletons: bool,
     /// Rename sources to the target's conventions.
     pub(crate) rename_sources: bool,
+    /// Propose `[[kernel]]` rules, run their evidence and apply the
+    /// confirmed ones in this run.
+    pub(crate) verify_kernels: bool,
 }
 
 impl RunPlan {
@@ -112,6 +115,7 @@ mod tests {
             walk: Walk::default(),
             kernel_skeletons: true,
             rename_sources: false,
+            verify_kernels: false,
         }
     }
 

@@ -7,6 +7,7 @@ use anyhow::{bail, Context};
 use cuport_analyze::{ScanReport, SkippedFile};
 use cuport_model::{KernelModel, SdkVersion, Target};
 use cuport_rewrite::{HipLaunch, MigrateOptions, Mode};
+use cuport_rules::kernel_rules::{load_kernel_rules, KernelRule, OperatorTable};
 use cuport_rules::{Flavour, RuleSet};
 use serde::Deserialize;
 
@@ -66,6 +67,10 @@ pub(crate) struct Settings {
     pub(crate) sdk_versions: Vec<(Target, Setting<SdkVersion>)>,
     /// The kernel model each target's port uses, where one was chosen.
     pub(crate) kernel_models: Vec<(Target, Setting<KernelModel>)>,
+    /// The `[[kernel]]` rules of the rule files.
+    pub(crate) kernel_rules: Vec<KernelRule>,
+    /// The rule files that hold only `[[kernel]]` rules.
+    pub(crate) kernel_only_files: Vec<PathBuf>,
 }
 
 /// `[migrate]` in `cuport.toml`.
@@ -121,7 +126,7 @@ pub(crate) fn resolve(args: &Flags) -> anyhow::Result<Settings> {
     let sdk_versions = resolve_sdk_versions(args, &config, &targets.value, &from_file)?;
     let kernel_models =
         resolve_kernel_models(args, &config, &targets.value, &sdk_versions, &from_file)?;
-    Ok(Settings {
+    let mut settings = Settings {
         sdk_versions,
         kernel_models,
         target: Setting::new(
@@ -174,7 +179,74 @@ pub(crate) fn resolve(args: &Flags) -> anyhow::Result<Settings> {
             )
         },
         config: config_path,
-    })
+        kernel_rules: Vec::new(),
+        kernel_only_files: Vec::new(),
+    };
+    (settings.kernel_rules, settings.kernel_only_files) = kernel_rules_in(&settings.rules.value)?;
+    Ok(settings)
+}
+
+/// The `[[kernel]]` rules of the rule files (`cuport kernels` writes such
+/// files; a mapping rule file may hold some too). A problem in any of them
+/// stops the run, with its file:line:column.
+/// Also the files that hold nothing else, which the mapping rule loader
+/// does not read.
+fn kernel_rules_in(files: &[PathBuf]) -> anyhow::Result<(Vec<KernelRule>, Vec<PathBuf>)> {
+    let mut rules = Vec::new();
+    let mut kernel_only = Vec::new();
+    for path in files {
+        let Some(text) = rule_file_with_kernels(path)? else {
+            continue;
+        };
+        if text.only_kernels {
+            kernel_only.push(path.clone());
+        }
+        let target = text.target;
+        let (table, _) = OperatorTable::builtin(&target);
+        let (found, problems) = load_kernel_rules(&path.display().to_string(), &text.text, &table);
+        if let Some(first) = problems.first() {
+            bail!("{first}; fix the rule, or regenerate the file with `cuport kernels`");
+        }
+        rules.extend(found);
+    }
+    Ok((rules, kernel_only))
+}
+
+/// A rule file's text, when it has `[[kernel]]` entries, and the target
+/// they name (`ascend` where none says).
+struct KernelRuleFile {
+    text: String,
+    target: String,
+    /// No `[meta]`: only `[[kernel]]` rules.
+    only_kernels: bool,
+}
+
+fn rule_file_with_kernels(path: &Path) -> anyhow::Result<Option<KernelRuleFile>> {
+    let text = std::fs::read_to_string(path).with_context(|| {
+        format!(
+            "cannot read rule file {}; check the path given to --rules or in cuport.toml",
+            path.display()
+        )
+    })?;
+    let table: toml::Table = match toml::from_str(&text) {
+        Ok(table) => table,
+        // The rule loader reports the syntax error with its line.
+        Err(_) => return Ok(None),
+    };
+    let Some(kernels) = table.get("kernel").and_then(toml::Value::as_array) else {
+        return Ok(None);
+    };
+    let target = kernels
+        .iter()
+        .find_map(|k| k.get("target").and_then(toml::Value::as_str))
+        .unwrap_or("ascend")
+        .to_owned();
+    let only_kernels = !table.contains_key("meta");
+    Ok(Some(KernelRuleFile {
+        text,
+        target,
+        only_kernels,
+    }))
 }
 
 /// The `ignore` globs compiled; a pattern that is not a glob is an error
@@ -484,13 +556,19 @@ impl Settings {
                 .iter()
                 .map(|(target, model)| (*target, model.value))
                 .collect(),
+            kernel_rules: self.kernel_rules.clone(),
         }
     }
 
     pub(crate) fn load_rules(&self) -> anyhow::Result<RuleSet> {
         let mut rules = RuleSet::builtin()
             .context("the built-in rule tables failed to load (a cuport bug; please report it)")?;
-        for (index, path) in self.rules.value.iter().enumerate() {
+        let mapping_files = self
+            .rules
+            .value
+            .iter()
+            .filter(|p| !self.kernel_only_files.contains(p));
+        for (index, path) in mapping_files.enumerate() {
             let priority = i32::try_from(index + 1).unwrap_or(i32::MAX);
             // The error names the file, line and field.
             rules = rules.with_user_file(path, priority)?;

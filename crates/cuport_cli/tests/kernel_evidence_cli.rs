@@ -151,6 +151,74 @@ fn a_wrong_declared_mapping_is_refuted_with_the_failing_case() {
     insta::assert_snapshot!(verdicts(&json));
 }
 
+/// One kernel per operator reference.py gained after the elementwise ones
+/// (ops.cu, declared in ops.toml): fill, copy, cast to int, row sum, row
+/// max, row max with its index (an int output), a 3-D permutation (three
+/// size parameters), an embedding gather (indices drawn inside the table),
+/// and a matrix product. The AdamW step has no independent reference
+/// (ONNX Runtime's CPU build has no optimizer operator): not run.
+#[test]
+fn every_operator_reference_confirms_a_kernel_that_computes_it() {
+    if !tools_available() {
+        return;
+    }
+    let (file, rules) = (fixture("ops.cu"), fixture("ops.toml"));
+    let (json, err, code) = run(&[
+        "kernels", "--to", "ascend", "--verify", "--format", "json", &file, "--rules", &rules,
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("evidence: 9 confirmed, 0 refuted, 1 not run"),
+        "{err}"
+    );
+    insta::assert_snapshot!(verdicts(&json));
+    let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
+    let outputs = |name: &str| -> Vec<String> {
+        let k = kernels.iter().find(|k| k["name"] == name).unwrap();
+        k["evidence"]["cases"][1]["outputs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| o["tensor"].as_str().unwrap().to_string())
+            .collect()
+    };
+    // The index output is compared too.
+    assert_eq!(outputs("row_argmax_kernel"), ["out", "index"]);
+    let permute = kernels
+        .iter()
+        .find(|k| k["name"] == "permute3_kernel")
+        .unwrap();
+    let sizes = &permute["evidence"]["cases"][1]["sizes"];
+    assert!(
+        sizes["a"] != sizes["b"] && sizes["b"] != sizes["c"] && sizes["a"] != sizes["c"],
+        "distinct extents, so a wrong axis order cannot pass: {sizes}"
+    );
+}
+
+/// A permutation declared with the wrong axis order and a row sum declared
+/// as a mean are refuted; the kernels recognition proposes rules for
+/// (fill, copy, cast, row max) are confirmed.
+#[test]
+fn wrong_permutation_and_reduction_declarations_are_refuted() {
+    if !tools_available() {
+        return;
+    }
+    let (file, rules) = (fixture("ops.cu"), fixture("ops-wrong.toml"));
+    let (json, err, code) = run(&[
+        "kernels", "--to", "ascend", "--verify", "--format", "json", &file, "--rules", &rules,
+    ]);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("2 refuted"), "{err}");
+    let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
+    for name in ["permute3_kernel", "row_sum_kernel"] {
+        let k = kernels.iter().find(|k| k["name"] == name).unwrap();
+        assert_eq!(k["evidence"]["verdict"], "refuted", "{k}");
+        let why = k["evidence"]["why"].as_str().unwrap();
+        assert!(why.contains("`out` fails the ratio policy"), "{why}");
+    }
+    insta::assert_snapshot!(verdicts(&json));
+}
+
 #[test]
 fn a_missing_reference_stops_before_anything_runs_or_is_written() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -227,4 +295,128 @@ fn hip_cpu_runs_the_kernels_it_can_and_says_why_not_for_the_rest() {
         .unwrap();
     let why = layernorm["evidence"]["why"].as_str().unwrap();
     assert!(why.contains("cooperative_groups"), "{why}");
+}
+
+/// `cuport migrate TREE --to ascend --verify-kernels --rules RULES --out OUT`.
+fn verify_and_migrate(tree: &Path, rules: &str, out: &Path) -> (String, String, Option<i32>) {
+    run(&[
+        "migrate",
+        tree.to_str().unwrap(),
+        "--to",
+        "ascend",
+        "--verify-kernels",
+        "--rules",
+        rules,
+        "--out",
+        out.to_str().unwrap(),
+    ])
+}
+
+/// `migrate --verify-kernels`: one run recognises, verifies and applies.
+/// add_kernel's proposed rule is confirmed and applied; the two wrong
+/// declared rules (declared-wrong.toml) are refuted and not applied.
+#[test]
+fn migrate_verify_kernels_applies_what_is_confirmed_and_nothing_refuted() {
+    if !tools_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tree = dir.path().join("tree");
+    std::fs::create_dir(&tree).unwrap();
+    for name in ["add.cu", "mul.cu", "gelu.cu"] {
+        std::fs::copy(fixtures().join(name), tree.join(name)).unwrap();
+    }
+    let out = dir.path().join("out");
+    let (stdout, err, code) = verify_and_migrate(&tree, &fixture("declared-wrong.toml"), &out);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("kernel evidence: 3 kernels, 1 rules apply"),
+        "{err}"
+    );
+    let add = std::fs::read_to_string(out.join("add.cu")).unwrap();
+    assert!(add.contains("aclError cuport_kernel_add_kernel("), "{add}");
+    for (file, kernel) in [("mul.cu", "mul_kernel"), ("gelu.cu", "gelu_kernel")] {
+        let text = std::fs::read_to_string(out.join(file)).unwrap();
+        assert!(
+            text.contains(&format!("__global__ void {kernel}")),
+            "{text}"
+        );
+        assert!(
+            stdout.contains(&format!(
+                "the [[kernel]] rule for `{kernel}` was not applied: its evidence refuted it"
+            )),
+            "{stdout}"
+        );
+    }
+}
+
+#[test]
+fn migrate_verify_kernels_without_the_reference_writes_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("out");
+    let mut cmd = Command::cargo_bin("cuport").expect("binary builds");
+    let output = cmd
+        .env("CUPORT_PYTHON", dir.path().join("no-python"))
+        .args([
+            "migrate",
+            fixtures().to_str().unwrap(),
+            "--to",
+            "ascend",
+            "--verify-kernels",
+            "--out",
+        ])
+        .arg(&out)
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    assert!(err.contains("--verify-kernels cannot run"), "{err}");
+    assert!(err.contains("pip install onnxruntime onnx numpy"), "{err}");
+    assert!(!out.exists(), "nothing is written when a tool is missing");
+}
+
+/// Two kernels of one name in two files, one that accumulates into its
+/// output (as llm.c's two `unpermute_kernel_backward`s): a rule declared by
+/// name is verified per file, and only the kernel it describes is replaced.
+#[test]
+fn a_rule_declared_by_name_is_applied_only_where_the_evidence_confirms_it() {
+    if !tools_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let tree = dir.path().join("tree");
+    let add = std::fs::read_to_string(fixtures().join("add.cu")).unwrap();
+    for (sub, text) in [
+        ("assigns", add.clone()),
+        (
+            "accumulates",
+            add.replace("out[i] = a[i] + b[i];", "out[i] += a[i] + b[i];"),
+        ),
+    ] {
+        std::fs::create_dir_all(tree.join(sub)).unwrap();
+        std::fs::write(tree.join(sub).join("add.cu"), text).unwrap();
+    }
+    let rules = dir.path().join("add.toml");
+    std::fs::write(
+        &rules,
+        "[[kernel]]\nname = \"add_kernel\"\ntarget = \"ascend\"\nparams = [\"out\", \"a\", \"b\", \"n\"]\ntensors = [\n    { param = \"a\", role = \"input\", shape = \"n\", dtype = \"float\" },\n    { param = \"b\", role = \"input\", shape = \"n\", dtype = \"float\" },\n    { param = \"out\", role = \"output\", shape = \"n\", dtype = \"float\" },\n]\ncalls = [{ operator = \"aclnnAdd\", args = { self = \"a\", other = \"b\", alpha = \"1\", out = \"out\" } }]\n",
+    )
+    .unwrap();
+    let out = dir.path().join("out");
+    let (stdout, err, code) = verify_and_migrate(&tree, rules.to_str().unwrap(), &out);
+    assert_eq!(code, Some(0), "{err}");
+    let assigns = std::fs::read_to_string(out.join("assigns/add.cu")).unwrap();
+    assert!(
+        assigns.contains("aclError cuport_kernel_add_kernel("),
+        "{assigns}"
+    );
+    let accumulates = std::fs::read_to_string(out.join("accumulates/add.cu")).unwrap();
+    assert!(
+        accumulates.contains("__global__ void add_kernel"),
+        "{accumulates}"
+    );
+    assert!(
+        stdout.contains("accumulates/add.cu:5:17: manual CP0037: the [[kernel]] rule for `add_kernel` was not applied: its evidence refuted it"),
+        "{stdout}"
+    );
 }

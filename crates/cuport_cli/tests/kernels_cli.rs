@@ -62,3 +62,43 @@ fn a_target_without_operator_tables_is_an_error() {
     assert_eq!(code, Some(2));
     assert!(err.contains("no operator tables for hip"), "{err}");
 }
+
+/// A reason that quotes a statement spread over lines (llm.c's
+/// adamw_kernel3 calls a device function with eleven lines of arguments)
+/// stays one comment line: the written file is valid TOML.
+#[test]
+fn the_written_file_stays_valid_when_a_reason_quotes_several_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = dir.path().join("multi.cu");
+    std::fs::write(
+        &source,
+        "__device__ void update(float* p, const float* g, float lr) { *p -= lr * *g; }\n\
+         __global__ void step_kernel(float* params, const float* grads, float lr, int n) {\n\
+             int i = blockIdx.x * blockDim.x + threadIdx.x;\n\
+             if (i < n) update(params + i,\n\
+                               grads + i,\n\
+                               lr);\n\
+         }\n",
+    )
+    .unwrap();
+    let rules = dir.path().join("rules.toml");
+    let (_, err, code) = run(&[
+        "kernels",
+        source.to_str().unwrap(),
+        "--to",
+        "ascend",
+        "--out",
+        rules.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{err}");
+    let text = std::fs::read_to_string(&rules).unwrap();
+    assert!(text.contains("step_kernel"), "{text}");
+    let (_, err, code) = run(&[
+        "kernels",
+        "--to",
+        "ascend",
+        "--check",
+        rules.to_str().unwrap(),
+    ]);
+    assert_eq!(code, Some(0), "{err}\n{text}");
+}

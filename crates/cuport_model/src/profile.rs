@@ -79,6 +79,50 @@ pub struct TargetProfile {
     /// a library no rule maps is reported with the counterpart named.
     #[serde(default, rename = "counterpart")]
     pub counterparts: Vec<LibraryCounterpart>,
+    /// Where the vendor's own headers of each release lie in an unpacked
+    /// header archive and which names they declare (`cuport rules
+    /// check-headers`); absent: the tables are not checked against headers.
+    #[serde(default, rename = "vendor-headers")]
+    pub vendor_headers: Option<VendorHeaderFacts>,
+}
+
+/// How `cuport rules check-headers` finds a release's headers under the
+/// directory it is given and which names it checks against them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct VendorHeaderFacts {
+    /// A release's include directory below the root, `{release}` standing
+    /// for the release (`cann-{release}/include`).
+    pub release_include: String,
+    /// Include directories below the root that belong to no release tag
+    /// (an untagged repository): a name found only there counts as present
+    /// in every release, and the check lists it.
+    #[serde(default)]
+    pub untagged_include: Vec<String>,
+    /// The API families checked: a name belongs to the family with the
+    /// longest matching prefix; a release is checked for a family only when
+    /// its headers hold the family's marker header.
+    #[serde(rename = "family")]
+    pub families: Vec<HeaderFamily>,
+    /// What the check can and cannot conclude from these headers.
+    pub note: String,
+}
+
+/// One API family of a target's vendor headers (`AscendCL`, `HCCL`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct HeaderFamily {
+    pub name: String,
+    /// Prefixes of its names (`acl`, `ACL_`).
+    pub prefixes: Vec<String>,
+    /// A header (as included) whose presence says a release's headers hold
+    /// the family (`hccl/hccl.h`).
+    pub marker: String,
+    /// The include folders of its headers (`hccl`): a header a row names
+    /// under one of them must exist in each release the row applies to.
+    pub include_dirs: Vec<String>,
+    /// Where the family's headers come from, per release.
+    pub source: String,
 }
 
 /// A vendor library that does for the target what a CUDA library does, with
@@ -464,6 +508,10 @@ pub struct ShimFacts {
     /// The helper implementation written with ports whose rewrites call
     /// cuport helpers (the tables' `[[helper]]` declarations).
     pub helper_source: Option<String>,
+    /// What the functions replacing kernels mapped to vendor operators
+    /// share (`[[kernel]]` rules), written as `cuport_kernel_ops.h`.
+    #[serde(default)]
+    pub kernel_operators: Option<String>,
 }
 
 impl TargetProfile {
@@ -575,11 +623,17 @@ impl Profiles {
             )));
         }
         for (target, profile) in &targets {
-            if let Some(name) = &profile.shim.helper_source {
-                if helper_source(*target, name).is_none() {
-                    return Err(ProfileError(format!(
-                        "mappings/{target}/target.toml: helper-source {name:?} is not in mappings/{target}/helpers/"
-                    )));
+            let named = [
+                ("helper-source", &profile.shim.helper_source),
+                ("kernel-operators", &profile.shim.kernel_operators),
+            ];
+            for (key, name) in named {
+                if let Some(name) = name {
+                    if helper_source(*target, name).is_none() {
+                        return Err(ProfileError(format!(
+                            "mappings/{target}/target.toml: {key} {name:?} is not in mappings/{target}/helpers/"
+                        )));
+                    }
                 }
             }
         }

@@ -75,7 +75,7 @@ pub struct RenameEntry {
 }
 
 /// One kernel on one target: where it is defined and its disposition.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct KernelEntry {
     /// The file that defines it, relative to the migrated root.
     pub file: String,

@@ -120,6 +120,7 @@ fn dashboard(doc: &ReportDocument) -> String {
     out.push_str(&library_chart(doc));
     out.push_str(&top_unsupported(doc));
     out.push_str(&files_by_work_left(doc));
+    out.push_str(&kernels_panel(doc));
     out.push_str("</div>\n</section>\n");
     out
 }
@@ -251,6 +252,56 @@ fn top_unsupported(doc: &ReportDocument) -> String {
     }
     out.push_str("</table></div>\n");
     out
+}
+
+/// Every kernel of the run and what became of it on each target: the
+/// operators that replace it and the evidence for the rule, where a
+/// `[[kernel]]` rule was applied. Nothing when the run has no kernels.
+fn kernels_panel(doc: &ReportDocument) -> String {
+    if doc.kernels.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from(
+        "<div class=\"panel\"><h2>Kernels</h2><table id=\"kernels\">\
+         <tr><th>kernel</th><th>file</th><th>target</th><th>disposition</th><th>operators</th><th>evidence</th></tr>",
+    );
+    for entry in &doc.kernels {
+        let k = &entry.kernel;
+        let evidence = k.evidence.as_ref().map_or_else(
+            || "none".to_owned(),
+            |e| match (e.max_abs, e.max_rel) {
+                (Some(abs), Some(rel)) => format!(
+                    "{} ({} cases; max abs {abs:.2e}, max rel {rel:.2e}; {})",
+                    verdict_word(e.verdict),
+                    e.cases,
+                    e.reference.as_deref().unwrap_or("no reference")
+                ),
+                _ => format!("{}: {}", verdict_word(e.verdict), e.summary),
+            },
+        );
+        let _ = write!(
+            out,
+            "<tr><td><code>{}</code></td><td><a href=\"#file={1}\" data-file=\"{1}\">{1}:{2}</a></td><td>{3}</td><td>{4}</td><td>{5}</td><td>{6}</td></tr>",
+            escape(&k.name),
+            escape(&entry.file),
+            k.line,
+            k.target,
+            k.disposition.id(),
+            escape(&k.operators.join(" + ")),
+            escape(&evidence)
+        );
+    }
+    out.push_str("</table></div>\n");
+    out
+}
+
+fn verdict_word(verdict: cuport_rules::kernel_rules::EvidenceVerdict) -> &'static str {
+    use cuport_rules::kernel_rules::EvidenceVerdict;
+    match verdict {
+        EvidenceVerdict::Confirmed => "confirmed",
+        EvidenceVerdict::Refuted => "refuted",
+        EvidenceVerdict::NotRun => "not run",
+    }
 }
 
 fn files_by_work_left(doc: &ReportDocument) -> String {

@@ -149,6 +149,14 @@ cuport_codes! {
     /// whose counterpart library on the target is named (`[[counterpart]]`
     /// in the target profile).
     LIBRARY_COUNTERPART = "CP0035", true, "A name of a CUDA library the rule tables do not map for this target; the target's counterpart library is named";
+    /// A kernel a `[[kernel]]` rule maps to vendor operators: its
+    /// definition became the function that runs them, and its launches call
+    /// that function.
+    KERNEL_OPERATOR = "CP0036", true, "A kernel replaced by the vendor operators its [[kernel]] rule names; its launches call the generated function";
+    /// A `[[kernel]]` rule that names a kernel but was not applied (its
+    /// parameters differ, a template kernel, or an operator the selected
+    /// release is not known to have).
+    KERNEL_RULE_NOT_APPLIED = "CP0037", true, "A [[kernel]] rule naming this kernel that was not applied (stale parameters, a template kernel, or an operator the selected release lacks)";
     /// Dual-stack: the source keeps a CUDA spelling that a target spells
     /// differently and the shim cannot provide (a preprocessor test, C++
     /// framework API, build rule).
@@ -162,6 +170,10 @@ cuport_codes! {
     /// Dual-stack Python: a dtype a selected target does not support (fp64
     /// on Ascend). The code is kept; nothing converts it silently.
     DUAL_UNSUPPORTED_DTYPE = "CP0050", true, "Dual-stack Python: a dtype a selected target does not support";
+    /// A CMake `file(GLOB ...)` of `.cu` sources that cuport cannot mark
+    /// with the target's language: the glob also matches other files, or
+    /// its paths are `RELATIVE` to another directory.
+    CMAKE_GLOB_SOURCES = "CP1093", true, "A CMake file(GLOB) of .cu sources cuport cannot mark LANGUAGE HIP (other files in the glob, RELATIVE paths)";
     /// An edit: `.cu` sources of a CMake target marked with the target's
     /// language (`set_source_files_properties(... PROPERTIES LANGUAGE HIP)`).
     HIP_SOURCE_LANGUAGE = "CP1094", false, "CMake .cu sources marked LANGUAGE HIP (CMake's HIP language compiles only .hip files by default)";

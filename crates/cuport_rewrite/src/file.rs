@@ -62,7 +62,7 @@ pub fn migrate_file(
         planned.edits.extend(notes);
     }
     let mut migration = finish(src, &lines, planned, stats);
-    migration.kernels = kernel_records(analysis, &lines, &migration.diagnostics, options);
+    migration.kernels = kernel_records(path, analysis, &lines, &migration.diagnostics, options);
     migration
 }
 

@@ -569,8 +569,16 @@ pub(crate) fn annotation_edits(
 
 /// The paths the file's `#include` lines name (`<a/b.h>` → `a/b.h`).
 pub(crate) fn included_paths(src: &[u8]) -> Vec<String> {
-    directive_candidates(src)
-        .iter()
+    // The lines of `directive_candidates` that can hold a directive: a
+    // line whose first byte is `/` cannot (every file has many comments).
+    let body = &src[bom_len(src)..];
+    let body = body.strip_suffix(b"\n").unwrap_or(body);
+    body.split(|&b| b == b'\n')
+        .filter(|line| {
+            let first = line.iter().find(|b| !b.is_ascii_whitespace());
+            first.is_some_and(|&b| b == b'#' || !b.is_ascii())
+        })
+        .map(|line| String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(line)))
         .filter_map(|line| {
             let rest = line.trim_start().strip_prefix('#')?.trim_start();
             let rest = rest.strip_prefix("include")?.trim_start();

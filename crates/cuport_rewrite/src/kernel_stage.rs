@@ -9,7 +9,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::diagnostic::Diagnostic;
+use crate::operator_helper::Linkage;
 use crate::options::MigrateOptions;
+use cuport_rules::kernel_rules::{EvidenceVerdict, KernelRule, RuleEvidence};
 
 /// What becomes of one CUDA kernel on one target.
 #[derive(
@@ -60,10 +62,212 @@ pub(crate) fn disposition(options: &MigrateOptions, target: Target) -> Dispositi
     }
 }
 
+/// What the run's `[[kernel]]` rules say of one kernel on one target.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum OperatorMapping<'o> {
+    /// No rule names it (or the target has no operator tables).
+    None,
+    /// A rule maps it, and the selected release has every operator.
+    Applies(&'o KernelRule),
+    /// A rule names it, but its parameters are not the kernel's.
+    Stale(&'o KernelRule),
+    /// A rule names it, but running the kernel refuted it.
+    Refuted,
+    /// A proposed rule whose evidence could not run.
+    Unconfirmed,
+    /// A rule maps it, but the selected release's headers are not known to
+    /// declare this operator with the rule's parameters.
+    NotInRelease(&'o str),
+}
+
+/// The rule for kernel `name`, whose parameters are named `params` (the
+/// last identifier of each declaration; `None` at a launch, where only the
+/// count of arguments is known).
+pub(crate) fn operator_mapping<'o>(
+    options: &'o MigrateOptions,
+    target: Target,
+    kernel: KernelAt<'_>,
+    params: ParamsSeen<'_>,
+) -> OperatorMapping<'o> {
+    let Some(rule) = options
+        .kernel_rules
+        .iter()
+        .find(|r| r.name == kernel.name && r.target == target.id() && r.is_for_file(kernel.file))
+    else {
+        return OperatorMapping::None;
+    };
+    match rule.evidence.as_ref().map(|e| e.verdict) {
+        Some(EvidenceVerdict::Refuted) => return OperatorMapping::Refuted,
+        // A proposal is applied once confirmed; a declared rule (no
+        // confidence) unless refuted.
+        Some(EvidenceVerdict::NotRun) if rule.confidence.is_some() => {
+            return OperatorMapping::Unconfirmed
+        }
+        _ => {}
+    }
+    let matches = match params {
+        ParamsSeen::Names(names) => {
+            names.len() == rule.params.len() && names.iter().zip(&rule.params).all(|(a, b)| a == b)
+        }
+        ParamsSeen::Count(count) => count == rule.params.len(),
+    };
+    if !matches {
+        return OperatorMapping::Stale(rule);
+    }
+    let Some(table) = crate::kernels::operator_table(target) else {
+        return OperatorMapping::None;
+    };
+    let release = options.sdk_version(target).map(|v| v.to_string());
+    for call in &rule.calls {
+        let known = table.operator(&call.operator).is_some_and(|op| {
+            release
+                .as_ref()
+                .is_none_or(|r| op.releases.iter().any(|have| have == r))
+        });
+        if !known {
+            return OperatorMapping::NotInRelease(&call.operator);
+        }
+    }
+    OperatorMapping::Applies(rule)
+}
+
+/// A kernel definition an applied rule replaces with the function that
+/// runs its operators: the text from its `__global__` to the end of its
+/// body (or declaration).
+#[derive(Debug, Clone)]
+pub(crate) struct ReplacedKernel<'o> {
+    /// Where the kernel's name starts (the definition site's range).
+    pub(crate) name_at: usize,
+    pub(crate) span: TextRange,
+    pub(crate) rule: &'o KernelRule,
+    pub(crate) linkage: Linkage,
+    /// The target whose operators replace it.
+    pub(crate) target: Target,
+}
+
+/// The kernels of `analysis` that applied rules replace on `target`: only
+/// where the target cannot compile CUDA kernels, and not templates (one
+/// function per instantiation would be needed).
+pub(crate) fn replaced_kernels<'o>(
+    analysis: &FileAnalysis,
+    src: &[u8],
+    path: &str,
+    options: &'o MigrateOptions,
+    target: Target,
+) -> Vec<ReplacedKernel<'o>> {
+    // A dual-stack run asks per target (`options.one_way_to`): its own
+    // options plan the CUDA source, which keeps every kernel.
+    let one_way = matches!(options.mode, crate::options::Mode::OneWay(_));
+    if !one_way
+        || disposition(options, target) != Disposition::Skeleton
+        || options.kernel_rules.is_empty()
+    {
+        return Vec::new();
+    }
+    let globals: Vec<usize> = analysis
+        .sites
+        .iter()
+        .filter(|s| s.kind == SiteKind::Qualifier && s.name == "__global__")
+        .map(|s| s.range.start)
+        .collect();
+    let mut replaced = Vec::new();
+    for kernel in analysis
+        .sites
+        .iter()
+        .filter(|s| s.kind == SiteKind::KernelDefinition)
+    {
+        if kernel.template_args.is_some() {
+            continue;
+        }
+        let names = param_names(src, kernel);
+        let OperatorMapping::Applies(rule) = operator_mapping(
+            options,
+            target,
+            KernelAt {
+                name: &kernel.name,
+                file: path,
+            },
+            ParamsSeen::Names(&names),
+        ) else {
+            continue;
+        };
+        let Some(&start) = globals.iter().rev().find(|&&g| g < kernel.range.start) else {
+            continue;
+        };
+        let between = src.get(start..kernel.range.start).unwrap_or_default();
+        if between
+            .iter()
+            .any(|b| matches!(b, b';' | b'{' | b'}' | b'#'))
+        {
+            continue;
+        }
+        let end = kernel
+            .body
+            .map_or_else(|| declaration_end(src, kernel), |b| b.end);
+        replaced.push(ReplacedKernel {
+            name_at: kernel.range.start,
+            span: TextRange::new(start, end),
+            rule,
+            linkage: match kernel.body {
+                None => Linkage::Declaration,
+                Some(_) if cuport_analyze::is_header_path(path) => Linkage::Header,
+                Some(_) => Linkage::Source,
+            },
+            target,
+        });
+    }
+    replaced
+}
+
+/// The parameter names of a kernel definition site.
+pub(crate) fn param_names(src: &[u8], kernel: &cuport_analyze::Site) -> Vec<String> {
+    kernel
+        .args
+        .iter()
+        .filter_map(|r| src.get(r.start..r.end))
+        .map(|b| declared_name(&String::from_utf8_lossy(b)))
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
+/// After the `;` that ends a kernel's declaration.
+fn declaration_end(src: &[u8], kernel: &cuport_analyze::Site) -> usize {
+    let from = kernel.args.last().map_or(kernel.range.end, |r| r.end);
+    src.get(from..)
+        .and_then(|rest| rest.iter().position(|&b| b == b';'))
+        .map_or(from, |at| from + at + 1)
+}
+
+/// A kernel by name, in the file (relative to the migrated root) where
+/// it is defined or launched.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct KernelAt<'k> {
+    pub(crate) name: &'k str,
+    pub(crate) file: &'k str,
+}
+
+/// What is known of a kernel's parameters where it is looked up.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ParamsSeen<'p> {
+    Names(&'p [String]),
+    Count(usize),
+}
+
+/// The name a parameter declaration declares: its last identifier, before
+/// any array extent or default value (`const float* __restrict__ inp` →
+/// `inp`).
+pub(crate) fn declared_name(declaration: &str) -> String {
+    let head = declaration.split(['=', '[']).next().unwrap_or(declaration);
+    head.rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .find(|w| !w.is_empty())
+        .unwrap_or("")
+        .to_owned()
+}
+
 /// One kernel as the result model records it: where it is defined, what
 /// the run made of it on one target, and the codes of the diagnostics on
 /// its definition and body.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct KernelRecord {
     pub name: String,
     /// 1-based line and byte column of the kernel's name.
@@ -74,6 +278,10 @@ pub struct KernelRecord {
     /// The vendor operators its launches call (disposition `operator`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub operators: Vec<String>,
+    /// What running the kernel against a reference showed, as the applied
+    /// rule records it (`cuport kernels --verify`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<RuleEvidence>,
     /// Codes of the diagnostics on the definition and inside the body, in
     /// source order, each once.
     pub diagnostics: Vec<Code>,
@@ -82,6 +290,7 @@ pub struct KernelRecord {
 /// The records of every kernel `analysis` defines, one per kernel and
 /// target of the run.
 pub(crate) fn kernel_records(
+    path: &str,
     analysis: &FileAnalysis,
     lines: &LineIndex,
     diagnostics: &[Diagnostic],
@@ -107,16 +316,38 @@ pub(crate) fn kernel_records(
                 codes.push(d.code);
             }
         }
+        let replaced = codes.contains(&crate::diagnostic::codes::KERNEL_OPERATOR);
         for &target in options.targets() {
-            records.push(KernelRecord {
+            let mut record = KernelRecord {
                 name: kernel.name.clone(),
                 line: at.line,
                 column: at.column,
                 target,
                 disposition: disposition(options, target),
                 operators: Vec::new(),
+                evidence: None,
                 diagnostics: codes.clone(),
-            });
+            };
+            // Looked up only for a kernel the planner replaced.
+            if !(replaced && record.disposition == Disposition::Skeleton) {
+                records.push(record);
+                continue;
+            }
+            let mapping = operator_mapping(
+                options,
+                target,
+                KernelAt {
+                    name: &kernel.name,
+                    file: path,
+                },
+                ParamsSeen::Count(kernel.args.len()),
+            );
+            if let OperatorMapping::Applies(rule) = mapping {
+                record.disposition = Disposition::Operator;
+                record.operators = rule.calls.iter().map(|c| c.operator.clone()).collect();
+                record.evidence.clone_from(&rule.evidence);
+            }
+            records.push(record);
         }
     }
     records

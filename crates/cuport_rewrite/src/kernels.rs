@@ -39,7 +39,7 @@ fn hint(found: &Recognised, table: &OperatorTable) -> String {
 
 /// The built-in operator tables of `target`, loaded once; none for a target
 /// without tables.
-fn operator_table(target: Target) -> Option<&'static OperatorTable> {
+pub(crate) fn operator_table(target: Target) -> Option<&'static OperatorTable> {
     static TABLES: OnceLock<HashMap<Target, OperatorTable>> = OnceLock::new();
     let tables = TABLES.get_or_init(|| {
         Target::ALL

@@ -12,6 +12,7 @@ mod helper_files;
 mod kernel_stage;
 mod kernels;
 mod mode;
+mod operator_helper;
 mod options;
 mod passes;
 mod plan;

@@ -1,6 +1,7 @@
 use std::collections::BTreeMap;
 
 use cuport_model::{KernelModel, SdkVersion, Target};
+use cuport_rules::kernel_rules::KernelRule;
 use cuport_rules::Flavour;
 
 /// How HIP kernel launches are written.
@@ -50,6 +51,9 @@ pub struct MigrateOptions {
     /// The kernel model chosen per target (`--ascend-kernels simt`); a
     /// target not listed uses its profile's model.
     pub kernel_models: BTreeMap<Target, KernelModel>,
+    /// `[[kernel]]` rules the run applies (`--rules`): the launches of a
+    /// kernel a rule matches call the rule's vendor operators instead.
+    pub kernel_rules: Vec<KernelRule>,
 }
 
 impl MigrateOptions {
@@ -73,6 +77,7 @@ impl MigrateOptions {
             sdk_versions: BTreeMap::new(),
             kernel_models: BTreeMap::new(),
             gpu_architectures: Vec::new(),
+            kernel_rules: Vec::new(),
         }
     }
 

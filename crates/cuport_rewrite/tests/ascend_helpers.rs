@@ -29,7 +29,7 @@ const VENDOR_HEADERS: &[&str] = &[
     "aclnnop/aclnn_copy.h",
     "aclnnop/aclnn_gelu_backward_v2.h",
     "aclnnop/aclnn_gelu_v2.h",
-    "aclnnop/aclnn_log_softmax.h",
+    "aclnnop/aclnn_logsoftmax.h",
     "aclnnop/aclnn_mm.h",
     "aclnnop/aclnn_mul.h",
     "aclnnop/aclnn_mv.h",

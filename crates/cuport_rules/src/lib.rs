@@ -23,6 +23,7 @@ mod ruleset;
 mod source;
 mod stats;
 mod template;
+pub mod vendor_headers;
 
 use std::borrow::Cow;
 use std::path::Path;
@@ -70,27 +71,44 @@ fn build_checked(sources: Vec<Source>, checks: CrossChecks) -> (RuleSet, Vec<Dia
 }
 
 /// Parses every source; parsing is most of the start-up cost and files are
-/// independent, so they are split over scoped threads. Not rayon's global
-/// pool: a rule set is often built inside a `OnceLock` initialiser, and rayon
-/// workers blocked on that lock (from another caller's parallel loop) would
-/// never run the parse jobs the initialiser waits for.
+/// independent, so they are shared out over scoped threads, largest first
+/// (the tables differ in size a hundredfold), and returned in `sources`'
+/// order. Not rayon's global pool: a rule set is often built inside a
+/// `OnceLock` initialiser, and rayon workers blocked on that lock (from
+/// another caller's parallel loop) would never run the parse jobs the
+/// initialiser waits for.
 fn parse_all(sources: &[Source]) -> Vec<Result<source::Parsed, Diagnostic>> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let chunk = sources.len().div_ceil(threads).max(1);
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = sources
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(source::parse).collect::<Vec<_>>()))
-            .collect();
-        workers
-            .into_iter()
-            .flat_map(|worker| {
-                worker
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
-    })
+    let mut order: Vec<usize> = (0..sources.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(sources[i].text.len()));
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let worker = || {
+        let mut done = Vec::new();
+        loop {
+            let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some(&index) = order.get(at) else {
+                return done;
+            };
+            done.push((index, source::parse(&sources[index])));
+        }
+    };
+    let mut parsed: Vec<(usize, Result<source::Parsed, Diagnostic>)> =
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = (1..threads.min(sources.len()))
+                .map(|_| scope.spawn(worker))
+                .collect();
+            let mut parsed = worker();
+            for handle in workers {
+                parsed.extend(
+                    handle
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+                );
+            }
+            parsed
+        });
+    parsed.sort_by_key(|(index, _)| *index);
+    parsed.into_iter().map(|(_, outcome)| outcome).collect()
 }
 
 /// The set when the build found no problem, else every problem.

@@ -18,6 +18,11 @@ pub(crate) struct RuleFile {
     /// Explicit mappings, one CUDA name each. They win over patterns.
     #[serde(default)]
     pub(crate) entry: Vec<RawEntry>,
+    /// `[[kernel]]` rules: read by `kernel_rules::load_kernel_rules`, which
+    /// checks them against the operator tables.
+    #[serde(default, rename = "kernel")]
+    #[schemars(skip)]
+    pub(crate) _kernel: Vec<toml::Value>,
     /// Mechanical renames that apply only to the target names listed in `exists`.
     #[serde(default)]
     pub(crate) pattern: Vec<RawPattern>,

@@ -223,6 +223,9 @@ pub struct RuleSet {
     pub(crate) target_headers: std::sync::OnceLock<BTreeMap<Target, BTreeSet<String>>>,
     /// The touchpoint of every C/C++ name worth a site (computed once).
     pub(crate) name_sites: std::sync::OnceLock<FxHashMap<String, (Library, SiteKind)>>,
+    /// Per target, the names of its `member` rules (computed once: every
+    /// file of a run asks, and finding them reads every name).
+    pub(crate) member_names: std::sync::OnceLock<BTreeMap<Target, Vec<String>>>,
 }
 
 /// What a CUDA name becomes on one target.
@@ -386,14 +389,31 @@ impl RuleSet {
 
     /// The `Owner::member` rules of `target` (kind `member`), in name order.
     pub fn members(&self, target: Target) -> impl Iterator<Item = (&str, Resolved<'_>)> + '_ {
-        // Members are named `Owner::member`; most names have no `::`.
-        let qualified = self
-            .known_cuda_names(target)
-            .filter(|name| name.contains("::"));
-        qualified.filter_map(move |name| {
-            let resolved = self.lookup(target, name)?;
-            (resolved.kind() == NameKind::Member).then_some((name, resolved))
-        })
+        let names = self.member_names.get_or_init(|| self.index_members());
+        names
+            .get(&target)
+            .into_iter()
+            .flatten()
+            .filter_map(move |name| Some((name.as_str(), self.lookup(target, name)?)))
+    }
+
+    fn index_members(&self) -> BTreeMap<Target, Vec<String>> {
+        self.tables
+            .keys()
+            .map(|&target| {
+                // Members are named `Owner::member`; most names have no `::`.
+                let names = self
+                    .known_cuda_names(target)
+                    .filter(|name| name.contains("::"))
+                    .filter(|name| {
+                        self.lookup(target, name)
+                            .is_some_and(|r| r.kind() == NameKind::Member)
+                    })
+                    .map(str::to_owned)
+                    .collect();
+                (target, names)
+            })
+            .collect()
     }
 
     /// Every CUDA name that resolves on `target` with `flavour`, sorted: the

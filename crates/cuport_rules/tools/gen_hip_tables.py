@@ -83,9 +83,9 @@ def q(text):
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def manual_names(mappings):
+def manual_names(mappings, folder="hip"):
     names = set()
-    for path in sorted((mappings / "hip").glob("*-manual.toml")):
+    for path in sorted((mappings / folder).glob("*-manual.toml")):
         text = path.read_text()
         names.update(re.findall(r'^cuda = "([^"]+)"', text, re.M))
     return names
@@ -390,7 +390,9 @@ def main():
     text = generate(rows, "cudnn", lib_id, base, hdr, link, "roc_name", skip, seen, cudnn=True)
     (mappings / "hip" / "cudnn.toml").write_text(text)
     (mappings / "hip" / "headers.toml").write_text(headers_file(tsv_dir / "headers.tsv"))
-    write_roc(tsv_dir, mappings, skip)
+    # hip/roc/*-manual.toml: hand-written roc rows (rocSPARSE argument lists)
+    # replace the generated ones in the roc tables only.
+    write_roc(tsv_dir, mappings, skip | manual_names(mappings, "hip/roc"))
 
 
 if __name__ == "__main__":

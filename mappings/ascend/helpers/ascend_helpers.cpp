@@ -25,7 +25,7 @@
 #include <aclnnop/aclnn_copy.h>
 #include <aclnnop/aclnn_gelu_backward_v2.h>
 #include <aclnnop/aclnn_gelu_v2.h>
-#include <aclnnop/aclnn_log_softmax.h>
+#include <aclnnop/aclnn_logsoftmax.h>
 #include <aclnnop/aclnn_mm.h>
 #include <aclnnop/aclnn_mul.h>
 #include <aclnnop/aclnn_mv.h>

@@ -19,11 +19,10 @@ pub(crate) fn vector_operator_definitions(
     tokens: &[Token],
     matches: &[u32],
 ) -> Vec<OperatorDefinition> {
-    let text = |i: usize| token_text(src, tokens, i);
     let matching = |i: usize| matching_bracket(matches, i);
     let mut found = Vec::new();
     for i in 0..tokens.len() {
-        if tokens[i].kind != TokKind::Ident || text(i) != "operator" {
+        if tokens[i].kind != TokKind::Ident || tokens[i].text(src) != b"operator" {
             continue;
         }
         let (operator, open, increment) = match compound_operator(src, tokens, i + 1) {

@@ -212,8 +212,14 @@ fn assign(file: &CudaFile<'_>, node: Node<'_>, depth: usize, facts: &mut Facts) 
         .to_string();
     let value = file.text_of(right).trim().to_string();
     if left.kind() == "subscript_expression" || left.kind() == "pointer_expression" {
+        // `out[i] += x` stores `out[i] + (x)`: the old value is read too (a
+        // permutation that accumulates is no permutation).
+        let stored = match op.strip_suffix('=').filter(|o| !o.is_empty()) {
+            Some(binary) => format!("{} {binary} ({value})", file.text_of(left).trim()),
+            None => value.clone(),
+        };
         if let Some(at) = store_target(file, left, depth, facts) {
-            facts.stores.push(Store { at, value });
+            facts.stores.push(Store { at, value: stored });
             return;
         }
     }

@@ -141,3 +141,16 @@ __global__ void histogram(int* bins, const int* data, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) atomicAdd(&bins[data[i]], 1);
 }
+
+// A transpose that accumulates into its output (llm.c's dev/cuda
+// attention_backward.cu unpermute_kernel_backward: `dinp[idx] += ...`) adds
+// the old value: no permutation.
+// expect: none
+__global__ void transpose_accumulate(float* out, const float* in, int rows, int cols) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < rows * cols) {
+        int r = i / cols;
+        int c = i % cols;
+        out[c * rows + r] += in[i];
+    }
+}

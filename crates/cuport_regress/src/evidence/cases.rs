@@ -55,8 +55,24 @@ const SIZES: [(&str, [f64; 2], Values); 4] = [
 /// Rows stay few when there are columns, so a 2-D case stays small.
 const ROWS_WITH_COLUMNS: [f64; 4] = [1.0, 37.0, 64.0, 37.0];
 
+/// Three or more sizes (a permutation's B, N, NH, d): per case, the value
+/// of the k-th size (the last repeats). `odd` and `special` are no
+/// multiple of any block size and all different, so a permutation that
+/// swaps two extents cannot pass by symmetry; `large` spans many blocks.
+const MANY_SIZES: [[f64; 5]; 4] = [
+    [1.0, 1.0, 1.0, 1.0, 1.0],
+    [3.0, 37.0, 5.0, 11.0, 7.0],
+    [4.0, 65.0, 6.0, 64.0, 3.0],
+    [3.0, 37.0, 5.0, 11.0, 7.0],
+];
+
 /// A value parameter no shape uses (a scale, an epsilon) gets this value.
 const OTHER_SCALAR: f64 = 0.5;
+
+/// A value parameter named as a block size (`block_size`, `blockSize`)
+/// that no shape uses: kernels that take the block size as an argument
+/// use it as blockDim.x, so it gets the block the launch assumes.
+const BLOCK_SCALAR: f64 = 256.0;
 
 /// The cases for one kernel.
 pub fn cases_for(spec: &KernelSpec) -> Result<Vec<Case>, EvidenceError> {
@@ -67,14 +83,20 @@ pub fn cases_for(spec: &KernelSpec) -> Result<Vec<Case>, EvidenceError> {
         for (k, size) in sizes.iter().enumerate() {
             let value = match (k, sizes.len()) {
                 (0, 1) => set[0],
-                (0, _) => ROWS_WITH_COLUMNS[i],
-                _ => set[1],
+                (0, 2) => ROWS_WITH_COLUMNS[i],
+                (_, 2) => set[1],
+                _ => MANY_SIZES[i][k.min(MANY_SIZES[i].len() - 1)],
             };
             scalars.insert(size.clone(), value);
         }
         for p in &spec.params {
             if matches!(p.kind, ParamKind::Scalar) && !scalars.contains_key(&p.name) {
-                scalars.insert(p.name.clone(), OTHER_SCALAR);
+                let value = if is_block_size(&p.name) {
+                    BLOCK_SCALAR
+                } else {
+                    OTHER_SCALAR
+                };
+                scalars.insert(p.name.clone(), value);
             }
         }
         cases.push(Case {
@@ -106,11 +128,12 @@ fn size_names(spec: &KernelSpec) -> Result<Vec<String>, EvidenceError> {
             }
         }
     }
-    if names.len() > 2 {
+    if names.len() > MANY_SIZES[0].len() {
         return Err(EvidenceError::Unsupported(format!(
-            "the shapes use {} size parameters ({}); the case generator handles one or two",
+            "the shapes use {} size parameters ({}); the case generator handles up to {}",
             names.len(),
-            names.join(", ")
+            names.join(", "),
+            MANY_SIZES[0].len()
         )));
     }
     // Checks early that every shape evaluates with these names.
@@ -121,6 +144,77 @@ fn size_names(spec: &KernelSpec) -> Result<Vec<String>, EvidenceError> {
         }
     }
     Ok(names)
+}
+
+fn is_block_size(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    lower == "block_size" || lower == "blocksize"
+}
+
+/// How an input must be drawn for the operator that reads it to be
+/// defined: row indices inside the table, an optimizer's step count of at
+/// least 1, a second moment that is not negative. Random values would make
+/// both sides read outside a table or take roots of negative numbers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Domain {
+    /// Integers in [0, rows).
+    Index(usize),
+    /// Integers in [1, 10].
+    Count,
+    /// Absolute values of the usual draw.
+    NonNegative,
+}
+
+/// The inputs whose values an operator constrains, by tensor name.
+pub(super) fn input_domains(
+    spec: &KernelSpec,
+    case: &Case,
+) -> Result<BTreeMap<String, Domain>, EvidenceError> {
+    let mut domains = BTreeMap::new();
+    for call in &spec.calls {
+        let bound = |name: &str| call.args.get(name).cloned();
+        match call.operator.as_str() {
+            "aclnnEmbedding" => {
+                let (Some(indices), Some(table)) = (bound("indices"), bound("weight")) else {
+                    continue;
+                };
+                let shape = spec.params.iter().find_map(|p| match &p.kind {
+                    ParamKind::Tensor { shape, .. } if p.name == table => Some(shape),
+                    _ => None,
+                });
+                if let Some(shape) = shape {
+                    let rows = expr::eval_list(shape, &case.scalars)?
+                        .first()
+                        .copied()
+                        .unwrap_or(0.0);
+                    domains.insert(indices, Domain::Index(rows.max(1.0) as usize));
+                }
+            }
+            "aclnnApplyAdamWV2" => {
+                if let Some(step) = bound("step") {
+                    domains.insert(step, Domain::Count);
+                }
+                if let Some(v) = bound("vRef") {
+                    domains.insert(v, Domain::NonNegative);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(domains)
+}
+
+/// The values of an input with a constrained domain: deterministic.
+pub(super) fn domain_values(case: &Case, tensor: &str, count: usize, domain: Domain) -> Vec<f32> {
+    let drawn = input_values(case, tensor, count);
+    let index = |v: f32, bound: usize| {
+        (((f64::from(v) + 2.0) / 4.0 * bound as f64) as usize).min(bound.max(1) - 1) as f32
+    };
+    match domain {
+        Domain::Index(bound) => drawn.into_iter().map(|v| index(v, bound)).collect(),
+        Domain::Count => drawn.into_iter().map(|v| index(v, 10) + 1.0).collect(),
+        Domain::NonNegative => drawn.into_iter().map(f32::abs).collect(),
+    }
 }
 
 fn words(text: &str) -> Vec<String> {
@@ -158,4 +252,114 @@ fn seed(text: &str) -> u64 {
     text.bytes().fold(0x9e37_79b9_7f4a_7c15, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
     }) | 1
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::dtype::DType;
+    use crate::evidence::{CallSpec, LaunchSpec, ParamSpec, TensorRole};
+
+    fn tensor(name: &str, role: TensorRole, shape: &str, dtype: DType) -> ParamSpec {
+        ParamSpec {
+            name: name.into(),
+            c_type: "float*".into(),
+            kind: ParamKind::Tensor {
+                role,
+                shape: shape.into(),
+                dtype,
+            },
+        }
+    }
+
+    fn scalar(name: &str) -> ParamSpec {
+        ParamSpec {
+            name: name.into(),
+            c_type: "int".into(),
+            kind: ParamKind::Scalar,
+        }
+    }
+
+    fn spec(params: Vec<ParamSpec>, calls: Vec<CallSpec>) -> KernelSpec {
+        KernelSpec {
+            file: "k.cu".into(),
+            kernel: "k".into(),
+            params,
+            calls,
+            launch: LaunchSpec {
+                grid: "1".into(),
+                block: "1".into(),
+                shared: "0".into(),
+                origin: "test".into(),
+            },
+        }
+    }
+
+    #[test]
+    fn four_sizes_get_distinct_extents_and_a_block_size_gets_a_block() {
+        let spec = spec(
+            vec![
+                tensor("inp", TensorRole::Input, "B, NH, N, d", DType::F32),
+                tensor("out", TensorRole::Output, "B, N, NH, d", DType::F32),
+                scalar("B"),
+                scalar("N"),
+                scalar("NH"),
+                scalar("d"),
+                scalar("block_size"),
+            ],
+            Vec::new(),
+        );
+        let cases = cases_for(&spec).unwrap();
+        let odd = &cases[1].scalars;
+        let extents: Vec<f64> = ["B", "NH", "N", "d"].iter().map(|n| odd[*n]).collect();
+        assert_eq!(extents, [3.0, 37.0, 5.0, 11.0]);
+        assert!(cases[0].sizes.iter().all(|n| cases[0].scalars[n] == 1.0));
+        assert_eq!(odd["block_size"], 256.0);
+    }
+
+    #[test]
+    fn embedding_indices_stay_inside_the_table_and_steps_are_counts() {
+        let args = |pairs: &[(&str, &str)]| {
+            pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let spec = spec(
+            vec![
+                tensor("ids", TensorRole::Input, "n", DType::I32),
+                tensor("table", TensorRole::Input, "rows, cols", DType::F32),
+                tensor("out", TensorRole::Output, "n, cols", DType::F32),
+                tensor("step", TensorRole::Input, "1", DType::F32),
+                tensor("v", TensorRole::Inout, "n", DType::F32),
+                scalar("n"),
+                scalar("rows"),
+                scalar("cols"),
+            ],
+            vec![
+                CallSpec {
+                    operator: "aclnnEmbedding".into(),
+                    args: args(&[("weight", "table"), ("indices", "ids"), ("out", "out")]),
+                },
+                CallSpec {
+                    operator: "aclnnApplyAdamWV2".into(),
+                    args: args(&[("step", "step"), ("vRef", "v")]),
+                },
+            ],
+        );
+        for case in cases_for(&spec).unwrap() {
+            let domains = input_domains(&spec, &case).unwrap();
+            let rows = case.scalars["rows"];
+            assert_eq!(domains["ids"], Domain::Index(rows as usize));
+            let ids = domain_values(&case, "ids", 500, domains["ids"]);
+            assert!(ids
+                .iter()
+                .all(|&i| i >= 0.0 && f64::from(i) < rows && i.fract() == 0.0));
+            let steps = domain_values(&case, "step", 50, domains["step"]);
+            assert!(steps.iter().all(|&s| (1.0..=10.0).contains(&s)));
+            let v = domain_values(&case, "v", 500, domains["v"]);
+            assert!(v.iter().all(|&x| x >= 0.0));
+        }
+    }
 }

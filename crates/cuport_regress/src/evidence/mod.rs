@@ -25,6 +25,7 @@ use crate::dtype::{DType, Tolerance};
 
 pub use cases::{cases_for, Case};
 pub use launch::{launch_from_source, LaunchSpec};
+
 pub use toolchain::{Runner, Toolchain};
 
 /// Why evidence could not be produced or a step failed.
@@ -87,12 +88,45 @@ pub struct ParamSpec {
 pub enum ParamKind {
     /// A pointer the rule declares as a tensor of this shape expression.
     Tensor {
-        output: bool,
+        role: TensorRole,
         shape: String,
         dtype: DType,
     },
     /// A value parameter: a size when tensor shapes use it.
     Scalar,
+}
+
+/// What the kernel does with a tensor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TensorRole {
+    /// Read only: generated values in, nothing compared.
+    Input,
+    /// Written only: starts as NaN, compared with the reference.
+    Output,
+    /// Read and updated in place (an optimizer's parameters): generated
+    /// values in, the updated values compared with the reference.
+    Inout,
+}
+
+impl TensorRole {
+    /// Whether the kernel reads the generated values.
+    pub fn is_read(self) -> bool {
+        matches!(self, TensorRole::Input | TensorRole::Inout)
+    }
+
+    /// Whether the kernel's final values are compared.
+    pub fn is_written(self) -> bool {
+        matches!(self, TensorRole::Output | TensorRole::Inout)
+    }
+
+    /// The name in the reference manifest.
+    pub fn id(self) -> &'static str {
+        match self {
+            TensorRole::Input => "input",
+            TensorRole::Output => "output",
+            TensorRole::Inout => "inout",
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]

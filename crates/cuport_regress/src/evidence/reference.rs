@@ -85,16 +85,10 @@ pub(super) fn read_report(dir: &Path) -> Result<ReferenceRun, EvidenceError> {
 fn manifest(spec: &KernelSpec, case: &Case) -> Result<Value, EvidenceError> {
     let mut tensors = serde_json::Map::new();
     for p in &spec.params {
-        if let ParamKind::Tensor {
-            output,
-            shape,
-            dtype,
-        } = &p.kind
-        {
-            let role = if *output { "output" } else { "input" };
+        if let ParamKind::Tensor { role, shape, dtype } = &p.kind {
             tensors.insert(
                 p.name.clone(),
-                json!({ "role": role, "shape": tensor_shape(shape, case)?, "dtype": dtype.name(), "file": format!("{}.bin", p.name) }),
+                json!({ "role": role.id(), "shape": tensor_shape(shape, case)?, "dtype": dtype.name(), "file": format!("{}.bin", p.name) }),
             );
         }
     }
@@ -114,13 +108,31 @@ fn manifest(spec: &KernelSpec, case: &Case) -> Result<Value, EvidenceError> {
     Ok(json!({ "tensors": tensors, "calls": calls }))
 }
 
-/// An attribute's value: a number or a list of numbers.
+/// An attribute's value: a number, a list of numbers, or an element type
+/// (`float`, `ACL_FLOAT`: aclnnCast's `dtype`), passed by name.
 fn attribute(value: &str, case: &Case) -> Result<Value, EvidenceError> {
+    if let Some(dtype) = element_type(value) {
+        return Ok(json!({ "dtype": dtype }));
+    }
     let values = expr::eval_list(value, &case.scalars)?;
     if value.trim().starts_with('[') {
         Ok(json!({ "value": values }))
     } else {
         Ok(json!({ "value": values.first().copied().unwrap_or(0.0) }))
+    }
+}
+
+/// The manifest's name for an element type written as a C type or its
+/// `aclDataType` member; None for anything else.
+fn element_type(value: &str) -> Option<&'static str> {
+    match value.trim() {
+        "float" | "ACL_FLOAT" => Some("f32"),
+        "double" | "ACL_DOUBLE" => Some("f64"),
+        "int" | "ACL_INT32" => Some("i32"),
+        "int64_t" | "ACL_INT64" => Some("i64"),
+        "half" | "__half" | "ACL_FLOAT16" => Some("f16"),
+        "__nv_bfloat16" | "ACL_BF16" => Some("bf16"),
+        _ => None,
     }
 }
 
@@ -142,19 +154,23 @@ pub(super) fn compare_case(
     let inputs = read_inputs(spec, case, dir)?;
     let mut checked = Vec::new();
     for p in &spec.params {
-        let ParamKind::Tensor {
-            output: true,
-            shape,
-            ..
-        } = &p.kind
-        else {
+        let ParamKind::Tensor { role, shape, dtype } = &p.kind else {
             continue;
         };
+        if !role.is_written() {
+            continue;
+        }
         let Some((leg_file, oracle_file)) = reference.outputs.get(&p.name) else {
             continue;
         };
         let shape = tensor_shape(shape, case)?;
-        let actual = read(&dir.join(format!("{}.out.bin", p.name)), &shape, DType::F32)?;
+        // The kernel's output in its element type (an index output is
+        // int32); the reference writes every leg as float32.
+        let actual = as_f32(read(
+            &dir.join(format!("{}.out.bin", p.name)),
+            &shape,
+            *dtype,
+        )?);
         let leg = read(&dir.join(leg_file), &shape, DType::F32)?;
         let oracle = match oracle_file {
             Some(f) => Some(read(&dir.join(f), &shape, DType::F64)?),
@@ -176,11 +192,14 @@ fn read_inputs(spec: &KernelSpec, case: &Case, dir: &Path) -> Result<Vec<Tensor>
     let mut inputs = Vec::new();
     for p in &spec.params {
         if let ParamKind::Tensor {
-            output: false,
+            role,
             shape,
             dtype: DType::F32,
         } = &p.kind
         {
+            if !role.is_read() {
+                continue;
+            }
             let shape = tensor_shape(shape, case)?;
             inputs.push(read(
                 &dir.join(format!("{}.bin", p.name)),
@@ -240,6 +259,15 @@ fn judge(
         atol: tolerance.atol,
         failures,
     }
+}
+
+/// An integer output as float32 values (indices below 2^24 are exact), so
+/// the comparison sees the same element type as the reference's leg.
+fn as_f32(tensor: Tensor) -> Tensor {
+    if tensor.dtype() == DType::F32 {
+        return tensor;
+    }
+    Tensor::from_f64(DType::F32, tensor.shape.clone(), &tensor.to_f64_vec())
 }
 
 fn read(path: &Path, shape: &[usize], dtype: DType) -> Result<Tensor, EvidenceError> {

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use super::cases::{input_values, Case};
+use super::cases::{domain_values, input_domains, input_values, Case};
 use super::{expr, source, EvidenceError, KernelSpec, ParamKind, Runner, Toolchain};
 use crate::dtype::DType;
 
@@ -158,7 +158,7 @@ fn main_source(spec: &KernelSpec, runner: &Runner) -> Result<String, EvidenceErr
     };
     let _ = writeln!(body, "{launch}");
     for (i, p) in spec.params.iter().enumerate() {
-        if let ParamKind::Tensor { output: true, .. } = p.kind {
+        if matches!(p.kind, ParamKind::Tensor { role, .. } if role.is_written()) {
             let _ = writeln!(body, "  save(dir, \"{}\", p{i});", p.name);
         }
     }
@@ -244,19 +244,18 @@ pub(super) fn tensor_shape(shape: &str, case: &Case) -> Result<Vec<usize>, Evide
 }
 
 fn write_inputs(spec: &KernelSpec, case: &Case, dir: &Path) -> Result<(), EvidenceError> {
+    let domains = input_domains(spec, case)?;
     let mut scalars = String::new();
     for p in &spec.params {
         match &p.kind {
-            ParamKind::Tensor {
-                output,
-                shape,
-                dtype,
-            } => {
+            ParamKind::Tensor { role, shape, dtype } => {
                 let count: usize = tensor_shape(shape, case)?.iter().product();
                 // Outputs start as NaN, so an element the kernel never
                 // writes cannot match the reference by accident.
-                let values = if *output {
+                let values = if !role.is_read() {
                     vec![f32::NAN; count]
+                } else if let Some(domain) = domains.get(&p.name) {
+                    domain_values(case, &p.name, count, *domain)
                 } else {
                     input_values(case, &p.name, count)
                 };

@@ -12,6 +12,7 @@ use super::shim::{backend_macro, shimmed_library, target_header};
 use super::state::{DualPlanner, Launch};
 use crate::diagnostic::{codes, Level};
 use crate::headers::{is_annotation, logical_line_start};
+use crate::operator_helper::helper_name;
 use crate::plan::{chevron_respellings, Planned, Planner};
 use cuport_model::Effort;
 
@@ -33,7 +34,11 @@ pub(crate) fn plan_site(planner: &mut DualPlanner<'_>, site: &Site) {
         site.kind == SiteKind::Include && shimmed_library(&site.name, Some(site.library)).is_some();
     // The build rewrite covers these on every backend through cuport.cmake.
     let dual_build = planner.language == Language::Cmake && super::build::handles(&site.name);
-    for (_, planned) in &one_way {
+    for (target, planned) in &one_way {
+        if replaced_on(planner, site, *target) {
+            // That backend runs the operators instead of this code.
+            continue;
+        }
         for diagnostic in &planned.diagnostics {
             let dual_handles = shimmed_include
                 || dual_build
@@ -81,6 +86,7 @@ fn one_way_plans(planner: &DualPlanner<'_>, site: &Site) -> Vec<(Target, Planned
                 planner.lines,
             );
             sub.for_dual_stack = true;
+            sub.path = planner.path;
             sub.one_way_site(site);
             let rewrite_code = sub.pending.first().map(|rewrite| rewrite.code());
             let mut planned = sub.out;
@@ -303,7 +309,69 @@ fn kernel_definition(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
         codes::DUAL_PORTABLE,
         &site.name,
     );
+    operator_function(planner, site, line_end, newline);
     true
+}
+
+/// Whether `site` is in (or is) a kernel definition `target` replaces with
+/// operator calls.
+fn replaced_on(planner: &DualPlanner<'_>, site: &Site, target: Target) -> bool {
+    planner.replaced.iter().any(|k| {
+        k.target == target && k.span.start <= site.range.start && site.range.end <= k.span.end
+    })
+}
+
+/// The target whose operators a launch of `site`'s kernel calls, if an
+/// applied `[[kernel]]` rule maps it there.
+fn operator_launch_target(planner: &DualPlanner<'_>, site: &Site) -> Option<Target> {
+    let passed = planner.passed_arguments(&site.args);
+    planner.per_target.iter().find_map(|options| {
+        let target = options.planned_target();
+        let mapped = crate::kernel_stage::disposition(options, target)
+            == crate::kernel_stage::Disposition::Skeleton
+            && matches!(
+                crate::kernel_stage::operator_mapping(
+                    options,
+                    target,
+                    crate::kernel_stage::KernelAt {
+                        name: &site.name,
+                        file: planner.path,
+                    },
+                    crate::kernel_stage::ParamsSeen::Count(passed),
+                ),
+                crate::kernel_stage::OperatorMapping::Applies(_)
+            );
+        mapped.then_some(target)
+    })
+}
+
+/// After a guarded kernel that a `[[kernel]]` rule maps for a target: the
+/// function that runs the operators, for the backends that have them
+/// (`CUPORT_KERNEL_OPERATORS`, cuport/backend.h).
+fn operator_function(planner: &mut DualPlanner<'_>, site: &Site, at: usize, newline: &str) {
+    let Some((kernel, text)) = planner.replacement(site) else {
+        return;
+    };
+    let block = format!(
+        "#if CUPORT_KERNEL_OPERATORS{newline}{}#endif /* operators for {} */{newline}",
+        text.replace('\n', newline),
+        site.name
+    );
+    planner.edit(
+        TextRange::new(at, at),
+        block,
+        codes::KERNEL_OPERATOR,
+        &site.name,
+    );
+    let message = format!(
+        "kernel `{}` stays for the backends that compile CUDA kernels; on {} `{}` runs its [[kernel]] rule's operators instead",
+        site.name,
+        kernel.target,
+        helper_name(&site.name)
+    );
+    planner
+        .diagnose(site, codes::KERNEL_OPERATOR, Level::Note, message)
+        .effort = Some(Effort::Low);
 }
 
 /// Whether `site` is the include of a target's branch in a backend switch
@@ -429,12 +497,14 @@ fn kernel_launch(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
             .effort = Some(Effort::Low);
         return true;
     }
+    let operator_function = operator_launch_target(planner, site).map(|_| helper_name(&site.name));
     planner.launches.push(Launch {
         call,
         kernel: TextRange::new(call.start, call.start + chevrons),
         config: site.launch_config.clone(),
         args: site.args.clone(),
         cuda_name: site.name.clone(),
+        operator_function,
     });
     true
 }
@@ -454,7 +524,15 @@ pub(crate) fn compose_launches(planner: &mut DualPlanner<'_>) {
             .iter()
             .map(|&r| planner.argument_text(r).trim().to_owned())
             .collect();
-        let mut text = format!("CUPORT_KERNEL_LAUNCH(({kernel}), ({})", config.join(", "));
+        let mut text = match &launch.operator_function {
+            // The stream is the operator call's first argument.
+            Some(function) => format!(
+                "CUPORT_OPERATOR_LAUNCH({function}, ({}), ({kernel}), ({})",
+                config.get(3).map_or("nullptr", String::as_str),
+                config.join(", ")
+            ),
+            None => format!("CUPORT_KERNEL_LAUNCH(({kernel}), ({})", config.join(", ")),
+        };
         let call = launch.call;
         // A launch that goes on on the next line after its `(` (in a macro
         // continued with `\`): only the part before the line break is

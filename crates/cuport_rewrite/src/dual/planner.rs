@@ -30,8 +30,24 @@ pub(crate) fn plan_file(input: &FileInput<'_>) -> PlannedFile {
         .iter()
         .map(|&target| input.options.one_way_to(target))
         .collect();
+    // The kernels a target replaces with operator calls: the source keeps
+    // them for CUDA and adds the operator call for that backend.
+    let replaced = per_target
+        .iter()
+        .flat_map(|options| {
+            crate::kernel_stage::replaced_kernels(
+                input.analysis,
+                input.src,
+                input.path,
+                options,
+                options.planned_target(),
+            )
+        })
+        .collect();
+    let mut base = Planner::for_file(input, input.options);
+    base.replaced = replaced;
     let mut planner = DualPlanner {
-        base: Planner::for_file(input, input.options),
+        base,
         per_target: &per_target,
         prefix: "../".repeat(input.path.matches('/').count()),
         launches: Vec::new(),

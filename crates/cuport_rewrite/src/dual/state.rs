@@ -26,6 +26,9 @@ pub(crate) struct Launch {
     pub(crate) config: Vec<TextRange>,
     pub(crate) args: Vec<TextRange>,
     pub(crate) cuda_name: String,
+    /// The function the backends with operators call instead (a
+    /// `[[kernel]]` rule maps the kernel).
+    pub(crate) operator_function: Option<String>,
 }
 
 impl<'a> Deref for DualPlanner<'a> {

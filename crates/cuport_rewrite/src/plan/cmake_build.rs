@@ -14,7 +14,8 @@
 //! - `.cu` sources named in `add_executable`, `add_library`,
 //!   `target_sources`, `set` and `list(APPEND)` get `LANGUAGE HIP`
 //!   (`set_source_files_properties`), since CMake's HIP language compiles
-//!   only `.hip` files by default.
+//!   only `.hip` files by default; so do the variables of `file(GLOB ...)`
+//!   calls of `.cu` files (`cmake_glob`).
 //!
 //! What is not one of these forms (a value that is a variable, a property
 //! set some other way) is left to the rule tables, which report it.
@@ -379,6 +380,11 @@ impl<'a> Planner<'a> {
         let commands = cmake_commands(src);
         for (index, command) in commands.iter().enumerate() {
             let name = command.name.to_ascii_lowercase();
+            if name == "file" {
+                let indent = indent_at(src, command.start);
+                self.cuda_glob(command, commands.get(index + 1), language, &indent);
+                continue;
+            }
             if !SOURCE_LISTS.contains(&name.as_str()) {
                 continue;
             }

@@ -5,11 +5,14 @@
 //! are in [`one_way`]; dual-stack planning (`crate::dual`) composes them.
 mod arguments;
 mod cmake_build;
+mod cmake_glob;
 mod in_place;
 mod make_build;
 pub(crate) mod one_way;
+mod operator_kernels;
 mod overloads;
 
+pub(crate) use operator_kernels::KERNEL_OPS_HEADER;
 pub(crate) use overloads::unmatched;
 
 use cuport_analyze::{FileAnalysis, Site};
@@ -101,6 +104,12 @@ pub(crate) struct Planner<'a> {
     /// Target headers the file's includes became so far, with the
     /// preprocessor branch of each (`Site::condition`).
     pub(crate) included: Vec<(String, Option<u32>)>,
+    /// Kernel definitions `[[kernel]]` rules replace with operator calls:
+    /// the sites inside them are not planned.
+    pub(crate) replaced: Vec<crate::kernel_stage::ReplacedKernel<'a>>,
+    /// The file, relative to the migrated root (`[[kernel]]` rules may be
+    /// for one file).
+    pub(crate) path: &'a str,
 }
 
 impl<'a> Planner<'a> {
@@ -121,13 +130,25 @@ impl<'a> Planner<'a> {
             out: Planned::default(),
             for_dual_stack: false,
             included: Vec::new(),
+            replaced: Vec::new(),
+            path: "",
         }
     }
 
     /// A context for `input` planned with `options` (a dual-stack run plans
     /// each site once more per target, with that target's options).
     pub(crate) fn for_file(input: &FileInput<'a>, options: &'a MigrateOptions) -> Self {
-        Planner::new(input.src, input.language, input.rules, options, input.lines)
+        let mut planner =
+            Planner::new(input.src, input.language, input.rules, options, input.lines);
+        planner.path = input.path;
+        planner.replaced = crate::kernel_stage::replaced_kernels(
+            input.analysis,
+            input.src,
+            input.path,
+            options,
+            options.planned_target(),
+        );
+        planner
     }
 
     /// How many arguments a call with these argument ranges passes (`f()`

@@ -47,6 +47,9 @@ impl PlanSite for Planner<'_> {
 impl<'a> Planner<'a> {
     /// Plans one site for the one-way target.
     pub(crate) fn one_way_site(&mut self, site: &Site) {
+        if self.inside_replaced_kernel(site) {
+            return;
+        }
         match site.kind {
             SiteKind::KernelDefinition => self.kernel_definition(site),
             SiteKind::KernelLaunch => self.kernel_launch(site),
@@ -862,9 +865,10 @@ impl<'a> Planner<'a> {
 
     fn kernel_definition(&mut self, site: &Site) {
         let kernels = &self.profile().kernels;
-        if self.kernels().compiles() {
+        if self.kernels().compiles() || self.replace_kernel(site) {
             return;
         }
+        self.rule_not_applied(site);
         let body = site.body.map_or("", |b| self.text(b));
         let params: Vec<String> = site
             .args
@@ -894,6 +898,9 @@ impl<'a> Planner<'a> {
         let kernels = &self.profile().kernels;
         if self.kernels().compiles() {
             self.respell_spaced_chevrons(site);
+            return;
+        }
+        if self.operator_launch(site) {
             return;
         }
         let message = format!(

@@ -3,6 +3,7 @@
 //! and symbolic links that stay inside the tree as links. What cannot be
 //! copied (links out of the tree, devices, FIFOs, version-control
 //! directories) is listed with the reason, never dropped silently.
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -45,16 +46,19 @@ impl Migration {
         let migrated: HashMap<&str, &MigratedFile> =
             self.files.iter().map(|f| (f.path.as_str(), f)).collect();
         let mut summary = CopySummary::default();
-        // Files are written once every directory exists, in parallel: on
-        // a 2-core machine that halves the time a copy spends in the
-        // file system (cuda-samples: 627 files, each an atomic write).
+        // Directories are created first, then links, then files, the
+        // directories and files in parallel: on a 2-core machine that
+        // halves the time a copy spends in the file system (cuda-samples:
+        // 223 directories and 627 files, each an atomic write).
+        let mut dirs = Vec::new();
+        let mut links = Vec::new();
         let mut files = Vec::new();
         for entry in &self.tree {
             let source = self.root.join(&entry.path);
             let target = contained(&out_abs, Path::new(plan.new_path(&entry.path)))?;
             match &entry.kind {
                 EntryKind::Dir => {
-                    std::fs::create_dir_all(&target).map_err(io(&target))?;
+                    dirs.push(target);
                     summary.directories += 1;
                 }
                 EntryKind::File => {
@@ -67,8 +71,7 @@ impl Migration {
                     files.push((source, target, entry.path.as_str(), file));
                 }
                 EntryKind::Symlink { target: link, inside: true } => {
-                    let link = self.link_target_in_copy(entry, link);
-                    write_symlink(&target, &link)?;
+                    links.push((target, self.link_target_in_copy(entry, link)));
                     summary.symlinks += 1;
                 }
                 EntryKind::Symlink { target: link, .. } => summary.left_out.push((
@@ -87,6 +90,12 @@ impl Migration {
                     "the original repository's version-control data; not copied (the ported copy is a new tree)".to_owned(),
                 )),
             }
+        }
+        // `create_dir_all` takes a parent another thread created meanwhile.
+        dirs.par_iter()
+            .try_for_each(|dir| std::fs::create_dir_all(dir).map_err(io(dir)))?;
+        for (target, link) in &links {
+            write_symlink(target, link)?;
         }
         files
             .par_iter()
@@ -129,10 +138,12 @@ fn copy_file(
     plan: &RenamePlan,
 ) -> Result<(), RewriteError> {
     let bytes = match migrated {
-        Some(file) => file.result.output.clone(),
-        None => std::fs::read(source).map_err(io(source))?,
+        Some(file) => Cow::Borrowed(file.result.output.as_slice()),
+        None => Cow::Owned(std::fs::read(source).map_err(io(source))?),
     };
-    let bytes = plan.update_references(key, &bytes).unwrap_or(bytes);
+    let bytes = plan
+        .update_references(key, &bytes)
+        .map_or(bytes, Cow::Owned);
     if !same_file(target, &bytes, source) {
         atomic_write(target, &bytes, Some(source))?;
     }

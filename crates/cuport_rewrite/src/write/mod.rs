@@ -164,8 +164,16 @@ pub(crate) fn atomic_write(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir).map_err(io(dir))?;
-    let mut temp = tempfile::NamedTempFile::new_in(dir).map_err(io(dir))?;
+    // The directory usually exists (a copy creates every directory first):
+    // it is created only when the temporary file cannot be.
+    let mut temp = match tempfile::NamedTempFile::new_in(dir) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            std::fs::create_dir_all(dir).map_err(io(dir))?;
+            tempfile::NamedTempFile::new_in(dir)
+        }
+        created => created,
+    }
+    .map_err(io(dir))?;
     temp.write_all(bytes).map_err(io(path))?;
     if let Some(permissions) = like
         .and_then(|l| std::fs::metadata(l).ok())

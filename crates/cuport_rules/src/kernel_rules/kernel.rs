@@ -40,6 +40,11 @@ impl Confidence {
 pub struct KernelRule {
     /// The `__global__` function's name.
     pub name: String,
+    /// The file that defines the kernel, as `cuport kernels` was given it:
+    /// the rule applies only to the kernel of that name defined there
+    /// (matched by path suffix). Without it, to every kernel of that name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
     /// The target whose operators the calls name (`ascend`).
     pub target: String,
     /// The kernel's parameter names in order: shapes and attribute values
@@ -62,6 +67,42 @@ pub struct KernelRule {
     /// is read from the kernel's file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub launch: Option<KernelLaunch>,
+    /// What running the kernel against a reference implementation showed
+    /// (`cuport kernels --verify` writes it). A refuted rule is never
+    /// applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evidence: Option<RuleEvidence>,
+}
+
+/// The outcome of `cuport kernels --verify` for one rule, as the rule file
+/// and the reports carry it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RuleEvidence {
+    pub verdict: EvidenceVerdict,
+    /// Over every generated case and output, against the reference's
+    /// float32 output.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_abs: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_rel: Option<f64>,
+    /// The reference implementation and its version.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    /// How many generated cases ran.
+    #[serde(default)]
+    pub cases: usize,
+    /// The cases, the tolerance policy and the launch, in words.
+    pub summary: String,
+}
+
+/// What the evidence decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum EvidenceVerdict {
+    Confirmed,
+    Refuted,
+    NotRun,
 }
 
 /// A launch configuration as expressions over the kernel's parameters
@@ -130,11 +171,14 @@ pub fn load_kernel_rules(
             }
         };
         let mut found = check_rule(&rule, table, &place);
-        if rules.iter().any(|r| r.name == rule.name) {
+        if rules
+            .iter()
+            .any(|r| r.name == rule.name && r.file == rule.file)
+        {
             found.push(diag(
                 place,
                 DiagKind::Duplicate,
-                format!("kernel `{}` has two rules", rule.name),
+                format!("kernel `{}` has two rules for the same file", rule.name),
             ));
         }
         if found.is_empty() {
@@ -295,10 +339,23 @@ fn call_problems(call: &KernelCall, rule: &KernelRule, table: &OperatorTable) ->
             Some(value) if param.role.is_tensor() => {
                 problems.extend(tensor_binding_problems(value, param.role, rule, &what));
             }
+            Some(value) if is_dtype_param(&param.c_type) => {
+                if !table.is_dtype(value) {
+                    problems.push((
+                        DiagKind::UnknownName,
+                        format!("{what} is `{value}`, not an element type of the tables (a C type such as `float`, or its `ACL_*` name)"),
+                    ));
+                }
+            }
             Some(value) => problems.extend(expression_problems(value, rule, &what)),
         }
     }
     problems
+}
+
+/// An operator parameter that takes an element type (`aclDataType`).
+fn is_dtype_param(c_type: &str) -> bool {
+    c_type.trim().trim_start_matches("const ").trim() == "aclDataType"
 }
 
 /// A tensor parameter takes one of the rule's tensors, and an operator
@@ -336,4 +393,21 @@ pub fn kernel_rules_toml(rules: &[KernelRule]) -> Result<String, toml::ser::Erro
         kernel: &'a [KernelRule],
     }
     toml::to_string(&Out { kernel: rules })
+}
+
+impl KernelRule {
+    /// Whether the rule is for the kernel of its name defined in `file`
+    /// (a path as the run spells it: relative to the migrated root, or as
+    /// `cuport kernels` was given it).
+    pub fn is_for_file(&self, file: &str) -> bool {
+        self.file.as_deref().is_none_or(|own| same_file(own, file))
+    }
+}
+
+/// Whether two spellings of a path name the same file: equal, or one ends
+/// with the other after a `/` (`../llm.c/train.cu` and `train.cu`).
+pub fn same_file(a: &str, b: &str) -> bool {
+    let (a, b) = (a.replace('\\', "/"), b.replace('\\', "/"));
+    let (a, b) = (a.trim_start_matches("./"), b.trim_start_matches("./"));
+    a == b || a.ends_with(&format!("/{b}")) || b.ends_with(&format!("/{a}"))
 }

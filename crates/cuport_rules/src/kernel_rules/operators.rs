@@ -220,6 +220,15 @@ impl OperatorTable {
             .map(|d| d.target.as_str())
     }
 
+    /// Whether `value` names an element type: a C type of the tables or
+    /// the target's name for one.
+    pub fn is_dtype(&self, value: &str) -> bool {
+        let value = value.trim();
+        self.dtypes
+            .iter()
+            .any(|d| d.c_type == value || d.target == value)
+    }
+
     fn check_operator(&self, op: &Operator, at: &Location) -> Vec<Diagnostic> {
         let mut diags = Vec::new();
         if self.operator(&op.name).is_some() {

@@ -61,6 +61,7 @@ pub fn propose(proposal: &Proposal, table: &OperatorTable) -> Result<KernelRule,
     }
     Ok(KernelRule {
         name: proposal.kernel.clone(),
+        file: None,
         target: table.target.clone(),
         params: proposal.params.clone(),
         pattern: Some(proposal.pattern.clone()),
@@ -69,6 +70,7 @@ pub fn propose(proposal: &Proposal, table: &OperatorTable) -> Result<KernelRule,
         tensors: proposal.tensors.clone(),
         calls,
         launch: None,
+        evidence: None,
     })
 }
 

@@ -42,8 +42,41 @@ pub(crate) fn backend_header(options: &MigrateOptions) -> String {
         defined.join(" + \\\n     ")
     );
     write_kernel_switch(&mut out, options);
+    write_operator_switch(&mut out, options);
     out.push_str(include_str!("backend_rest.h"));
     out
+}
+
+/// `CUPORT_KERNEL_OPERATORS`: 1 on the backends where the run's
+/// `[[kernel]]` rules replace kernels with vendor operator calls (a target
+/// with operator helpers whose kernels need a port), which then include
+/// `cuport_kernel_ops.h`.
+fn write_operator_switch(out: &mut String, options: &MigrateOptions) {
+    let with_operators: Vec<Target> = if options.kernel_rules.is_empty() {
+        Vec::new()
+    } else {
+        options
+            .targets()
+            .iter()
+            .copied()
+            .filter(|&t| {
+                !options.kernels_compile(t) && crate::helper_files::has_kernel_operators(t)
+            })
+            .collect()
+    };
+    if with_operators.is_empty() {
+        out.push_str("#define CUPORT_KERNEL_OPERATORS 0\n\n");
+        return;
+    }
+    let tests: Vec<String> = with_operators
+        .iter()
+        .map(|&t| format!("defined({})", backend_macro(t)))
+        .collect();
+    let _ = writeln!(
+        out,
+        "/* Kernels that [[kernel]] rules map to vendor operators run as operator\n * calls on these backends (cuport_kernel_ops.h). */\n#if {}\n#define CUPORT_KERNEL_OPERATORS 1\n#else\n#define CUPORT_KERNEL_OPERATORS 0\n#endif\n",
+        tests.join(" || ")
+    );
 }
 
 /// `CUPORT_CUDA_KERNELS`: 1 where CUDA C++ kernels compile as they are

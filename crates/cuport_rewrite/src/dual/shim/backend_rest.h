@@ -83,4 +83,18 @@ struct dim3 {
 #endif
 #endif
 
+/* A launch of a kernel that a [[kernel]] rule maps to vendor operators is
+ * written CUPORT_OPERATOR_LAUNCH(function, (stream), (kernel), (grid, block,
+ * shared, stream), args...): the generated function, which runs the
+ * operators on the stream, where the backend has them; elsewhere the launch
+ * above. */
+#if CUPORT_KERNEL_OPERATORS
+#include "cuport_kernel_ops.h"
+#define CUPORT_OPERATOR_LAUNCH(function, stream, kernel, config, ...) \
+  function(CUPORT_STRIP stream, __VA_ARGS__)
+#else
+#define CUPORT_OPERATOR_LAUNCH(function, stream, kernel, config, ...) \
+  CUPORT_KERNEL_LAUNCH(kernel, config, __VA_ARGS__)
+#endif
+
 #endif /* CUPORT_BACKEND_H */

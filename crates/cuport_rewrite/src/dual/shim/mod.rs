@@ -84,6 +84,7 @@ pub fn shim_headers(
             str::to_owned,
         ));
     }
+    files.extend(crate::helper_files::dual_kernel_ops_file(options));
     files.push(GeneratedFile {
         path: "cuport/cuport.cmake".into(),
         text: cmake::module(project, &sections, options),

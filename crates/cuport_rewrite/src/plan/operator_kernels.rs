@@ -1,0 +1,214 @@
+//! Kernels that `[[kernel]]` rules map to vendor operators: the
+//! definition becomes the function that runs the operators
+//! (`crate::operator_helper`), each launch a call of it on the launch's
+//! stream, and the code inside the definition is no longer planned.
+use cuport_analyze::Site;
+use cuport_model::{Effort, TextRange};
+
+use super::Planner;
+use crate::diagnostic::{codes, Level};
+use crate::kernel_stage::{
+    operator_mapping, param_names, KernelAt, OperatorMapping, ParamsSeen, ReplacedKernel,
+};
+use crate::operator_helper::{helper_name, helper_text};
+use crate::source_text::holds_directive_line;
+
+/// The generated header the replacing functions include.
+pub(crate) const KERNEL_OPS_HEADER: &str = "cuport_kernel_ops.h";
+
+impl<'a> Planner<'a> {
+    /// A site inside a kernel definition a rule replaces (the definition
+    /// itself is planned: it becomes the replacing function).
+    pub(crate) fn inside_replaced_kernel(&self, site: &Site) -> bool {
+        self.replaced.iter().any(|k| {
+            k.name_at != site.range.start
+                && k.span.start <= site.range.start
+                && site.range.end <= k.span.end
+        })
+    }
+
+    /// The kernel defined at `site` that an applied rule replaces, with the
+    /// text of the function that replaces it. A rule that cannot become
+    /// one is reported (CP0037) and the kernel planned as any other.
+    pub(crate) fn replacement(&mut self, site: &Site) -> Option<(ReplacedKernel<'a>, String)> {
+        let kernel = self
+            .replaced
+            .iter()
+            .find(|k| k.name_at == site.range.start)
+            .cloned()?;
+        let table = crate::kernels::operator_table(kernel.target)?;
+        let params: Vec<String> = site.args.iter().map(|&r| self.text(r).to_owned()).collect();
+        match helper_text(kernel.rule, table, &params, kernel.linkage) {
+            Ok(text) => Some((kernel, text)),
+            Err(err) => {
+                let message = format!(
+                    "the [[kernel]] rule for `{}` was not applied: {err}",
+                    site.name
+                );
+                self.diagnose(site, codes::KERNEL_RULE_NOT_APPLIED, Level::Manual, message)
+                    .effort = Some(Effort::Low);
+                self.replaced.retain(|k| k.name_at != site.range.start);
+                None
+            }
+        }
+    }
+
+    /// Replaces the kernel defined at `site` with the function that runs
+    /// its rule's operators; false when no applied rule names it.
+    pub(crate) fn replace_kernel(&mut self, site: &Site) -> bool {
+        let Some((kernel, text)) = self.replacement(site) else {
+            return false;
+        };
+        self.edit(kernel.span, text, codes::KERNEL_OPERATOR, &site.name);
+        self.operator_headers(kernel.rule);
+        let operators = operator_names(kernel.rule);
+        let message = format!(
+            "kernel `{}` is replaced by `{}`, which runs {operators} on the launch's stream (its [[kernel]] rule)",
+            site.name,
+            helper_name(&site.name)
+        );
+        let diagnostic = self.diagnose(site, codes::KERNEL_OPERATOR, Level::Note, message);
+        diagnostic.effort = Some(Effort::Low);
+        diagnostic.suggestion = Some(format!(
+            "review the rule's shapes against the launches; the function waits for the stream before it returns and is declared with {KERNEL_OPS_HEADER}, written at the root of the output; it has not run on Ascend hardware"
+        ));
+        true
+    }
+
+    /// A rule names the kernel defined at `site` but was not applied: say
+    /// why, beside the manual-port diagnostic.
+    pub(crate) fn rule_not_applied(&mut self, site: &Site) {
+        let said = self
+            .out
+            .diagnostics
+            .iter()
+            .any(|d| d.range == site.range && d.code == codes::KERNEL_RULE_NOT_APPLIED);
+        if said {
+            return;
+        }
+        let names = param_names(self.src, site);
+        let why = match operator_mapping(
+            self.options,
+            self.target(),
+            KernelAt {
+                name: &site.name,
+                file: self.path,
+            },
+            ParamsSeen::Names(&names),
+        ) {
+            OperatorMapping::None => return,
+            _ if site.template_args.is_some() => {
+                "it is a template (one function per instantiation would be needed)".to_owned()
+            }
+            OperatorMapping::Stale(rule) => format!(
+                "its parameters are ({}), the kernel's ({})",
+                rule.params.join(", "),
+                names.join(", ")
+            ),
+            OperatorMapping::NotInRelease(operator) => self.not_in_release(operator),
+            OperatorMapping::Unconfirmed => {
+                "it is a proposal whose evidence did not run (its summary says why); to apply it anyway, declare it (drop `confidence` and `evidence`) and pass it with --rules".to_owned()
+            }
+            OperatorMapping::Refuted => {
+                "its evidence refuted it (running the kernel did not match the operators; see the rule file)".to_owned()
+            }
+            OperatorMapping::Applies(_) => {
+                "its definition could not be delimited (a directive between `__global__` and the name)".to_owned()
+            }
+        };
+        let message = format!(
+            "the [[kernel]] rule for `{}` was not applied: {why}",
+            site.name
+        );
+        self.diagnose(site, codes::KERNEL_RULE_NOT_APPLIED, Level::Manual, message)
+            .effort = Some(Effort::Low);
+    }
+
+    fn not_in_release(&self, operator: &str) -> String {
+        let release = self
+            .options
+            .sdk_version(self.target())
+            .map_or_else(|| "the selected release".to_owned(), |v| v.to_string());
+        format!("`{operator}` is not known to be declared by the headers of {release} (the operator tables list the releases checked)")
+    }
+
+    /// `k<<<g, b, s, q>>>(a, b)` → `cuport_kernel_k(q, a, b)` for a kernel
+    /// an applied rule maps; false for any other launch. Only the text
+    /// around the stream and the arguments changes: what is inside them
+    /// keeps its own edits.
+    pub(crate) fn operator_launch(&mut self, site: &Site) -> bool {
+        let Some(call) = site.call else { return false };
+        let passed = self.passed_arguments(&site.args);
+        let OperatorMapping::Applies(rule) = operator_mapping(
+            self.options,
+            self.target(),
+            KernelAt {
+                name: &site.name,
+                file: self.path,
+            },
+            ParamsSeen::Count(passed),
+        ) else {
+            return false;
+        };
+        let (Some(first), true) = (site.args.first(), passed > 0) else {
+            return false;
+        };
+        if site.template_args.is_some() || holds_directive_line(self.text(call)) {
+            return false;
+        }
+        let start = crate::source_text::qualified_name_start(self.src, call.start);
+        let name = helper_name(&site.name);
+        match site.launch_config.get(3) {
+            Some(stream) => {
+                self.edit(
+                    TextRange::new(start, stream.start),
+                    format!("{name}("),
+                    codes::KERNEL_OPERATOR,
+                    &site.name,
+                );
+                self.edit(
+                    TextRange::new(stream.end, first.start),
+                    ", ".to_owned(),
+                    codes::KERNEL_OPERATOR,
+                    &site.name,
+                );
+            }
+            None => self.edit(
+                TextRange::new(start, first.start),
+                format!("{name}(nullptr, "),
+                codes::KERNEL_OPERATOR,
+                &site.name,
+            ),
+        }
+        self.operator_headers(rule);
+        let message = format!(
+            "launch of `{}` calls `{name}` ({}), which returns an aclError (0: success) when the operators are done; aclrtGetLastError does not see its failures",
+            site.name,
+            operator_names(rule)
+        );
+        // The effort is counted once, on the definition (reviewing the rule).
+        self.diagnose(site, codes::KERNEL_OPERATOR, Level::Note, message)
+            .suggestion = Some(format!(
+            "check the value `{name}` returns where the CUDA code checked the launch"
+        ));
+        true
+    }
+
+    /// The generated header and each operator's own header.
+    fn operator_headers(&mut self, rule: &cuport_rules::kernel_rules::KernelRule) {
+        self.out.headers.push(format!("\"{KERNEL_OPS_HEADER}\""));
+        let Some(table) = crate::kernels::operator_table(self.target()) else {
+            return;
+        };
+        for call in &rule.calls {
+            if let Some(op) = table.operator(&call.operator) {
+                self.out.headers.push(op.header.clone());
+            }
+        }
+    }
+}
+
+fn operator_names(rule: &cuport_rules::kernel_rules::KernelRule) -> String {
+    let names: Vec<&str> = rule.calls.iter().map(|c| c.operator.as_str()).collect();
+    names.join(" + ")
+}

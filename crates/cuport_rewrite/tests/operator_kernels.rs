@@ -1,0 +1,437 @@
+//! Kernels that `[[kernel]]` rules map to aclnn operators (issue 27 item 4):
+//! a one-way Ascend port replaces each mapped kernel's definition with the
+//! function that runs its operators and each launch with a call of it; the
+//! result compiles with g++ against the real CANN headers of 8.5.0, 9.0.0
+//! and 9.1.0 (`../shared/vendor`, `CUPORT_CANN_VENDOR`). Every operator row
+//! of the tables gets a generated call compiled the same way. A compile
+//! check, not a run: no Ascend NPU was used.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
+
+mod common;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::simt::cann_vendor;
+use common::{migrate_dir, require, write_output};
+use cuport_model::{SdkVersion, Target};
+use cuport_rewrite::{codes, Disposition, MigrateOptions, Migration};
+use cuport_rules::kernel_rules::{load_kernel_rules, KernelRule, OperatorTable, ParamRole};
+
+const RELEASES: [&str; 3] = ["8.5.0", "9.0.0", "9.1.0"];
+
+fn fixture() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/operator_kernels/llm")
+}
+
+fn table() -> OperatorTable {
+    let (table, problems) = OperatorTable::builtin("ascend");
+    assert!(problems.is_empty(), "{problems:?}");
+    table
+}
+
+fn fixture_rules() -> Vec<KernelRule> {
+    let path = fixture().join("kernels.toml");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let (rules, problems) = load_kernel_rules("kernels.toml", &text, &table());
+    assert!(problems.is_empty(), "{problems:?}");
+    rules
+}
+
+fn options(rules: Vec<KernelRule>, release: &str) -> MigrateOptions {
+    let mut options = MigrateOptions::new(Target::Ascend);
+    options.kernel_rules = rules;
+    options
+        .sdk_versions
+        .insert(Target::Ascend, SdkVersion::parse(release).unwrap());
+    options
+}
+
+fn ported(migration: &Migration, path: &str) -> String {
+    let file = migration.files.iter().find(|f| f.path == path).unwrap();
+    String::from_utf8(file.result.output.clone()).unwrap()
+}
+
+#[test]
+fn mapped_kernels_become_operator_calls_and_the_rest_stay_manual() {
+    let migration = migrate_dir(&fixture(), &options(fixture_rules(), "9.1.0"));
+    let text = ported(&migration, "ops.cu");
+    for kernel in [
+        "residual_forward_kernel",
+        "gelu_forward_kernel",
+        "softmax_rows_kernel",
+    ] {
+        assert!(
+            !text.contains(&format!("__global__ void {kernel}")),
+            "{kernel} is still a kernel:\n{text}"
+        );
+        assert!(text.contains(&format!(
+            "aclError cuport_kernel_{kernel}(aclrtStream cuport_stream"
+        )));
+    }
+    // The launch's stream is kept; a launch without one uses the default.
+    assert!(text.contains("cuport_kernel_gelu_forward_kernel(stream, out, inp, N);"));
+    assert!(text.contains("cuport_kernel_residual_forward_kernel(nullptr, out, inp1, inp2, N);"));
+    assert!(text.contains("cuport_kernel_softmax_rows_kernel(nullptr, out, inp + 0, N, C);"));
+    // The kernel whose rule is stale stays a manual port, and says why.
+    let scale = ported(&migration, "scale.cu");
+    assert!(scale.contains("__global__ void scale_kernel"));
+    let file = migration
+        .files
+        .iter()
+        .find(|f| f.path == "scale.cu")
+        .unwrap();
+    let stale = file
+        .result
+        .diagnostics
+        .iter()
+        .find(|d| d.code == codes::KERNEL_RULE_NOT_APPLIED)
+        .expect("a CP0037 on scale_kernel");
+    assert!(stale
+        .message
+        .contains("its parameters are (x, N), the kernel's (x, s, N)"));
+    assert!(file
+        .result
+        .diagnostics
+        .iter()
+        .any(|d| d.code == codes::LAUNCH_MANUAL && d.cuda_name == "scale_kernel"));
+    assert_eq!(file.result.kernels[0].disposition, Disposition::Skeleton);
+    let file = migration.files.iter().find(|f| f.path == "ops.cu").unwrap();
+    let records: Vec<(&str, Disposition, String)> = file
+        .result
+        .kernels
+        .iter()
+        .map(|k| (k.name.as_str(), k.disposition, k.operators.join("+")))
+        .collect();
+    assert_eq!(
+        records,
+        [
+            (
+                "residual_forward_kernel",
+                Disposition::Operator,
+                "aclnnAdd".into()
+            ),
+            (
+                "gelu_forward_kernel",
+                Disposition::Operator,
+                "aclnnGeluV2".into()
+            ),
+            (
+                "softmax_rows_kernel",
+                Disposition::Operator,
+                "aclnnSoftmax".into()
+            ),
+        ]
+    );
+    assert!(migration
+        .generated
+        .iter()
+        .any(|g| g.path == "cuport_kernel_ops.h"));
+    insta::assert_snapshot!("operator_kernels_ops_cu", text);
+}
+
+#[test]
+fn a_release_not_known_to_have_the_operator_keeps_the_kernel() {
+    let migration = migrate_dir(&fixture(), &options(fixture_rules(), "8.3.RC1"));
+    let text = ported(&migration, "ops.cu");
+    assert!(text.contains("__global__ void gelu_forward_kernel"));
+    let file = migration.files.iter().find(|f| f.path == "ops.cu").unwrap();
+    let why: Vec<&str> = file
+        .result
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == codes::KERNEL_RULE_NOT_APPLIED)
+        .map(|d| d.message.as_str())
+        .collect();
+    assert!(
+        why.iter()
+            .any(|m| m
+                .contains("`aclnnGeluV2` is not known to be declared by the headers of 8.3.RC1")),
+        "{why:?}"
+    );
+    assert!(!migration
+        .generated
+        .iter()
+        .any(|g| g.path == "cuport_kernel_ops.h"));
+}
+
+/// g++'s errors for `file` of the ported tree, against one release.
+fn syntax_errors(vendor: &Path, release: &str, root: &Path, file: &str) -> Vec<String> {
+    let include = vendor.join(format!("cann-{release}/include"));
+    let out = Command::new("g++")
+        .args(["-std=c++17", "-fsyntax-only", "-x", "c++"])
+        .arg(format!("-I{}", include.display()))
+        .arg(format!("-I{}", root.display()))
+        .arg(root.join(file))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let mut errors: Vec<String> = stderr
+        .lines()
+        .filter(|l| l.contains("error"))
+        .map(str::to_owned)
+        .collect();
+    if !out.status.success() && errors.is_empty() {
+        errors.push(stderr.into_owned());
+    }
+    errors
+}
+
+#[test]
+fn the_port_compiles_against_the_real_headers_of_each_release() {
+    let Some(vendor) = cann_vendor() else { return };
+    if !require("g++") {
+        return;
+    }
+    let mut rules = fixture_rules();
+    rules.retain(|r| r.name != "scale_kernel");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(fixture().join("ops.cu"), dir.path().join("ops.cu")).unwrap();
+    for release in RELEASES {
+        let migration = migrate_dir(dir.path(), &options(rules.clone(), release));
+        let out = write_output(&migration);
+        let errors = syntax_errors(&vendor, release, &out.path().join("tree"), "ops.cu");
+        assert!(errors.is_empty(), "CANN {release}:\n{}", errors.join("\n"));
+        eprintln!("CANN {release}: the port with 3 operator kernels compiles");
+    }
+}
+
+/// A kernel of one pointer parameter per tensor parameter of `op`, and a
+/// rule binding every parameter: tensors to the pointers, attributes to a
+/// value of their type.
+fn kernel_and_rule(op: &cuport_rules::kernel_rules::Operator) -> (String, String) {
+    let kernel = format!("k_{}", op.name);
+    let tensors: Vec<&str> = op
+        .params
+        .iter()
+        .filter(|p| p.role != ParamRole::Attribute)
+        .map(|p| p.name.as_str())
+        .collect();
+    let mut params: Vec<String> = tensors.iter().map(|t| format!("t_{t}")).collect();
+    params.push("n".into());
+    let decls: Vec<String> = tensors
+        .iter()
+        .map(|t| format!("float* t_{t}"))
+        .chain(["int n".to_owned()])
+        .collect();
+    let mut source = format!(
+        "__global__ void {kernel}({}) {{}}\nvoid launch_{kernel}({}) {{ {kernel}<<<1, 1>>>({}); }}\n",
+        decls.join(", "),
+        decls.join(", "),
+        params.join(", ")
+    );
+    source.push('\n');
+    let mut rule = format!(
+        "[[kernel]]\nname = \"{kernel}\"\ntarget = \"ascend\"\nparams = [{}]\ntensors = [\n",
+        params
+            .iter()
+            .map(|p| format!("\"{p}\""))
+            .collect::<Vec<_>>()
+            .join(", ")
+    );
+    for param in op.params.iter().filter(|p| p.role != ParamRole::Attribute) {
+        let role = if param.role == ParamRole::Input {
+            "input"
+        } else {
+            "output"
+        };
+        let _ = writeln!(
+            rule,
+            "    {{ param = \"t_{}\", role = \"{role}\", shape = \"n\", dtype = \"float\" }},",
+            param.name
+        );
+    }
+    rule.push_str("]\n");
+    let args: Vec<String> = op
+        .params
+        .iter()
+        .map(|p| {
+            let value = match (p.role, p.c_type.trim_start_matches("const ").trim()) {
+                (ParamRole::Attribute, "aclIntArray*") => "[-1]".to_owned(),
+                (ParamRole::Attribute, "aclDataType") => "float".to_owned(),
+                (ParamRole::Attribute, "bool") => "0".to_owned(),
+                (ParamRole::Attribute, _) => "1".to_owned(),
+                _ => format!("t_{}", p.name),
+            };
+            format!("{} = \"{value}\"", p.name)
+        })
+        .collect();
+    let _ = writeln!(
+        rule,
+        "calls = [{{ operator = \"{}\", args = {{ {} }} }}]\n",
+        op.name,
+        args.join(", ")
+    );
+    (source, rule)
+}
+
+#[test]
+fn every_operator_row_generates_a_call_that_compiles_against_each_release() {
+    let Some(vendor) = cann_vendor() else { return };
+    if !require("g++") {
+        return;
+    }
+    let table = table();
+    let (mut source, mut rules_text) = (String::new(), String::new());
+    for op in &table.operators {
+        let (kernel, rule) = kernel_and_rule(op);
+        source.push_str(&kernel);
+        rules_text.push_str(&rule);
+    }
+    let (rules, problems) = load_kernel_rules("every.toml", &rules_text, &table);
+    assert!(problems.is_empty(), "{problems:?}\n{rules_text}");
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("every.cu"), &source).unwrap();
+    for release in RELEASES {
+        let claimed: Vec<KernelRule> = rules
+            .iter()
+            .filter(|r| {
+                table
+                    .operator(&r.calls[0].operator)
+                    .is_some_and(|op| op.releases.iter().any(|x| x == release))
+            })
+            .cloned()
+            .collect();
+        let count = claimed.len();
+        let migration = migrate_dir(dir.path(), &options(claimed, release));
+        let replaced = ported(&migration, "every.cu")
+            .matches("aclError cuport_kernel_")
+            .count();
+        assert_eq!(
+            replaced, count,
+            "CANN {release}: every claimed operator is used"
+        );
+        let out = write_output(&migration);
+        let errors = syntax_errors(&vendor, release, &out.path().join("tree"), "every.cu");
+        assert!(errors.is_empty(), "CANN {release}:\n{}", errors.join("\n"));
+        eprintln!(
+            "CANN {release}: {count} operators, each called from a generated function, compile"
+        );
+    }
+}
+
+/// The torch-npu 2.14.0 wheel's include root and its HCCL directory (the
+/// dual-stack shim includes `hccl/hccl.h`, which no open CANN repository
+/// holds); `tests/corpus/fetch_toolchains.sh` and `.ci/run` set it.
+fn hccl_includes() -> Option<Vec<PathBuf>> {
+    let Some(root) = std::env::var_os("CUPORT_CANN_2_14_0_INCLUDE").map(PathBuf::from) else {
+        assert!(
+            std::env::var_os("CI").is_none(),
+            "CUPORT_CANN_2_14_0_INCLUDE is required in CI (.ci/run sets it)"
+        );
+        eprintln!("\n!!! SKIPPED: CUPORT_CANN_2_14_0_INCLUDE is not set; the dual-stack Ascend compile check did not run !!!\n");
+        return None;
+    };
+    Some(vec![root.join("third_party/hccl/inc"), root])
+}
+
+#[test]
+fn dual_stack_keeps_the_kernels_for_cuda_and_calls_the_operators_on_ascend() {
+    let mut options = MigrateOptions::dual_stack(vec![Target::Ascend, Target::Hip]);
+    options.kernel_rules = fixture_rules();
+    let migration = migrate_dir(&fixture(), &options);
+    let text = ported(&migration, "ops.cu");
+    assert!(text.contains("__global__ void gelu_forward_kernel"));
+    assert!(text.contains("#if CUPORT_KERNEL_OPERATORS\n// cuport: kernel `gelu_forward_kernel`"));
+    assert!(text.contains(
+        "CUPORT_OPERATOR_LAUNCH(cuport_kernel_gelu_forward_kernel, (stream), (gelu_forward_kernel), (CEIL_DIV(N, block_size), block_size, 0, stream), out, inp, N);"
+    ));
+    assert!(migration
+        .generated
+        .iter()
+        .any(|g| g.path == "cuport/cuport_kernel_ops.h"));
+    insta::assert_snapshot!("operator_kernels_dual_ops_cu", text);
+    let out = write_output(&migration);
+    let root = out.path().join("tree");
+    if require("hipcc") {
+        let hip = Command::new("hipcc")
+            .args([
+                "-fsyntax-only",
+                "--offload-arch=gfx90a",
+                "-DCUPORT_BACKEND_HIP",
+                "-x",
+                "hip",
+            ])
+            .arg(format!("-I{}", root.display()))
+            .arg(root.join("ops.cu"))
+            .output()
+            .unwrap();
+        assert!(
+            hip.status.success(),
+            "hipcc: {}",
+            String::from_utf8_lossy(&hip.stderr)
+        );
+    }
+    // The CUDA path: the launches are CUDA launches again (nvcc from the
+    // PyPI wheels, `tests/corpus/fetch_toolchains.sh`).
+    if let Some(nvcc) = std::env::var_os("CUPORT_NVCC") {
+        let object = out.path().join("ops.o");
+        let cuda = Command::new(nvcc)
+            .args(["-c", "-o"])
+            .arg(&object)
+            .arg(root.join("ops.cu"))
+            .output()
+            .unwrap();
+        assert!(
+            cuda.status.success(),
+            "nvcc: {}",
+            String::from_utf8_lossy(&cuda.stderr)
+        );
+    }
+    let (Some(vendor), Some(hccl)) = (cann_vendor(), hccl_includes()) else {
+        return;
+    };
+    for release in RELEASES {
+        let output = Command::new("g++")
+            .args([
+                "-std=c++17",
+                "-fsyntax-only",
+                "-x",
+                "c++",
+                "-DCUPORT_BACKEND_ASCEND",
+            ])
+            .arg(format!(
+                "-I{}",
+                vendor.join(format!("cann-{release}/include")).display()
+            ))
+            .args(hccl.iter().map(|d| format!("-I{}", d.display())))
+            .arg(format!("-I{}", root.display()))
+            .arg(root.join("ops.cu"))
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "CANN {release}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        eprintln!(
+            "CANN {release}: the dual-stack source builds its Ascend path with 3 operator kernels"
+        );
+    }
+}
+
+#[test]
+fn a_rule_for_one_file_applies_there_only() {
+    // Two files of one name in two directories, as llm.c's dev/cuda holds
+    // kernels of one name in several files.
+    let dir = tempfile::tempdir().unwrap();
+    for sub in ["a", "b"] {
+        std::fs::create_dir(dir.path().join(sub)).unwrap();
+        std::fs::copy(
+            fixture().join("ops.cu"),
+            dir.path().join(sub).join("ops.cu"),
+        )
+        .unwrap();
+    }
+    let mut rules = fixture_rules();
+    for rule in &mut rules {
+        // As `cuport kernels` spells a file it was given.
+        rule.file = Some("../project/b/ops.cu".to_owned());
+    }
+    let migration = migrate_dir(dir.path(), &options(rules, "9.1.0"));
+    assert!(ported(&migration, "b/ops.cu").contains("aclError cuport_kernel_gelu_forward_kernel("));
+    let a = ported(&migration, "a/ops.cu");
+    assert!(a.contains("__global__ void gelu_forward_kernel"));
+    assert!(!a.contains("cuport_kernel_"));
+}
