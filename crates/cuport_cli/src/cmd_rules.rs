@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use cuport_model::{Library, Target};
-use cuport_rules::{Flavour, Resolved, RuleSet, Source, Status};
+use cuport_rules::{Flavour, Flavours, Resolved, RuleSet, Source, Status};
 
 use crate::output::Output;
 
@@ -30,6 +30,10 @@ pub(crate) struct RulesArgs {
         value_name = "MODEL"
     )]
     ascend_kernels: Option<crate::migrate_args::AscendKernelsArg>,
+    /// cuBLAS/cuBLASLt on Ascend for list and show: aclnn (helpers over aclnn
+    /// operators) or aclblas (CANN's ops-blas), as `migrate --ascend-blas`.
+    #[arg(long = "ascend-blas", global = true, value_parser = parse_ascend_blas, default_value = "aclnn")]
+    ascend_blas: Flavour,
     #[command(subcommand)]
     command: RulesCommand,
 }
@@ -114,6 +118,11 @@ fn parse_flavour(s: &str) -> Result<Flavour, String> {
     Flavour::from_hip_libs(s).ok_or_else(|| format!("unknown --hip-libs `{s}`; use hip or roc"))
 }
 
+fn parse_ascend_blas(s: &str) -> Result<Flavour, String> {
+    Flavour::from_ascend_blas(s)
+        .ok_or_else(|| format!("unknown --ascend-blas `{s}`; use aclnn or aclblas"))
+}
+
 fn parse_library(s: &str) -> Result<Library, String> {
     Library::from_id(s).ok_or_else(|| {
         let ids: Vec<&str> = Library::ALL.iter().map(|l| l.id()).collect();
@@ -137,16 +146,19 @@ fn parse_status(s: &str) -> Result<Status, String> {
 }
 
 impl RulesArgs {
-    /// The rule flavour names of `target` are looked up in.
-    fn flavour(&self, target: Target) -> Flavour {
+    /// The rule flavours names of `target` are looked up in.
+    fn flavour(&self, target: Target) -> Flavours {
         let simt = self.ascend_kernels == Some(crate::migrate_args::AscendKernelsArg::Simt);
-        if simt && Flavour::Simt.applies_to(target) {
-            Flavour::Simt
-        } else if self.hip_libs.applies_to(target) {
-            self.hip_libs
-        } else {
-            Flavour::Default
-        }
+        let chosen = [
+            simt.then_some(Flavour::Simt),
+            Some(self.hip_libs),
+            Some(self.ascend_blas),
+        ];
+        chosen
+            .into_iter()
+            .flatten()
+            .filter(|f| f.applies_to(target))
+            .collect()
     }
 }
 
@@ -254,7 +266,7 @@ fn check(args: &RulesArgs, files: &[PathBuf], out: &Output) -> anyhow::Result<Ex
 
 fn list(
     set: &RuleSet,
-    flavour_of: &dyn Fn(Target) -> Flavour,
+    flavour_of: &dyn Fn(Target) -> Flavours,
     to: Option<Target>,
     library: Option<Library>,
     status: Option<Status>,
@@ -289,7 +301,7 @@ fn list(
 
 fn show(
     set: &RuleSet,
-    flavour_of: &dyn Fn(Target) -> Flavour,
+    flavour_of: &dyn Fn(Target) -> Flavours,
     name: &str,
     to: Option<Target>,
     out: &Output,

@@ -43,6 +43,12 @@ pub(crate) enum HipLibsArg {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum AscendBlasArg {
+    Aclnn,
+    Aclblas,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum AscendKernelsArg {
     Simt,
     Vector,
@@ -67,7 +73,7 @@ pub(crate) enum AscendKernelsArg {
                                                     one source for CUDA, Ascend and HIP plus the cuport/ shim
 
 Project settings may live in cuport.toml at the root of the migrated tree
-([migrate] target, dual, exclude, ignore, rules, hip-kernel-launch, hip-libs, hip-arch, annotate,
+([migrate] target, dual, exclude, ignore, rules, hip-kernel-launch, hip-libs, ascend-blas, hip-arch, annotate,
 cann-version, rocm-version, ascend-kernels);
 flags override them; --show-settings prints the result and where each value came from.
 
@@ -115,6 +121,12 @@ pub(crate) struct MigrateArgs {
     /// diagnostics, and the helpers use the APIs that release has.
     #[arg(long, value_name = "VERSION")]
     pub(crate) cann_version: Option<String>,
+    /// How Ascend ports cuBLAS and cuBLASLt calls: `aclnn` (default) through
+    /// cuport helpers over aclnn operators; `aclblas` as calls of CANN's
+    /// ops-blas library (cann_ops_blas.h, cann_ops_blasLt.h; untagged, so the
+    /// CANN release that ships it is unconfirmed). One-way ports only.
+    #[arg(long, value_enum, value_name = "LIBRARY")]
+    pub(crate) ascend_blas: Option<AscendBlasArg>,
     /// How Ascend ports CUDA kernels: `vector` (default) leaves each kernel to
     /// a hand port in Ascend C's vector model (Atlas A2/A3); `simt` keeps
     /// kernels CUDA-shaped for Ascend C SIMT (Ascend 950PR/950DT, CANN 9.1.0
@@ -230,6 +242,10 @@ impl MigrateArgs {
             hip_libs: self.hip_libs.map(|l| match l {
                 HipLibsArg::Hip => Flavour::Default,
                 HipLibsArg::Roc => Flavour::Roc,
+            }),
+            ascend_blas: self.ascend_blas.map(|l| match l {
+                AscendBlasArg::Aclnn => Flavour::Default,
+                AscendBlasArg::Aclblas => Flavour::Aclblas,
             }),
             annotate: self.annotate,
             kernel_models: self

@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use cuport_model::KernelModel;
+use cuport_model::{KernelModel, Target};
 use cuport_report::{write_rendered, Format, ReportDocument, RulesInfo, RunMeta};
 use cuport_rules::RuleSet;
 
@@ -29,6 +29,9 @@ pub(crate) fn run_meta(settings: &Settings, rules: &RuleSet) -> RunMeta {
         format!("{:?}", settings.hip_launch.value).to_lowercase(),
     )
     .with_option("hip-libs", settings.hip_libs.value.id());
+    if settings.targets.value.contains(&Target::Ascend) {
+        meta = meta.with_option("ascend-blas", settings.ascend_blas_id());
+    }
     if settings.dual.value {
         meta = meta.with_option("dual", settings.targets_text().replace(' ', ""));
     }

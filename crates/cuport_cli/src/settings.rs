@@ -24,6 +24,7 @@ pub(crate) struct Flags {
     pub(crate) rules: Vec<PathBuf>,
     pub(crate) hip_kernel_launch: Option<HipLaunch>,
     pub(crate) hip_libs: Option<Flavour>,
+    pub(crate) ascend_blas: Option<Flavour>,
     pub(crate) annotate: bool,
     pub(crate) hip_arch: Vec<String>,
     /// `(flag, version)` as given: `("cann-version", "8.2.RC1")`.
@@ -60,6 +61,8 @@ pub(crate) struct Settings {
     pub(crate) rules: Setting<Vec<PathBuf>>,
     pub(crate) hip_launch: Setting<HipLaunch>,
     pub(crate) hip_libs: Setting<Flavour>,
+    /// cuBLAS/cuBLASLt on Ascend: aclnn helpers (default) or ops-blas.
+    pub(crate) ascend_blas: Setting<Flavour>,
     /// AMD GPU architectures build files name (empty: the HIP profile's).
     pub(crate) hip_arch: Setting<Vec<String>>,
     pub(crate) annotate: Setting<bool>,
@@ -95,6 +98,7 @@ struct MigrateConfig {
     rules: Vec<PathBuf>,
     hip_kernel_launch: Option<String>,
     hip_libs: Option<String>,
+    ascend_blas: Option<String>,
     hip_arch: Option<Vec<String>>,
     annotate: Option<bool>,
     #[serde(alias = "cann_version")]
@@ -169,6 +173,7 @@ pub(crate) fn resolve(args: &Flags) -> anyhow::Result<Settings> {
         },
         hip_launch: resolve_launch(args, config.hip_kernel_launch.as_deref(), &from_file)?,
         hip_libs: resolve_libs(args, config.hip_libs.as_deref(), &from_file)?,
+        ascend_blas: resolve_ascend_blas(args, config.ascend_blas.as_deref(), &from_file)?,
         hip_arch: resolve_hip_arch(args, config.hip_arch.clone(), &from_file)?,
         annotate: if args.annotate {
             Setting::new(true, "--annotate")
@@ -183,6 +188,7 @@ pub(crate) fn resolve(args: &Flags) -> anyhow::Result<Settings> {
         kernel_only_files: Vec::new(),
     };
     (settings.kernel_rules, settings.kernel_only_files) = kernel_rules_in(&settings.rules.value)?;
+    settings.check_ascend_blas()?;
     Ok(settings)
 }
 
@@ -511,6 +517,24 @@ fn resolve_libs(
     })
 }
 
+fn resolve_ascend_blas(
+    args: &Flags,
+    config: Option<&str>,
+    from_file: &dyn Fn(&str) -> String,
+) -> anyhow::Result<Setting<Flavour>> {
+    Ok(match (args.ascend_blas, config) {
+        (Some(flavour), _) => Setting::new(flavour, "--ascend-blas"),
+        (None, Some(value)) => match Flavour::from_ascend_blas(value) {
+            Some(flavour) => Setting::new(flavour, from_file("ascend-blas")),
+            None => bail!(
+                "{}: unknown value {value:?}; use aclnn or aclblas",
+                from_file("ascend-blas")
+            ),
+        },
+        (None, None) => Setting::new(Flavour::Default, "default"),
+    })
+}
+
 fn merge_list(
     flags: &[String],
     config: Vec<String>,
@@ -542,7 +566,9 @@ impl Settings {
             } else {
                 Mode::OneWay(self.target.value)
             },
-            flavour: self.hip_libs.value,
+            flavours: [self.hip_libs.value, self.ascend_blas.value]
+                .into_iter()
+                .collect(),
             hip_launch: self.hip_launch.value,
             gpu_architectures: self.hip_arch.value.clone(),
             annotate: self.annotate.value,
@@ -575,6 +601,27 @@ impl Settings {
             self.check_rules_target(&rules, path)?;
         }
         Ok(rules)
+    }
+
+    /// `--ascend-blas` as written: `aclnn` or `aclblas`.
+    pub(crate) fn ascend_blas_id(&self) -> &'static str {
+        match self.ascend_blas.value {
+            Flavour::Aclblas => "aclblas",
+            _ => "aclnn",
+        }
+    }
+
+    /// ops-blas calls are written by one-way ports only: a dual-stack shim
+    /// keeps cuBLAS on the aclnn helpers. Saying so beats a silent
+    /// fallback.
+    fn check_ascend_blas(&self) -> anyhow::Result<()> {
+        if self.ascend_blas.value == Flavour::Aclblas && self.dual.value {
+            bail!(
+                "{}: --ascend-blas aclblas ports cuBLAS one way only; drop --dual, or use --ascend-blas aclnn for a dual-stack port",
+                self.ascend_blas.source
+            );
+        }
+        Ok(())
     }
 
     /// A user rule file for a target this run does not migrate to would be
@@ -665,6 +712,12 @@ impl Settings {
             "hip-libs           {:<24} from {}",
             self.hip_libs.value.id(),
             self.hip_libs.source
+        );
+        let _ = writeln!(
+            text,
+            "ascend-blas        {:<24} from {}",
+            self.ascend_blas_id(),
+            self.ascend_blas.source
         );
         let arch = if self.hip_arch.value.is_empty() {
             "(profile default)".to_owned()

@@ -512,6 +512,11 @@ pub struct ShimFacts {
     /// share (`[[kernel]]` rules), written as `cuport_kernel_ops.h`.
     #[serde(default)]
     pub kernel_operators: Option<String>,
+    /// Header-only helpers written as `cuport_<name>` beside a one-way port
+    /// whose output includes them (a rule's `headers` names
+    /// `cuport_<name>`), from `mappings/<target>/helpers/<name>`.
+    #[serde(default)]
+    pub headers: Vec<String>,
 }
 
 impl TargetProfile {
@@ -624,9 +629,11 @@ impl Profiles {
         }
         for (target, profile) in &targets {
             let named = [
-                ("helper-source", &profile.shim.helper_source),
-                ("kernel-operators", &profile.shim.kernel_operators),
-            ];
+                ("helper-source", profile.shim.helper_source.as_ref()),
+                ("kernel-operators", profile.shim.kernel_operators.as_ref()),
+            ]
+            .into_iter()
+            .chain(profile.shim.headers.iter().map(|h| ("headers", Some(h))));
             for (key, name) in named {
                 if let Some(name) = name {
                     if helper_source(*target, name).is_none() {

@@ -118,7 +118,18 @@ fn write_generated(w: &mut String, document: &ReportDocument) -> std::fmt::Resul
             paths.len(),
             paths.join(", ")
         )?;
-        writeln!(w, "Compile cuport_ascend_helpers.cpp into the program and add the output root to the include path")
+        // Header-only helpers need only the include path; a helper source
+        // file must also be compiled in.
+        match paths
+            .iter()
+            .find(|p| p.ends_with(".cpp") || p.ends_with(".c"))
+        {
+            Some(source) => writeln!(
+                w,
+                "Compile {source} into the program and add the output root to the include path"
+            ),
+            None => writeln!(w, "Add the output root to the include path"),
+        }
     }
 }
 

@@ -2,7 +2,7 @@ use std::collections::BTreeMap;
 
 use cuport_model::{KernelModel, SdkVersion, Target};
 use cuport_rules::kernel_rules::KernelRule;
-use cuport_rules::Flavour;
+use cuport_rules::{Flavour, Flavours};
 
 /// How HIP kernel launches are written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -37,8 +37,10 @@ impl Mode {
 #[derive(Debug, Clone)]
 pub struct MigrateOptions {
     pub mode: Mode,
-    /// HIP library flavour (hipBLAS... or rocBLAS...).
-    pub flavour: Flavour,
+    /// Library flavours chosen for the run, each for the targets it applies
+    /// to: HIP's `--hip-libs roc` (rocBLAS, ...), Ascend's `--ascend-blas
+    /// aclblas` (ops-blas).
+    pub flavours: Flavours,
     pub hip_launch: HipLaunch,
     /// Write each diagnostic into the output as a comment above its line.
     pub annotate: bool,
@@ -71,7 +73,7 @@ impl MigrateOptions {
     fn with_mode(mode: Mode) -> Self {
         Self {
             mode,
-            flavour: Flavour::Default,
+            flavours: Flavours::default(),
             hip_launch: HipLaunch::Chevron,
             annotate: false,
             sdk_versions: BTreeMap::new(),
@@ -105,16 +107,14 @@ impl MigrateOptions {
         }
     }
 
-    /// The rule-table flavour names are looked up in for `target`: the SIMT
-    /// device names where the SIMT model is chosen, HIP's `--hip-libs`.
-    pub fn flavour_for(&self, target: Target) -> Flavour {
-        if self.kernel_model(target) == KernelModel::Simt {
-            Flavour::Simt
-        } else if self.flavour.applies_to(target) {
-            self.flavour
-        } else {
-            Flavour::Default
-        }
+    /// The rule-table flavours names are looked up in for `target`: the
+    /// SIMT device names where the SIMT model is chosen, and the library
+    /// flavours chosen for it (`--hip-libs`, `--ascend-blas`).
+    pub fn flavour_for(&self, target: Target) -> Flavours {
+        let simt = (self.kernel_model(target) == KernelModel::Simt).then_some(Flavour::Simt);
+        simt.into_iter()
+            .chain(self.flavours.own().filter(|f| f.applies_to(target)))
+            .collect()
     }
 
     /// The SDK release rules are gated by for `target`: the selected one,

@@ -31,7 +31,7 @@ use std::sync::Arc;
 
 pub use arguments::{squeeze, ArgumentRule, ArgumentShape};
 pub use diag::{DiagKind, Diagnostic, Location, RulesError};
-pub use model::{Flavour, NameKind, Status};
+pub use model::{Flavour, Flavours, NameKind, Status};
 pub use raw::CudaVersion;
 pub use ruleset::{Resolved, Rule, RuleSet, Signature};
 pub use source::Source;

@@ -112,16 +112,37 @@ pub enum Flavour {
     /// A target's SIMT kernel model (`--ascend-kernels simt`): the device
     /// names its CUDA-shaped kernels are written with.
     Simt,
+    /// Ascend with CANN's ops-blas for cuBLAS/cuBLASLt
+    /// (`--ascend-blas aclblas`) instead of the aclnn helpers.
+    Aclblas,
 }
 
 impl Flavour {
-    pub const ALL: [Flavour; 3] = [Flavour::Default, Flavour::Roc, Flavour::Simt];
+    /// Every flavour; where a run stacks several (SIMT device names and
+    /// ops-blas on Ascend), the earlier one wins a name both map.
+    pub const ALL: [Flavour; 4] = [
+        Flavour::Default,
+        Flavour::Roc,
+        Flavour::Simt,
+        Flavour::Aclblas,
+    ];
 
     pub fn id(self) -> &'static str {
         match self {
             Flavour::Default => "default",
             Flavour::Roc => "roc",
             Flavour::Simt => "simt",
+            Flavour::Aclblas => "aclblas",
+        }
+    }
+
+    /// Parses an `--ascend-blas` value: `aclnn` (the default flavour) or
+    /// `aclblas`.
+    pub fn from_ascend_blas(value: &str) -> Option<Flavour> {
+        match value {
+            "aclnn" | "default" => Some(Flavour::Default),
+            "aclblas" => Some(Flavour::Aclblas),
+            _ => None,
         }
     }
 
@@ -142,7 +163,50 @@ impl Flavour {
             Flavour::Default => true,
             Flavour::Roc => target == Target::Hip,
             Flavour::Simt => target.profile().kernels.simt.is_some(),
+            Flavour::Aclblas => target == Target::Ascend,
         }
+    }
+}
+
+/// The flavours one lookup takes names from before the default rules: a
+/// run may stack several (Ascend's SIMT device names and ops-blas). Where
+/// two map the same name, the one earlier in [`Flavour::ALL`] wins.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Flavours(u8);
+
+impl Flavours {
+    fn bit(flavour: Flavour) -> u8 {
+        let index = Flavour::ALL.iter().position(|f| *f == flavour);
+        index.map_or(0, |i| 1 << i)
+    }
+
+    /// These flavours and `flavour`.
+    #[must_use]
+    pub fn with(self, flavour: Flavour) -> Self {
+        Flavours(self.0 | Self::bit(flavour))
+    }
+
+    pub fn contains(self, flavour: Flavour) -> bool {
+        self.0 & Self::bit(flavour) != 0
+    }
+
+    /// The flavours other than the default, in precedence order.
+    pub fn own(self) -> impl Iterator<Item = Flavour> {
+        Flavour::ALL
+            .into_iter()
+            .filter(move |f| *f != Flavour::Default && self.contains(*f))
+    }
+}
+
+impl From<Flavour> for Flavours {
+    fn from(flavour: Flavour) -> Self {
+        Flavours::default().with(flavour)
+    }
+}
+
+impl FromIterator<Flavour> for Flavours {
+    fn from_iter<I: IntoIterator<Item = Flavour>>(iter: I) -> Self {
+        iter.into_iter().fold(Flavours::default(), Flavours::with)
     }
 }
 

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use cuport_model::{Library, SiteKind, Target};
 
 use crate::diag::Location;
-use crate::model::{Flavour, NameKind, Status};
+use crate::model::{Flavour, Flavours, NameKind, Status};
 use crate::raw::CudaVersion;
 use crate::source::Source;
 use crate::template::{EnumMap, Template};
@@ -326,20 +326,18 @@ impl RuleSet {
     pub fn lookup_flavour(
         &self,
         target: Target,
-        flavour: Flavour,
+        flavours: impl Into<Flavours>,
         cuda_name: &str,
     ) -> Option<Resolved<'_>> {
-        self.resolve(target, flavour, cuda_name)
-            .or_else(|| self.resolve_indexed_device(target, flavour, cuda_name))
+        let flavours = flavours.into();
+        self.resolve(target, flavours, cuda_name)
+            .or_else(|| self.resolve_indexed_device(target, flavours, cuda_name))
     }
 
-    fn resolve(&self, target: Target, flavour: Flavour, cuda_name: &str) -> Option<Resolved<'_>> {
+    fn resolve(&self, target: Target, flavours: Flavours, cuda_name: &str) -> Option<Resolved<'_>> {
         let table = self.tables.get(&target)?;
         let base = table.hit(Flavour::Default, cuda_name);
-        let own = match flavour {
-            Flavour::Default => None,
-            other => table.hit(other, cuda_name),
-        };
+        let own = flavours.own().find_map(|f| table.hit(f, cuda_name));
         let hit = match (own, base) {
             (Some(o), Some(b)) if self.rules[b.rule].priority > self.rules[o.rule].priority => b,
             (Some(o), _) => o,
@@ -357,11 +355,11 @@ impl RuleSet {
     fn resolve_indexed_device(
         &self,
         target: Target,
-        flavour: Flavour,
+        flavours: Flavours,
         text: &str,
     ) -> Option<Resolved<'_>> {
         let (device, index) = split_device_index(text)?;
-        let mut resolved = self.resolve(target, flavour, device)?;
+        let mut resolved = self.resolve(target, flavours, device)?;
         if resolved.kind() != NameKind::DeviceString {
             return None;
         }
@@ -418,9 +416,13 @@ impl RuleSet {
 
     /// Every CUDA name that resolves on `target` with `flavour`, sorted: the
     /// flavour's own names and the default ones it falls back to.
-    pub fn known_cuda_names_flavour(&self, target: Target, flavour: Flavour) -> Vec<&str> {
+    pub fn known_cuda_names_flavour(
+        &self,
+        target: Target,
+        flavours: impl Into<Flavours>,
+    ) -> Vec<&str> {
         let mut names: BTreeSet<&str> = self.layer_names(target, Flavour::Default).collect();
-        if flavour != Flavour::Default {
+        for flavour in flavours.into().own() {
             names.extend(self.layer_names(target, flavour));
         }
         names.into_iter().collect()
@@ -445,7 +447,7 @@ impl RuleSet {
         };
         known(cuda_name)
             || Target::ALL.into_iter().any(|t| {
-                self.resolve_indexed_device(t, Flavour::Default, cuda_name)
+                self.resolve_indexed_device(t, Flavour::Default.into(), cuda_name)
                     .is_some()
             })
     }

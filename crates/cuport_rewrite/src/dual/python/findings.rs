@@ -74,7 +74,7 @@ pub(crate) fn lookup<'a>(
 ) -> Option<Resolved<'a>> {
     planner
         .rules
-        .lookup_flavour(target, planner.options.flavour, name)
+        .lookup_flavour(target, planner.options.flavour_for(target), name)
 }
 
 /// The tables' word on `name` for a site kept as written (or rewritten to a

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use cuport_model::{KernelModel, Library, MinimumVersion, SdkVersion, Target};
-use cuport_rules::{EnumMap, Flavour, NameKind, RuleSet, Status};
+use cuport_rules::{EnumMap, Flavours, NameKind, RuleSet, Status};
 
 use super::entry::{macro_provision, provision, with_argument_rules, Provision};
 use crate::diagnostic::codes;
@@ -35,14 +35,14 @@ pub(crate) struct Section {
 }
 
 impl Section {
-    /// The section for `target` (HIP with `flavour`; the SIMT flavour
-    /// where the run ports kernels to a SIMT model). `kernels_compile`: the
-    /// target compiles the CUDA kernels (natively or through its SIMT
+    /// The section for `target` with `flavours` (HIP's roc libraries; the
+    /// SIMT flavour where the run ports kernels to a SIMT model).
+    /// `kernels_compile`: the target compiles the CUDA kernels (natively or through its SIMT
     /// model), so the shim defines the device names it spells differently.
     pub(crate) fn build(
         rules: &RuleSet,
         target: Target,
-        flavour: Flavour,
+        flavours: Flavours,
         sdk: Option<SdkVersion>,
         kernels: KernelModel,
     ) -> Section {
@@ -56,13 +56,8 @@ impl Section {
                 .as_ref()
                 .map(|s| s.device_guard.as_str());
         }
-        let flavour = if flavour.applies_to(target) {
-            flavour
-        } else {
-            Flavour::Default
-        };
-        for cuda_name in rules.known_cuda_names_flavour(target, flavour) {
-            let Some(resolved) = rules.lookup_flavour(target, flavour, cuda_name) else {
+        for cuda_name in rules.known_cuda_names_flavour(target, flavours) {
+            let Some(resolved) = rules.lookup_flavour(target, flavours, cuda_name) else {
                 continue;
             };
             let kind = resolved.kind();

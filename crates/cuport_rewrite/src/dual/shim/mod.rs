@@ -12,7 +12,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use cuport_model::{Library, Target};
-use cuport_rules::{Flavour, NameKind, RuleSet, Status};
+use cuport_rules::{Flavours, NameKind, RuleSet, Status};
 
 pub(crate) use catalog::{shimmed_library, Section};
 
@@ -225,11 +225,11 @@ impl LibraryHeader<'_> {
 /// The header `target` includes for a CUDA header, where it has one.
 pub(crate) fn target_header(
     rules: &RuleSet,
-    flavour: Flavour,
+    flavours: Flavours,
     target: Target,
     cuda_header: &str,
 ) -> Option<String> {
-    let resolved = rules.lookup_flavour(target, flavour, cuda_header)?;
+    let resolved = rules.lookup_flavour(target, flavours, cuda_header)?;
     match resolved.status() {
         Status::Exact | Status::Renamed | Status::Approximate => {
             resolved.target_name.map(|n| n.into_owned())
