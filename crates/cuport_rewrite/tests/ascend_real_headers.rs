@@ -33,6 +33,17 @@ use cuport_model::{SdkVersion, Target};
 use cuport_rewrite::{Level, MigrateOptions};
 use cuport_rules::vendor_headers::{HeaderFacts, VendorHeaders};
 
+/// The profile's header-only helpers (`[shim] headers`), which no generated
+/// source includes: each is compiled on its own.
+fn is_header_only_helper(path: &str) -> bool {
+    Target::Ascend
+        .profile()
+        .shim
+        .headers
+        .iter()
+        .any(|name| path == format!("cuport_{name}"))
+}
+
 /// One release's real headers.
 struct HeaderSet {
     cann: SdkVersion,
@@ -233,10 +244,20 @@ struct Outcome {
 /// Ports every fixture with `options` and compiles its host-only C++ files
 /// and generated helper sources against `set` (with `defines`).
 fn compile_fixtures(set: &HeaderSet, options: &MigrateOptions, defines: &[&str]) -> Outcome {
+    compile_ports(&fixture_dirs(), set, options, defines)
+}
+
+/// [`compile_fixtures`] for the trees in `dirs`.
+fn compile_ports(
+    dirs: &[PathBuf],
+    set: &HeaderSet,
+    options: &MigrateOptions,
+    defines: &[&str],
+) -> Outcome {
     let mut outcome = Outcome::default();
-    for dir in fixture_dirs() {
+    for dir in dirs {
         let fixture = dir.file_name().unwrap().to_string_lossy().into_owned();
-        let migration = migrate_dir(&dir, options);
+        let migration = migrate_dir(dir, options);
         let out = write_output(&migration);
         let root = out.path().join("tree");
         let mut sources: Vec<String> = migration
@@ -249,7 +270,7 @@ fn compile_fixtures(set: &HeaderSet, options: &MigrateOptions, defines: &[&str])
             migration
                 .generated
                 .iter()
-                .filter(|g| g.path.ends_with(".cpp"))
+                .filter(|g| g.path.ends_with(".cpp") || is_header_only_helper(&g.path))
                 .map(|g| g.path.clone()),
         );
         for file in sources {
@@ -320,6 +341,33 @@ fn ported_host_code_and_helpers_compile_against_the_real_headers() {
         options.sdk_versions.insert(Target::Ascend, set.cann);
         let outcome = compile_fixtures(set, &options, &[]);
         check(set, "--to ascend", &outcome, "cuport_ascend_helpers.cpp");
+    }
+}
+
+/// `--ascend-blas aclblas`: cuBLAS and cuBLASLt become calls of CANN's
+/// ops-blas (its untagged headers, `ops-blas/include` of the archive, with
+/// each release's ACL headers). Every fixture and the cuBLAS/cuBLASLt test
+/// tree (tests/ascend_blas: levels 1-3, Ex and batched GEMMs, cuBLASLt with
+/// a bias epilogue) compiles, and so does the header-only cuport_aclblas.h.
+#[test]
+fn ops_blas_ports_compile_against_the_real_headers() {
+    let sets = header_sets();
+    if sets.is_empty() || !require("g++") {
+        return;
+    }
+    let mut dirs = fixture_dirs();
+    dirs.push(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/ascend_blas"));
+    for set in &sets {
+        let mut options = MigrateOptions::new(Target::Ascend);
+        options.flavours = cuport_rules::Flavour::Aclblas.into();
+        options.sdk_versions.insert(Target::Ascend, set.cann);
+        let outcome = compile_ports(&dirs, set, &options, &[]);
+        check(set, "--to ascend --ascend-blas aclblas", &outcome, "cuport_aclblas.h");
+        assert!(
+            outcome.compiled.iter().any(|n| n == "ascend_blas/blas_calls.cpp"),
+            "the cuBLAS test tree was not compiled: {:?}",
+            outcome.compiled
+        );
     }
 }
 

@@ -17,7 +17,7 @@ use cuport_rules::Flavour;
 
 fn roc() -> MigrateOptions {
     let mut options = MigrateOptions::new(Target::Hip);
-    options.flavour = Flavour::Roc;
+    options.flavours = Flavour::Roc.into();
     options
 }
 

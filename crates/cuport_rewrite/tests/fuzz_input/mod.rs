@@ -362,7 +362,7 @@ pub(crate) fn any_setup() -> impl Strategy<Value = Setup> {
             // SIMT kernel model (one draw for both keeps the fixed seed's
             // cases).
             if roc {
-                migrate.flavour = Flavour::Roc;
+                migrate.flavours = Flavour::Roc.into();
                 migrate
                     .kernel_models
                     .insert(Target::Ascend, cuport_model::KernelModel::Simt);

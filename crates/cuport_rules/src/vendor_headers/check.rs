@@ -284,13 +284,23 @@ impl RuleSet {
         Ok(check)
     }
 
-    /// Every text the target's default-flavour rules write, with the
-    /// releases it applies to.
+    /// Every text the target's rules write, with the releases it applies
+    /// to: the default rules and each library flavour (ops-blas on Ascend),
+    /// not the SIMT flavour's device names, which asc-devkit's headers
+    /// declare (checked by the SIMT tests).
     fn uses(&self, target: Target) -> Vec<Use> {
         let product = product(target);
         let mut uses = BTreeSet::new();
-        for cuda in self.known_cuda_names_flavour(target, Flavour::Default) {
-            let Some(r) = self.lookup_flavour(target, Flavour::Default, cuda) else {
+        let flavours = Flavour::ALL
+            .into_iter()
+            .filter(|f| *f != Flavour::Simt && f.applies_to(target));
+        let names = flavours.flat_map(|flavour| {
+            self.known_cuda_names_flavour(target, flavour)
+                .into_iter()
+                .map(move |name| (flavour, name))
+        });
+        for (flavour, cuda) in names {
+            let Some(r) = self.lookup_flavour(target, flavour, cuda) else {
                 continue;
             };
             // Header names, device strings and Python paths are not C names.

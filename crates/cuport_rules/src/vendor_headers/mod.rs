@@ -92,7 +92,12 @@ impl VendorHeaders {
             let families = facts
                 .families
                 .iter()
-                .filter(|f| dirs.iter().any(|d| d.join(&f.marker).is_file()))
+                // An untagged library (ops-blas) counts for every release.
+                .filter(|f| {
+                    dirs.iter()
+                        .chain(&untagged_dirs)
+                        .any(|d| d.join(&f.marker).is_file())
+                })
                 .map(|f| f.name.clone())
                 .collect();
             releases.push(ReleaseHeaders {
