@@ -124,7 +124,7 @@ pub(crate) struct MigrateArgs {
     /// How Ascend ports cuBLAS and cuBLASLt calls: `aclnn` (default) through
     /// cuport helpers over aclnn operators; `aclblas` as calls of CANN's
     /// ops-blas library (cann_ops_blas.h, cann_ops_blasLt.h; untagged, so the
-    /// CANN release that ships it is unconfirmed). One-way ports only.
+    /// CANN release that ships it is unconfirmed).
     #[arg(long, value_enum, value_name = "LIBRARY")]
     pub(crate) ascend_blas: Option<AscendBlasArg>,
     /// How Ascend ports CUDA kernels: `vector` (default) leaves each kernel to

@@ -188,7 +188,6 @@ pub(crate) fn resolve(args: &Flags) -> anyhow::Result<Settings> {
         kernel_only_files: Vec::new(),
     };
     (settings.kernel_rules, settings.kernel_only_files) = kernel_rules_in(&settings.rules.value)?;
-    settings.check_ascend_blas()?;
     Ok(settings)
 }
 
@@ -609,19 +608,6 @@ impl Settings {
             Flavour::Aclblas => "aclblas",
             _ => "aclnn",
         }
-    }
-
-    /// ops-blas calls are written by one-way ports only: a dual-stack shim
-    /// keeps cuBLAS on the aclnn helpers. Saying so beats a silent
-    /// fallback.
-    fn check_ascend_blas(&self) -> anyhow::Result<()> {
-        if self.ascend_blas.value == Flavour::Aclblas && self.dual.value {
-            bail!(
-                "{}: --ascend-blas aclblas ports cuBLAS one way only; drop --dual, or use --ascend-blas aclnn for a dual-stack port",
-                self.ascend_blas.source
-            );
-        }
-        Ok(())
     }
 
     /// A user rule file for a target this run does not migrate to would be

@@ -1,7 +1,7 @@
 //! `cuport migrate --ascend-blas aclblas`, run as the real binary: cuBLAS
 //! calls become CANN ops-blas calls, the helper header is written with the
-//! port, the report records the choice, and what it cannot do is an error
-//! that says so.
+//! port (one-way and dual-stack), the report records the choice, and a bad
+//! value is an error that says which values exist.
 #![allow(clippy::expect_used)]
 
 mod common;
@@ -40,9 +40,11 @@ fn aclblas_writes_ops_blas_calls_and_the_helper_header() {
 }
 
 #[test]
-fn aclblas_with_dual_is_refused_with_what_to_do() {
-    let (_scratch, tree) = scratch("ascend_host");
-    let run = migrate(
+fn aclblas_with_dual_writes_the_helper_beside_the_shim() {
+    let (scratch, tree) = scratch("ascend_host");
+    let out = scratch.path().join("out");
+    let out_arg = out.to_str().expect("utf-8");
+    migrate(
         &tree,
         &[
             "--to",
@@ -50,13 +52,15 @@ fn aclblas_with_dual_is_refused_with_what_to_do() {
             "--dual",
             "--ascend-blas",
             "aclblas",
-            "--diff",
+            "--out",
+            out_arg,
         ],
     )
-    .expect_code(2);
-    run.assert_stderr_contains("--ascend-blas aclblas ports cuBLAS one way only");
-    run.assert_stderr_contains("--ascend-blas aclnn");
-    assert!(run.stdout.is_empty(), "{}", run.stdout);
+    .expect_code(0);
+    let shim = std::fs::read_to_string(out.join("cuport/blas.h")).expect("cuport/blas.h");
+    assert!(shim.contains("#include \"cuport_aclblas.h\""), "{shim}");
+    assert!(shim.contains("aclblasSgemmEx("), "{shim}");
+    assert!(out.join("cuport/cuport_aclblas.h").is_file());
 }
 
 #[test]

@@ -41,7 +41,7 @@ fn is_header_only_helper(path: &str) -> bool {
         .shim
         .headers
         .iter()
-        .any(|name| path == format!("cuport_{name}"))
+        .any(|name| path.trim_start_matches("cuport/") == format!("cuport_{name}"))
 }
 
 /// One release's real headers.
@@ -375,6 +375,15 @@ fn ops_blas_ports_compile_against_the_real_headers() {
                 .any(|n| n == "ascend_blas/blas_calls.cpp"),
             "the cuBLAS test tree was not compiled: {:?}",
             outcome.compiled
+        );
+        // The Ascend path of the dual-stack port, through cuport/blas.h.
+        options.mode = cuport_rewrite::Mode::Dual(vec![Target::Ascend, Target::Hip]);
+        let outcome = compile_ports(&dirs, set, &options, &["CUPORT_BACKEND_ASCEND"]);
+        check(
+            set,
+            "--dual --to ascend,hip --ascend-blas aclblas",
+            &outcome,
+            "cuport/cuport_aclblas.h",
         );
     }
 }

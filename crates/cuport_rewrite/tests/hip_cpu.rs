@@ -26,13 +26,11 @@ struct Program {
     success: &'static str,
 }
 
-const PROGRAMS: &[Program] = &[
-    Program {
-        fixture: "self_check",
-        sources: &["self_check.cu"],
-        success: "self_check: PASSED",
-    },
-];
+const PROGRAMS: &[Program] = &[Program {
+    fixture: "self_check",
+    sources: &["self_check.cu"],
+    success: "self_check: PASSED",
+}];
 
 /// Fixture programs HIP-CPU cannot run, and why: what they use is ROCm's,
 /// not HIP-CPU's (checked by hand; listed so the gap is visible).

@@ -85,6 +85,8 @@ pub fn shim_headers(
         ));
     }
     files.extend(crate::helper_files::dual_kernel_ops_file(options));
+    let helpers = crate::helper_files::included_helper_headers(&files, targets, "cuport/");
+    files.extend(helpers);
     files.push(GeneratedFile {
         path: "cuport/cuport.cmake".into(),
         text: cmake::module(project, &sections, options),
