@@ -172,8 +172,18 @@ pub(crate) fn resolve(args: &Flags) -> anyhow::Result<Settings> {
             Setting::new(rules, source)
         },
         hip_launch: resolve_launch(args, config.hip_kernel_launch.as_deref(), &from_file)?,
-        hip_libs: resolve_libs(args, config.hip_libs.as_deref(), &from_file)?,
-        ascend_blas: resolve_ascend_blas(args, config.ascend_blas.as_deref(), &from_file)?,
+        hip_libs: resolve_flavour(
+            &HIP_LIBS,
+            args.hip_libs,
+            config.hip_libs.as_deref(),
+            &from_file,
+        )?,
+        ascend_blas: resolve_flavour(
+            &ASCEND_BLAS,
+            args.ascend_blas,
+            config.ascend_blas.as_deref(),
+            &from_file,
+        )?,
         hip_arch: resolve_hip_arch(args, config.hip_arch.clone(), &from_file)?,
         annotate: if args.annotate {
             Setting::new(true, "--annotate")
@@ -498,36 +508,40 @@ fn resolve_launch(
     })
 }
 
-fn resolve_libs(
-    args: &Flags,
-    config: Option<&str>,
-    from_file: &dyn Fn(&str) -> String,
-) -> anyhow::Result<Setting<Flavour>> {
-    Ok(match (args.hip_libs, config) {
-        (Some(flavour), _) => Setting::new(flavour, "--hip-libs"),
-        (None, Some(value)) => match Flavour::from_hip_libs(value) {
-            Some(flavour) => Setting::new(flavour, from_file("hip-libs")),
-            None => bail!(
-                "{}: unknown value {value:?}; use hip or roc",
-                from_file("hip-libs")
-            ),
-        },
-        (None, None) => Setting::new(Flavour::Default, "default"),
-    })
+/// A library-flavour choice (`--hip-libs`, `--ascend-blas`): the flag,
+/// else cuport.toml's `key`, else the default flavour.
+struct FlavourChoice {
+    key: &'static str,
+    parse: fn(&str) -> Option<Flavour>,
+    values: &'static str,
 }
 
-fn resolve_ascend_blas(
-    args: &Flags,
+const HIP_LIBS: FlavourChoice = FlavourChoice {
+    key: "hip-libs",
+    parse: Flavour::from_hip_libs,
+    values: "hip or roc",
+};
+
+const ASCEND_BLAS: FlavourChoice = FlavourChoice {
+    key: "ascend-blas",
+    parse: Flavour::from_ascend_blas,
+    values: "aclnn or aclblas",
+};
+
+fn resolve_flavour(
+    choice: &FlavourChoice,
+    flag: Option<Flavour>,
     config: Option<&str>,
     from_file: &dyn Fn(&str) -> String,
 ) -> anyhow::Result<Setting<Flavour>> {
-    Ok(match (args.ascend_blas, config) {
-        (Some(flavour), _) => Setting::new(flavour, "--ascend-blas"),
-        (None, Some(value)) => match Flavour::from_ascend_blas(value) {
-            Some(flavour) => Setting::new(flavour, from_file("ascend-blas")),
+    Ok(match (flag, config) {
+        (Some(flavour), _) => Setting::new(flavour, format!("--{}", choice.key)),
+        (None, Some(value)) => match (choice.parse)(value) {
+            Some(flavour) => Setting::new(flavour, from_file(choice.key)),
             None => bail!(
-                "{}: unknown value {value:?}; use aclnn or aclblas",
-                from_file("ascend-blas")
+                "{}: unknown value {value:?}; use {}",
+                from_file(choice.key),
+                choice.values
             ),
         },
         (None, None) => Setting::new(Flavour::Default, "default"),
