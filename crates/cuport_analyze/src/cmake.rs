@@ -327,6 +327,15 @@ fn architecture_values(src: &[u8], from: usize, to: usize) -> Option<Site> {
         .copied()
         .take_while(|&(s, e)| !is_keyword(&src[s..e]))
         .collect();
+    // A value with parentheses is not an architecture list (unbalanced
+    // input or a nested group): rewriting part of it would move the
+    // command's closing parenthesis (a fuzzing finding).
+    if values
+        .iter()
+        .any(|&(s, e)| src[s..e].iter().any(|b| matches!(b, b'(' | b')')))
+    {
+        return None;
+    }
     let numeric = values.iter().any(|&(s, e)| {
         src[s..e]
             .split(|&b| b == b';' || b == b'"')

@@ -934,3 +934,33 @@ fn a_dual_launch_keeps_the_line_break_after_its_paren() {
     ],
     );
 }
+
+/// An architecture value with parentheses (`8(N)`, unbalanced input) had
+/// its first part rewritten, which moved the command's closing parenthesis:
+/// a rerun then saw `project(X CUDA)` as a command and rewrote it.
+#[test]
+fn architecture_values_with_parentheses_are_left_alone() {
+    let options = MigrateOptions::new(Target::Hip);
+    for src in [
+        &b"t(CMAKE_CUDA_ARCHITECTURES 8(N)project(X CUDA)"[..],
+        b"t(CMAKE_CUDA_ARCHITECTURES(0(A\"\")find_package(CUDAToolkit)",
+    ] {
+        let text = port_stably(Language::Cmake, src, &options);
+        assert!(!text.contains("gfx"), "{text}");
+    }
+}
+
+/// A second include of the runtime header among a call's arguments was
+/// deleted as a repeat; the call, kept as written because of that
+/// directive (CP0029), was then rewritten by a rerun.
+#[test]
+fn a_repeated_include_among_arguments_stays() {
+    let options = MigrateOptions::new(Target::Ascend);
+    for src in [
+        &b"#include<cuda_runtime.h>\ncudnnSetTensor4dDescriptor(c,W,T,\n#include<cuda_runtime.h\nn,c,h,w)"[..],
+        b"#include<cuda_runtime.h\ncudnnSetConvolution2dDescriptor(c,d,d,e,e,\n#include<cuda_runtime.h\nn,n,N,H)",
+    ] {
+        let text = port_stably(Language::Cpp, src, &options);
+        assert_eq!(text.matches("#include<acl/acl.h").count(), 2, "{text}");
+    }
+}

@@ -110,6 +110,9 @@ pub(crate) struct Planner<'a> {
     /// The file, relative to the migrated root (`[[kernel]]` rules may be
     /// for one file).
     pub(crate) path: &'a str,
+    /// The argument lists of the file's calls: a directive inside one is
+    /// part of that call, and deleting it would change what a rerun sees.
+    pub(crate) calls: Vec<TextRange>,
 }
 
 impl<'a> Planner<'a> {
@@ -132,6 +135,7 @@ impl<'a> Planner<'a> {
             included: Vec::new(),
             replaced: Vec::new(),
             path: "",
+            calls: Vec::new(),
         }
     }
 
@@ -148,7 +152,13 @@ impl<'a> Planner<'a> {
             options,
             options.planned_target(),
         );
+        planner.calls = input.analysis.sites.iter().filter_map(|s| s.call).collect();
         planner
+    }
+
+    /// Whether `at` lies inside a call's argument list.
+    pub(crate) fn inside_a_call(&self, at: usize) -> bool {
+        self.calls.iter().any(|c| c.start < at && at < c.end)
     }
 
     /// How many arguments a call with these argument ranges passes (`f()`

@@ -765,8 +765,15 @@ impl<'a> Planner<'a> {
     }
 
     /// The whole line of the include at `site` when it holds nothing else
-    /// (no comment, no continuation), so that deleting it loses nothing.
+    /// (no comment, no continuation) and sits in no call's argument list,
+    /// so that deleting it loses nothing (an include among a call's
+    /// arguments keeps the call as written, CP0029; deleting it would let a
+    /// rerun rewrite the call: a fuzzing finding,
+    /// `fuzz_regressions::a_repeated_include_among_arguments_stays`).
     fn lone_include_line(&self, site: &Site) -> Option<TextRange> {
+        if self.inside_a_call(site.range.start) {
+            return None;
+        }
         let range = self
             .lines
             .line_range(self.lines.line_of(site.range.start))?;

@@ -11,7 +11,7 @@ use std::path::Path;
 use std::sync::OnceLock;
 
 use cuport_model::{Language, Target};
-use cuport_rules::Flavour;
+use cuport_rules::{Flavour, Flavours};
 use proptest::prelude::*;
 
 use crate::common::{fixtures_root, rules};
@@ -87,7 +87,10 @@ pub(crate) fn cuda_names() -> &'static [String] {
     NAMES.get_or_init(|| {
         let mut names: Vec<String> = Target::ALL
             .iter()
-            .flat_map(|&t| rules().known_cuda_names_flavour(t, Flavour::Roc))
+            .flat_map(|&t| {
+                let flavours: Flavours = [Flavour::Roc, Flavour::Aclblas].into_iter().collect();
+                rules().known_cuda_names_flavour(t, flavours)
+            })
             .map(str::to_owned)
             .collect();
         names.sort();
@@ -358,11 +361,11 @@ pub(crate) fn any_setup() -> impl Strategy<Value = Setup> {
             if let Some(dual) = dual {
                 migrate.mode = cuport_rewrite::Mode::Dual(dual);
             }
-            // The target's other rule flavour: HIP's roc libraries, Ascend's
-            // SIMT kernel model (one draw for both keeps the fixed seed's
-            // cases).
+            // The target's other rule flavours: HIP's roc libraries, Ascend's
+            // ops-blas and SIMT kernel model (one draw for all keeps the
+            // fixed seed's cases).
             if roc {
-                migrate.flavours = Flavour::Roc.into();
+                migrate.flavours = [Flavour::Roc, Flavour::Aclblas].into_iter().collect();
                 migrate
                     .kernel_models
                     .insert(Target::Ascend, cuport_model::KernelModel::Simt);
