@@ -964,3 +964,20 @@ fn a_repeated_include_among_arguments_stays() {
         assert_eq!(text.matches("#include<acl/acl.h").count(), 2, "{text}");
     }
 }
+
+/// `__global__ m<<<...>>>(...)`: a stray qualifier before a launch. The
+/// dual-stack port writes the launch as `CUPORT_KERNEL_LAUNCH(...)`; a rerun
+/// took that macro for a kernel defined after `__global__` and put it
+/// behind the kernel guard.
+#[test]
+fn a_launch_after_a_stray_global_is_no_kernel() {
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.mode = cuport_rewrite::Mode::Dual(vec![Target::Hip, Target::Mlu]);
+    options.annotate = true;
+    let text = port_stably(
+        Language::Cuda,
+        b"__global__ m<<<r()*f(T),m>>>(\\s,n)n{}",
+        &options,
+    );
+    assert!(text.contains("CUPORT_KERNEL_LAUNCH"), "{text}");
+}

@@ -14,9 +14,18 @@ const LOOKBEHIND: usize = 64;
 impl Scanner<'_> {
     /// `__global__` at token `i`: find the kernel's name, parameters and body.
     pub(super) fn kernel_definition(&mut self, i: usize) {
-        if let Some((name, close)) = self.declared_function(i) {
-            self.kernel_site(i, name, close);
+        let Some((name, close)) = self.declared_function(i) else {
+            return;
+        };
+        // cuport's own launch macros (`CUPORT_KERNEL_LAUNCH(...)`) are no
+        // kernel names: after a launch that follows a stray `__global__`
+        // was rewritten, a rerun took the macro for a kernel and guarded it
+        // (a fuzzing finding: `fuzz_regressions::
+        // a_launch_after_a_stray_global_is_no_kernel`).
+        if self.text(name).starts_with("CUPORT_") {
+            return;
         }
+        self.kernel_site(i, name, close);
     }
 
     /// The body of the function a qualifier at token `i` starts
