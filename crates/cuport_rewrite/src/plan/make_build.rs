@@ -191,9 +191,11 @@ fn option_with_value(src: &[u8], option: TextRange) -> Option<TextRange> {
         .then_some(TextRange::new(option.start, value_end))
 }
 
-/// Where a make word starting at `from` ends: at a blank, a quote or `;`,
-/// or at a `)` that closes no `$(` opened inside the word
+/// Where a make word starting at `from` ends: at a blank, a quote, `;` or
+/// a comment's `#`, or at a `)` that closes no `$(` opened inside the word
 /// (`arch=compute_$(sm),code=sm_$(sm)` inside `$(eval ...)` is one word).
+/// Deleting `-ccbin#...` whole turned the comment after it into code (a
+/// fuzzing finding: `fuzz_regressions::a_make_option_stops_at_a_comment`).
 fn word_end(src: &[u8], from: usize) -> usize {
     let mut depth = 0usize;
     let mut k = from;
@@ -203,6 +205,7 @@ fn word_end(src: &[u8], from: usize) -> usize {
             b')' | b'}' if depth == 0 => break,
             b')' | b'}' => depth -= 1,
             b'"' | b'\'' | b';' => break,
+            b'#' if depth == 0 => break,
             b if b.is_ascii_whitespace() => break,
             _ => {}
         }
