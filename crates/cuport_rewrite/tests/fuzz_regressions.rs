@@ -981,15 +981,3 @@ fn a_launch_after_a_stray_global_is_no_kernel() {
     );
     assert!(text.contains("CUPORT_KERNEL_LAUNCH"), "{text}");
 }
-
-/// `-ccbin#` in a Makefile: the option ends at the comment; deleting the
-/// word with its `#` made the comment after it code for a rerun to port.
-#[test]
-fn a_make_option_stops_at_a_comment() {
-    let text = port_stably(
-        Language::Makefile,
-        b"NVCC := $(CUDA_PATH)/bin/nvcc -ccbin $(HOST_COMPILER)\n-ccbin# nvcc -G\n",
-        &MigrateOptions::new(Target::Hip),
-    );
-    assert!(text.contains("# nvcc -G"), "{text}");
-}

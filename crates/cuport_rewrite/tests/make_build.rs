@@ -142,3 +142,15 @@ fn the_fixture_makefile_builds_with_hipcc() {
     );
     assert!(tree.join("build/scale").is_file());
 }
+
+/// `-ccbin#` (a fuzzing finding): the option ends at the comment. Deleting
+/// the word with its `#` made the comment after it code, which a rerun then
+/// ported.
+#[test]
+fn a_make_option_stops_at_a_comment() {
+    let makefile = "NVCC := $(CUDA_PATH)/bin/nvcc -ccbin $(HOST_COMPILER)\n-ccbin# nvcc -G\n";
+    let first = output(&port(makefile, &hip(&["gfx90a"])));
+    assert!(first.contains("\n# nvcc -G"), "{first}");
+    let second = port(&first, &hip(&["gfx90a"]));
+    assert!(second.edits.is_empty(), "{:#?}", second.edits);
+}

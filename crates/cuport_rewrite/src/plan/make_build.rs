@@ -195,7 +195,7 @@ fn option_with_value(src: &[u8], option: TextRange) -> Option<TextRange> {
 /// a comment's `#`, or at a `)` that closes no `$(` opened inside the word
 /// (`arch=compute_$(sm),code=sm_$(sm)` inside `$(eval ...)` is one word).
 /// Deleting `-ccbin#...` whole turned the comment after it into code (a
-/// fuzzing finding: `fuzz_regressions::a_make_option_stops_at_a_comment`).
+/// fuzzing finding: `make_build::a_make_option_stops_at_a_comment` in the tests).
 fn word_end(src: &[u8], from: usize) -> usize {
     let mut depth = 0usize;
     let mut k = from;
