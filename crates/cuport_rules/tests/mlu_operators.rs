@@ -10,7 +10,10 @@ use cuport_rules::kernel_rules::{load_kernel_rules, OperatorTable};
 fn the_cnnl_table_loads_unchecked_with_a_cited_call_per_row() {
     let (table, diags) = OperatorTable::builtin("mlu");
     assert!(diags.is_empty(), "{diags:#?}");
-    assert!(table.unchecked, "no CNNL header was read: the table says so");
+    assert!(
+        table.unchecked,
+        "no CNNL header was read: the table says so"
+    );
     assert!(table.note.is_some());
     assert!(table.operators.len() >= 12, "{}", table.operators.len());
     for op in &table.operators {
@@ -41,7 +44,11 @@ fn the_cnnl_table_loads_unchecked_with_a_cited_call_per_row() {
     }
     for recipe in &table.recipes {
         for call in &recipe.calls {
-            assert!(table.operator(&call.operator).is_some(), "{}", call.operator);
+            assert!(
+                table.operator(&call.operator).is_some(),
+                "{}",
+                call.operator
+            );
         }
     }
     assert_eq!(table.dtype("float"), Some("CNNL_DTYPE_FLOAT"));

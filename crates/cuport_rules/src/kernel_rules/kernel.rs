@@ -358,9 +358,9 @@ fn call_problems(call: &KernelCall, rule: &KernelRule, table: &OperatorTable) ->
                     ));
                 }
             }
-            Some(value) => problems.extend(names_problems(value, rule, &what, |n| {
-                table.is_constant(n)
-            })),
+            Some(value) => {
+                problems.extend(names_problems(value, rule, &what, |n| table.is_constant(n)))
+            }
         }
     }
     problems

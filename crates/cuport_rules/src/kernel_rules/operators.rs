@@ -409,7 +409,10 @@ fn unchecked_problems(op: &Operator, at: &Location) -> Vec<Diagnostic> {
         .header_sources()
         .any(|s| s.commit.is_some() && s.line.is_some());
     if !cited {
-        say("an unchecked row needs a source with `commit` and `line` (the call it rests on)".into());
+        say(
+            "an unchecked row needs a source with `commit` and `line` (the call it rests on)"
+                .into(),
+        );
     }
     if op.call.as_deref().is_none_or(|c| c.trim().is_empty()) {
         say("an unchecked row needs `call`, the argument order seen at its source".into());
