@@ -11,7 +11,8 @@ use cuport_regress::evidence::{Toolchain, Verdict};
 use cuport_rules::kernel_rules::{kernel_rules_toml, load_kernel_rules, OperatorTable};
 
 use crate::kernel_outcomes::{
-    apply_declared, confidence, declared_rules, kernel_outcomes, verify_all, KernelOutcome,
+    apply_declared, confidence, declared_rules, kernel_outcomes, mark_unconfirmed, verify_all,
+    KernelOutcome,
 };
 use crate::output::Output;
 
@@ -66,6 +67,12 @@ pub(crate) fn run(args: &KernelsArgs, out: &Output) -> anyhow::Result<ExitCode> 
         return check(&args.check, &table, out);
     }
     anyhow::ensure!(!args.paths.is_empty(), "no CUDA sources given");
+    if args.verify && table.unchecked {
+        anyhow::bail!(
+            "--verify runs rules against ONNX Runtime forms of the aclnn operators; the {} operators have none (and are unconfirmed), so run without --verify",
+            args.to.id()
+        );
+    }
     // Checked before anything runs, so a missing tool leaves nothing half-done.
     let tools = match args.verify {
         true => Some(Toolchain::from_env().context("--verify cannot run")?),
@@ -74,6 +81,7 @@ pub(crate) fn run(args: &KernelsArgs, out: &Output) -> anyhow::Result<ExitCode> 
     let declared = declared_rules(&args.rules, &table)?;
     let mut outcomes = kernel_outcomes(&args.paths, &table)?;
     apply_declared(&mut outcomes, &declared);
+    mark_unconfirmed(&mut outcomes, &table);
     if let Some(tools) = &tools {
         verify_all(&mut outcomes, tools, out)?;
     }
@@ -117,6 +125,9 @@ fn render_toml(outcomes: &[KernelOutcome]) -> anyhow::Result<String> {
         match (&o.rule, &o.recognised, &o.no_rule) {
             (Some(rule), _, _) => {
                 text.push_str(&format!("# {}:{}\n", o.file, o.line));
+                for status in &o.unconfirmed {
+                    text.push_str(&format!("# {status}\n"));
+                }
                 text.push_str(&kernel_rules_toml(std::slice::from_ref(rule))?);
             }
             (None, Some(r), why) => text.push_str(&format!(

@@ -78,8 +78,8 @@ fn verified_kernel_rules(
 ) -> anyhow::Result<Vec<cuport_rules::kernel_rules::KernelRule>> {
     let target = settings.target.value;
     let (table, _) = cuport_rules::kernel_rules::OperatorTable::builtin(target.id());
-    if settings.dual.value || table.operators.is_empty() {
-        bail!("--verify-kernels replaces kernels with vendor operators in a one-way port to a target with operator tables (--to ascend), not {}{}", settings.targets_text(), if settings.dual.value { " with --dual" } else { "" });
+    if settings.dual.value || table.operators.is_empty() || table.unchecked {
+        bail!("--verify-kernels replaces kernels with vendor operators in a one-way port to a target with header-checked operator tables and reference forms of them (--to ascend), not {}{}", settings.targets_text(), if settings.dual.value { " with --dual" } else { "" });
     }
     let tools = cuport_regress::evidence::Toolchain::from_env()
         .context("--verify-kernels cannot run; install what is named, or run without it")?;

@@ -38,6 +38,10 @@ pub(crate) struct KernelOutcome {
     /// declared and not refuted.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub(crate) applies: Option<bool>,
+    /// How far each operator the rule calls is confirmed, where the
+    /// target's table was not checked against headers (CNNL).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub(crate) unconfirmed: Vec<String>,
     #[serde(skip)]
     kernel: Option<KernelPattern>,
     #[serde(skip)]
@@ -88,6 +92,23 @@ pub(crate) fn declared_rules(
         rules.extend(found);
     }
     Ok(rules)
+}
+
+/// Each outcome's rule's operators with their status, where `table` was
+/// not checked against the vendor's headers.
+pub(crate) fn mark_unconfirmed(outcomes: &mut [KernelOutcome], table: &OperatorTable) {
+    if !table.unchecked {
+        return;
+    }
+    for o in outcomes.iter_mut() {
+        let Some(rule) = &o.rule else { continue };
+        o.unconfirmed = rule
+            .calls
+            .iter()
+            .filter_map(|c| table.operator(&c.operator))
+            .map(|op| format!("{} ({}): {}", op.name, op.header, table.status(op)))
+            .collect();
+    }
 }
 
 pub(crate) fn apply_declared(outcomes: &mut [KernelOutcome], declared: &[KernelRule]) {
@@ -162,6 +183,7 @@ fn outcome(file: &str, kernel: KernelPattern, table: &OperatorTable) -> KernelOu
         declared: false,
         evidence: None,
         applies: None,
+        unconfirmed: Vec::new(),
         kernel: Some(kernel),
         path: PathBuf::from(file),
     }

@@ -157,6 +157,11 @@ cuport_codes! {
     /// parameters differ, a template kernel, or an operator the selected
     /// release is not known to have).
     KERNEL_RULE_NOT_APPLIED = "CP0037", true, "A [[kernel]] rule naming this kernel that was not applied (stale parameters, a template kernel, or an operator the selected release lacks)";
+    /// A kernel a `[[kernel]]` rule maps to operators of a target whose
+    /// operator tables no header checked (CNNL on MLU): the diagnostic names
+    /// the calls and their header; no code is generated, since nothing could
+    /// compile-check it.
+    KERNEL_OPERATOR_UNCHECKED = "CP0038", true, "A kernel a [[kernel]] rule maps to operators no header checked (CNNL): the calls are named, no code is generated";
     /// Dual-stack: the source keeps a CUDA spelling that a target spells
     /// differently and the shim cannot provide (a preprocessor test, C++
     /// framework API, build rule).

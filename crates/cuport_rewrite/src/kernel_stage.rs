@@ -117,7 +117,11 @@ pub(crate) fn operator_mapping<'o>(
     let Some(table) = crate::kernels::operator_table(target) else {
         return OperatorMapping::None;
     };
-    let release = options.sdk_version(target).map(|v| v.to_string());
+    // An unchecked table (CNNL) claims no release: nothing to gate by.
+    let release = match table.unchecked {
+        true => None,
+        false => options.sdk_version(target).map(|v| v.to_string()),
+    };
     for call in &rule.calls {
         let known = table.operator(&call.operator).is_some_and(|op| {
             release
@@ -129,6 +133,13 @@ pub(crate) fn operator_mapping<'o>(
         }
     }
     OperatorMapping::Applies(rule)
+}
+
+/// Whether rules for `target` become generated code: only against
+/// header-checked operator tables, since what calls an unchecked one (CNNL)
+/// could not be compile-checked.
+pub(crate) fn generates_code(target: Target) -> bool {
+    crate::kernels::operator_table(target).is_some_and(|t| !t.unchecked)
 }
 
 /// A kernel definition an applied rule replaces with the function that
@@ -159,6 +170,7 @@ pub(crate) fn replaced_kernels<'o>(
     // options plan the CUDA source, which keeps every kernel.
     let one_way = matches!(options.mode, crate::options::Mode::OneWay(_));
     if !one_way
+        || !generates_code(target)
         || disposition(options, target) != Disposition::Skeleton
         || options.kernel_rules.is_empty()
     {

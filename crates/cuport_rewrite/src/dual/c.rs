@@ -329,6 +329,7 @@ fn operator_launch_target(planner: &DualPlanner<'_>, site: &Site) -> Option<Targ
         let target = options.planned_target();
         let mapped = crate::kernel_stage::disposition(options, target)
             == crate::kernel_stage::Disposition::Skeleton
+            && crate::kernel_stage::generates_code(target)
             && matches!(
                 crate::kernel_stage::operator_mapping(
                     options,

@@ -872,7 +872,7 @@ impl<'a> Planner<'a> {
 
     fn kernel_definition(&mut self, site: &Site) {
         let kernels = &self.profile().kernels;
-        if self.kernels().compiles() || self.replace_kernel(site) {
+        if self.kernels().compiles() || self.replace_kernel(site) || self.name_operators(site) {
             return;
         }
         self.rule_not_applied(site);

@@ -75,6 +75,71 @@ impl<'a> Planner<'a> {
         true
     }
 
+    /// The kernel defined at `site` maps, by its rule, to operators of a
+    /// table no header checked (CNNL): one diagnostic names the calls, their
+    /// header and how far they are confirmed; nothing is generated. False
+    /// when no such rule applies.
+    pub(crate) fn name_operators(&mut self, site: &Site) -> bool {
+        let Some(table) = crate::kernels::operator_table(self.target()) else {
+            return false;
+        };
+        if !table.unchecked {
+            return false;
+        }
+        let names = param_names(self.src, site);
+        let OperatorMapping::Applies(rule) = operator_mapping(
+            self.options,
+            self.target(),
+            KernelAt {
+                name: &site.name,
+                file: self.path,
+            },
+            ParamsSeen::Names(&names),
+        ) else {
+            return false;
+        };
+        let mut calls = Vec::new();
+        let mut statuses = Vec::new();
+        for call in &rule.calls {
+            let Some(op) = table.operator(&call.operator) else {
+                continue;
+            };
+            let args: Vec<String> = op
+                .params
+                .iter()
+                .filter_map(|p| call.args.get(&p.name).map(|v| format!("{} = {v}", p.name)))
+                .collect();
+            calls.push(format!(
+                "{}({}) from {}",
+                op.name,
+                args.join(", "),
+                op.header
+            ));
+            statuses.push(format!("{}: {}", op.name, table.status(op)));
+        }
+        let message = format!(
+            "kernel `{}` computes {} (its [[kernel]] rule); call that on the host where the kernel is launched",
+            site.name,
+            calls.join(" then ")
+        );
+        let why = table
+            .note
+            .as_deref()
+            .unwrap_or("its operator tables were not checked against headers");
+        let diagnostic = self.diagnose(
+            site,
+            codes::KERNEL_OPERATOR_UNCHECKED,
+            Level::Manual,
+            message,
+        );
+        diagnostic.effort = Some(Effort::Low);
+        diagnostic.suggestion = Some(format!(
+            "{}; cuport generates no code for it: {why}",
+            statuses.join("; ")
+        ));
+        true
+    }
+
     /// A rule names the kernel defined at `site` but was not applied: say
     /// why, beside the manual-port diagnostic.
     pub(crate) fn rule_not_applied(&mut self, site: &Site) {
@@ -138,6 +203,9 @@ impl<'a> Planner<'a> {
     /// keeps its own edits.
     pub(crate) fn operator_launch(&mut self, site: &Site) -> bool {
         let Some(call) = site.call else { return false };
+        if !crate::kernel_stage::generates_code(self.target()) {
+            return false;
+        }
         let passed = self.passed_arguments(&site.args);
         let OperatorMapping::Applies(rule) = operator_mapping(
             self.options,

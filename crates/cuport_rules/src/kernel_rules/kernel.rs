@@ -298,11 +298,22 @@ fn tensor_problems(
 }
 
 fn expression_problems(text: &str, rule: &KernelRule, what: &str) -> Vec<Problem> {
+    names_problems(text, rule, what, |_| false)
+}
+
+/// The problems of an expression whose names must be the rule's
+/// parameters, or names `known` accepts (a vendor's enum constants).
+fn names_problems(
+    text: &str,
+    rule: &KernelRule,
+    what: &str,
+    known: impl Fn(&str) -> bool,
+) -> Vec<Problem> {
     match names_in(text) {
         Err(err) => vec![(DiagKind::BadTemplate, format!("{what} `{text}`: {err}"))],
         Ok(names) => names
             .into_iter()
-            .filter(|n| !rule.params.contains(n))
+            .filter(|n| !rule.params.contains(n) && !known(n))
             .map(|n| {
                 (
                     DiagKind::UnknownName,
@@ -347,7 +358,9 @@ fn call_problems(call: &KernelCall, rule: &KernelRule, table: &OperatorTable) ->
                     ));
                 }
             }
-            Some(value) => problems.extend(expression_problems(value, rule, &what)),
+            Some(value) => {
+                problems.extend(names_problems(value, rule, &what, |n| table.is_constant(n)))
+            }
         }
     }
     problems

@@ -29,6 +29,23 @@ struct RawOperatorFile {
 struct RawMeta {
     target: String,
     library: String,
+    /// Whether the rows were checked against the vendor's headers (false
+    /// for CNNL, whose header cuport cannot see): an unchecked table's
+    /// operators are unconfirmed, gate nothing by release and get no
+    /// generated code.
+    #[serde(default = "checked_by_default")]
+    header_checked: bool,
+    /// Why, in one sentence, for the diagnostics that name its operators.
+    #[serde(default)]
+    note: Option<String>,
+    /// The prefix of the vendor's enum constants (`CNNL_`): attribute
+    /// values may name them (`CNNL_OP_TENSOR_ADD`).
+    #[serde(default)]
+    constants: Option<String>,
+}
+
+fn checked_by_default() -> bool {
+    true
 }
 
 /// What a parameter of an operator is to a kernel rule.
@@ -65,8 +82,9 @@ impl ParamRole {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct OperatorParam {
     pub name: String,
-    /// The C type exactly as the header declares it (`const aclTensor*`).
-    #[serde(rename = "type")]
+    /// The C type exactly as the header declares it (`const aclTensor*`);
+    /// empty in a table no header checked.
+    #[serde(rename = "type", default)]
     pub c_type: String,
     pub role: ParamRole,
     /// The operator accepts a null pointer here (`...Optional`).
@@ -79,8 +97,30 @@ pub struct OperatorParam {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct HeaderSource {
     pub repository: String,
+    #[serde(default)]
     pub tags: Vec<String>,
     pub path: String,
+    /// The commit read, where the source is a call rather than a header
+    /// at release tags.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+    /// The line of the call at that commit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+}
+
+impl std::fmt::Display for HeaderSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {}", self.repository, self.path)?;
+        if let Some(line) = self.line {
+            write!(f, ":{line}")?;
+        }
+        match (&self.commit, self.tags.as_slice()) {
+            (Some(commit), _) => write!(f, " @ {}", &commit[..commit.len().min(12)]),
+            (None, []) => Ok(()),
+            (None, tags) => write!(f, " @ {}", tags.join(", ")),
+        }
+    }
 }
 
 /// One vendor operator (an aclnn two-phase function pair).
@@ -99,6 +139,16 @@ pub struct Operator {
     pub source: Option<HeaderSource>,
     #[serde(default)]
     pub sources: Vec<HeaderSource>,
+    /// The argument order seen at the cited call, where no header gives
+    /// the declaration.
+    #[serde(default)]
+    pub call: Option<String>,
+    /// The descriptor and workspace calls the cited code makes first.
+    #[serde(default)]
+    pub setup: Option<String>,
+    /// A vendor documentation page that also describes it.
+    #[serde(default)]
+    pub doc: Option<String>,
 }
 
 impl Operator {
@@ -145,6 +195,14 @@ pub struct RecipeCall {
 #[derive(Debug, Clone, Default)]
 pub struct OperatorTable {
     pub target: String,
+    /// No row was checked against the vendor's headers (a `header-checked
+    /// = false` file): every operator is unconfirmed.
+    pub unchecked: bool,
+    /// Why the table is unchecked, from its `[meta]`.
+    pub note: Option<String>,
+    /// The prefix of the vendor's enum constants, which attribute values
+    /// may name.
+    pub constants: Option<String>,
     pub operators: Vec<Operator>,
     pub dtypes: Vec<Dtype>,
     pub recipes: Vec<Recipe>,
@@ -189,9 +247,19 @@ impl OperatorTable {
             ));
         }
         let _library = raw.meta.library;
+        if !raw.meta.header_checked {
+            self.unchecked = true;
+        }
+        if raw.meta.note.is_some() {
+            self.note = raw.meta.note;
+        }
+        if raw.meta.constants.is_some() {
+            self.constants = raw.meta.constants;
+        }
+        let checked = raw.meta.header_checked;
         for op in raw.operator {
             let place = at(op.span().start);
-            diags.extend(self.check_operator(op.get_ref(), &place));
+            diags.extend(self.check_operator(op.get_ref(), checked, &place));
             self.operators.push(op.into_inner());
         }
         self.dtypes
@@ -229,7 +297,27 @@ impl OperatorTable {
             .any(|d| d.c_type == value || d.target == value)
     }
 
-    fn check_operator(&self, op: &Operator, at: &Location) -> Vec<Diagnostic> {
+    /// Whether `name` is one of the vendor's enum constants (by prefix).
+    pub fn is_constant(&self, name: &str) -> bool {
+        self.constants
+            .as_deref()
+            .is_some_and(|prefix| name.starts_with(prefix))
+    }
+
+    /// How far the facts of `op` are confirmed, in words for a proposal or
+    /// a diagnostic.
+    pub fn status(&self, op: &Operator) -> String {
+        if !self.unchecked {
+            return format!("checked against the headers of {}", op.releases.join(", "));
+        }
+        let from = op
+            .header_sources()
+            .next()
+            .map_or_else(String::new, |s| format!("; argument order from {s}"));
+        format!("unconfirmed: not checked against {}{from}", op.header)
+    }
+
+    fn check_operator(&self, op: &Operator, checked: bool, at: &Location) -> Vec<Diagnostic> {
         let mut diags = Vec::new();
         if self.operator(&op.name).is_some() {
             diags.push(diag(
@@ -244,6 +332,20 @@ impl OperatorTable {
                 DiagKind::MissingField,
                 format!("operator `{}` names no upstream source", op.name),
             ));
+        }
+        if checked {
+            for param in op.params.iter().filter(|p| p.c_type.trim().is_empty()) {
+                diags.push(diag(
+                    at.clone(),
+                    DiagKind::MissingField,
+                    format!(
+                        "operator `{}`: parameter `{}` has no `type` (a header-checked table gives each)",
+                        op.name, param.name
+                    ),
+                ));
+            }
+        } else {
+            diags.extend(unchecked_problems(op, at));
         }
         for release in &op.releases {
             let tagged = op
@@ -290,6 +392,35 @@ impl OperatorTable {
         }
         diags
     }
+}
+
+/// An unchecked row stands on a cited call: a commit and a line, and the
+/// argument order seen there; it claims no release.
+fn unchecked_problems(op: &Operator, at: &Location) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    let mut say = |message: String| {
+        diags.push(diag(
+            at.clone(),
+            DiagKind::MissingField,
+            format!("operator `{}`: {message}", op.name),
+        ));
+    };
+    let cited = op
+        .header_sources()
+        .any(|s| s.commit.is_some() && s.line.is_some());
+    if !cited {
+        say(
+            "an unchecked row needs a source with `commit` and `line` (the call it rests on)"
+                .into(),
+        );
+    }
+    if op.call.as_deref().is_none_or(|c| c.trim().is_empty()) {
+        say("an unchecked row needs `call`, the argument order seen at its source".into());
+    }
+    if !op.releases.is_empty() {
+        say("an unchecked row claims no `releases` (no header of any release was read)".into());
+    }
+    diags
 }
 
 pub(crate) fn location(file: &str, index: &LineIndex, offset: usize) -> Location {
