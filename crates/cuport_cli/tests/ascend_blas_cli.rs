@@ -44,7 +44,14 @@ fn aclblas_with_dual_is_refused_with_what_to_do() {
     let (_scratch, tree) = scratch("ascend_host");
     let run = migrate(
         &tree,
-        &["--to", "ascend,hip", "--dual", "--ascend-blas", "aclblas", "--diff"],
+        &[
+            "--to",
+            "ascend,hip",
+            "--dual",
+            "--ascend-blas",
+            "aclblas",
+            "--diff",
+        ],
     )
     .expect_code(2);
     run.assert_stderr_contains("--ascend-blas aclblas ports cuBLAS one way only");

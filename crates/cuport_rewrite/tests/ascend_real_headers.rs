@@ -362,9 +362,17 @@ fn ops_blas_ports_compile_against_the_real_headers() {
         options.flavours = cuport_rules::Flavour::Aclblas.into();
         options.sdk_versions.insert(Target::Ascend, set.cann);
         let outcome = compile_ports(&dirs, set, &options, &[]);
-        check(set, "--to ascend --ascend-blas aclblas", &outcome, "cuport_aclblas.h");
+        check(
+            set,
+            "--to ascend --ascend-blas aclblas",
+            &outcome,
+            "cuport_aclblas.h",
+        );
         assert!(
-            outcome.compiled.iter().any(|n| n == "ascend_blas/blas_calls.cpp"),
+            outcome
+                .compiled
+                .iter()
+                .any(|n| n == "ascend_blas/blas_calls.cpp"),
             "the cuBLAS test tree was not compiled: {:?}",
             outcome.compiled
         );

@@ -231,7 +231,12 @@ fn check_packages(packages: &[Spanned<ThirdPartyPackage>]) -> Result<(), Defect>
         let package = spanned.get_ref();
         let at = spanned.span().start;
         sourced(at, &package.module, &package.source)?;
-        operators_ok(at, &package.module, &package.operators, &package.operators_source)?;
+        operators_ok(
+            at,
+            &package.module,
+            &package.operators,
+            &package.operators_source,
+        )?;
         for api in &package.api {
             let (at, api) = (api.span().start, api.get_ref());
             sourced(at, &api.path, &api.source)?;
@@ -434,7 +439,12 @@ mod tests {
         let rule = blas[0];
         assert_eq!(rule.kind, AdviceKind::Porting);
         assert!(rule.libraries.contains(&Library::CublasLt));
-        for needle in ["--ascend-blas aclblas", "cann_ops_blas.h", "unconfirmed", "aclnn"] {
+        for needle in [
+            "--ascend-blas aclblas",
+            "cann_ops_blas.h",
+            "unconfirmed",
+            "aclnn",
+        ] {
             assert!(rule.advice.contains(needle), "{needle}: {}", rule.advice);
         }
         assert!(rule.source.contains("cann_ops_blas.h"), "{}", rule.source);
@@ -442,7 +452,9 @@ mod tests {
             .package_of("flash_attn.flash_attn_func")
             .and_then(|p| p.api_of("flash_attn.flash_attn_func"))
             .unwrap();
-        assert!(flash.operators.contains(&"aclnnFlashAttentionScore".to_owned()));
+        assert!(flash
+            .operators
+            .contains(&"aclnnFlashAttentionScore".to_owned()));
         assert!(flash.operators_source.contains("Ascend/op-plugin"));
         let rms = guidance
             .package_of("apex.normalization.FusedRMSNorm")
