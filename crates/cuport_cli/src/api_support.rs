@@ -3,10 +3,10 @@
 //! lists for a version and chip, and the files written for them.
 use anyhow::Context;
 use cuport_analyze::{torch_api_uses, ApiQuery, ScanReport, TorchApiInventory};
-use cuport_model::{Language, SiteKind, Target};
+use cuport_model::{Language, Library, SiteKind, Target};
 use cuport_report::{
     advice_csv, api_support_csv, api_support_html, api_support_report, custom_ops_csv,
-    third_party_csv, ApiSupportReport, CudaSources, KernelRef,
+    third_party_csv, ApiSupportReport, CudaSources, KernelRef, LibraryUse,
 };
 use cuport_rules::api_support::{SupportError, SupportLists, VersionList};
 use cuport_rules::RuleSet;
@@ -82,12 +82,43 @@ pub(crate) fn support_report(
     let no_skeleton_note = (lists.target != Target::Ascend).then_some(
         "cuport generates no kernel skeletons for this target: write the kernel by hand (`cuport migrate` reports it, CP0010)",
     );
+    let library_uses = library_uses(scanned, lists);
     let cuda_sources = CudaSources {
         paths: &paths,
         kernels: &kernels,
         no_skeleton_note,
+        library_uses: &library_uses,
     };
     api_support_report(files, lists, selected, &port_of, &cuda_sources)
+}
+
+/// The uses, in the tree's C, C++ and CUDA sources, of the CUDA libraries
+/// some advice of the target is keyed to.
+fn library_uses(scanned: &ScanReport, lists: &SupportLists) -> Vec<LibraryUse> {
+    let keyed: std::collections::BTreeSet<Library> = lists
+        .guidance
+        .advice
+        .iter()
+        .flat_map(|a| a.libraries.iter().copied())
+        .collect();
+    scanned
+        .files
+        .iter()
+        .filter(|f| f.language.is_c_family())
+        .flat_map(|f| {
+            f.analysis
+                .sites
+                .iter()
+                .filter(|s| keyed.contains(&s.library))
+                .map(|s| LibraryUse {
+                    file: f.path.clone(),
+                    library: s.library,
+                    name: s.name.clone(),
+                    line: s.line,
+                    column: s.column,
+                })
+        })
+        .collect()
 }
 
 /// The kernels defined in one scanned CUDA file; on Ascend with the

@@ -56,8 +56,10 @@ gets a status from the vendor's published support list: supported, restricted
 list). Method calls on receivers whose type the file does not show are
 counted as unresolved. The analysis also lists the CUDA-only packages the
 project uses with the target's documented alternative, the kernels of the
-CUDA extensions it builds (with their Ascend C skeletons), and precision and
-performance advice its API uses and keyword arguments trigger.
+CUDA extensions it builds (with their Ascend C skeletons), and precision,
+performance and porting advice its API uses and keyword arguments, and the
+CUDA libraries its C/C++/CUDA sources use (cuBLAS: --ascend-blas), trigger;
+alternatives and advice name the aclnn operators behind them where known.
 
 Exit status: 0 when the tree was analysed; 2 on a usage error (an unknown
 --torch-npu version or --chip) or when the root cannot be read.")]
@@ -217,10 +219,10 @@ fn write_guidance_text(w: &mut impl Write, report: &ApiSupportReport) -> std::io
     if !packages.is_empty() {
         writeln!(w, "\nCUDA-only packages ({}):", packages.len())?;
         for (package, (uses, first)) in &packages {
-            let instead = if first.alternative.is_empty() {
-                String::new()
-            } else {
-                format!(" -> {}", first.alternative)
+            let instead = match (first.alternative.is_empty(), first.operators.is_empty()) {
+                (true, _) => String::new(),
+                (false, true) => format!(" -> {}", first.alternative),
+                (false, false) => format!(" -> {} (runs {})", first.alternative, first.operators),
             };
             writeln!(
                 w,
@@ -270,9 +272,14 @@ fn write_guidance_text(w: &mut impl Write, report: &ApiSupportReport) -> std::io
             advice.len()
         )?;
         for (id, (uses, first)) in &advice {
+            let operators = if first.operators.is_empty() {
+                String::new()
+            } else {
+                format!(" [aclnn: {}]", first.operators)
+            };
             writeln!(
                 w,
-                "  [{}] {id} ×{uses} (first {}:{} `{}`): {}",
+                "  [{}] {id} ×{uses} (first {}:{} `{}`): {}{operators}",
                 first.kind.id(),
                 first.file,
                 first.line,

@@ -344,3 +344,128 @@ fn torch_mlu_lists_answer_for_mlu() {
         &["--torch-mlu"],
     );
 }
+
+/// A fixture of these tests only (`tests/analyze/NAME`).
+fn analyze_fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/analyze")
+        .join(name)
+}
+
+/// `cuport analyze PATH ARGS...`, expected to succeed: its stdout.
+fn analyze_path(path: &Path, args: &[&str]) -> String {
+    let output = cuport()
+        .arg("analyze")
+        .arg(path)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8(output.stdout).unwrap()
+}
+
+#[test]
+fn a_cublas_project_is_told_both_ascend_blas_routes() {
+    // A C++/CUDA project with no Python at all.
+    let report: serde_json::Value = serde_json::from_str(&analyze_path(
+        &fixture("cublas_gemm"),
+        &["--to", "ascend", "--format", "json"],
+    ))
+    .unwrap();
+    let advice = rows(&report, "advice");
+    assert_eq!(advice.len(), 1, "once per file: {advice:#?}");
+    let row = &advice[0];
+    assert_eq!(row["id"], "blas-route");
+    assert_eq!(row["kind"], "porting");
+    assert_eq!(row["file"], "gemm.cu");
+    assert_eq!(row["trigger"], "cublas_v2.h");
+    let text = row["advice"].as_str().unwrap();
+    for needle in [
+        "--ascend-blas aclnn",
+        "--ascend-blas aclblas",
+        "ops-blas",
+        "cann_ops_blas.h",
+        "unconfirmed",
+    ] {
+        assert!(text.contains(needle), "{needle}: {text}");
+    }
+    assert!(row["source"]
+        .as_str()
+        .unwrap()
+        .contains("include/cann_ops_blas.h"));
+    assert_eq!(
+        row["operators"],
+        "aclnnMm; aclnnInplaceAddmm; aclnnBatchMatMul"
+    );
+    assert!(row["operators_source"]
+        .as_str()
+        .unwrap()
+        .contains("cann/ops-nn"));
+    // torch_mlu's advice names no BLAS route.
+    let mlu: serde_json::Value = serde_json::from_str(&analyze_path(
+        &fixture("cublas_gemm"),
+        &["--to", "mlu", "--format", "json"],
+    ))
+    .unwrap();
+    assert!(rows(&mlu, "advice").is_empty());
+}
+
+#[test]
+fn alternatives_and_advice_name_the_aclnn_operators_behind_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = analyze_fixture("blas_ext");
+    let report_dir = dir.path().to_str().unwrap();
+    let stdout = analyze_path(&path, &["--to", "ascend", "--report", report_dir]);
+    let third_party = std::fs::read_to_string(dir.path().join("third_party.csv")).unwrap();
+    assert!(third_party.starts_with(
+        "file,line,column,package,pip,used,status,alternative,operators,note,source,operators_source\n"
+    ));
+    let advice = std::fs::read_to_string(dir.path().join("advice.csv")).unwrap();
+    assert!(advice.starts_with(
+        "file,line,column,id,kind,trigger,advice,operators,source,operators_source\n"
+    ));
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("api_support.json")).unwrap(),
+    )
+    .unwrap();
+    let package = |used: &str| {
+        rows(&report, "third_party")
+            .iter()
+            .find(|r| r["used"] == used)
+            .unwrap_or_else(|| panic!("{used}: {report:#}"))
+            .clone()
+    };
+    let flash = package("flash_attn.flash_attn_func");
+    assert_eq!(flash["operators"], "aclnnFlashAttentionScore");
+    assert!(flash["operators_source"]
+        .as_str()
+        .unwrap()
+        .contains("Ascend/op-plugin/blob/09024aa99e234be0456a41f02585f060389d488f/op_plugin/ops/opapi/FlashAttentionKernelNpuOpApi.cpp"));
+    assert_eq!(
+        package("apex.normalization.FusedRMSNorm")["operators"],
+        "aclnnRmsNorm"
+    );
+    let advice_row = |id: &str| {
+        rows(&report, "advice")
+            .iter()
+            .find(|r| r["id"] == id)
+            .unwrap_or_else(|| panic!("{id}: {report:#}"))
+            .clone()
+    };
+    assert_eq!(advice_row("sdpa")["operators"], "aclnnFlashAttentionScore");
+    assert_eq!(
+        advice_row("fused-optimizers")["operators"],
+        "aclnnApplyAdamWV2"
+    );
+    // The extension's own CUDA source calls cuBLAS: the BLAS routes too.
+    let blas = advice_row("blas-route");
+    assert_eq!(blas["file"], "gemm.cu");
+    let page = std::fs::read_to_string(dir.path().join("api_support.html")).unwrap();
+    assert!(page.contains("<option value=\"porting\">porting</option>"));
+    assert!(page.contains("<th>operators</th>"));
+    insta::assert_snapshot!(stdout);
+}

@@ -159,7 +159,7 @@ pub fn api_support_report(
         unresolved,
         third_party: third_party_records(files, &lists.guidance),
         custom_ops: custom_op_records(files, cuda_sources),
-        advice: advice_records(files, &lists.guidance),
+        advice: advice_records(files, cuda_sources.library_uses, &lists.guidance),
     }
 }
 

@@ -35,7 +35,7 @@ pub use markdown::{summary_markdown, summary_markdown_within, SUMMARY_LIMIT};
 pub use meta::{RulesInfo, RunMeta};
 pub use python_guidance::{
     advice_csv, custom_ops_csv, third_party_csv, AdviceRecord, CudaSources, CustomOpRecord,
-    KernelRef, ThirdPartyRecord,
+    KernelRef, LibraryUse, ThirdPartyRecord,
 };
 pub use record::{DiagnosticRecord, EditRecord, EditStatus};
 pub use sarif::sarif;

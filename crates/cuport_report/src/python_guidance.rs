@@ -1,10 +1,12 @@
 //! The rest of the per-API analysis of a PyTorch project: what it uses of
 //! CUDA-only packages and what the target offers instead
 //! (`third_party.csv`), the CUDA operators it builds itself and the kernels
-//! they need on the target (`custom_ops.csv`), and the precision and
-//! performance advice its API uses trigger (`advice.csv`).
+//! they need on the target (`custom_ops.csv`), and the precision,
+//! performance and porting advice its API uses, and the CUDA libraries its
+//! C/C++/CUDA sources use, trigger (`advice.csv`).
 use cuport_analyze::{ExtensionBuild, TorchApiInventory};
-use cuport_rules::python_guidance::{AdviceKind, PackageStatus, PythonGuidance};
+use cuport_model::Library;
+use cuport_rules::python_guidance::{AdviceKind, AdviceRule, PackageStatus, PythonGuidance};
 use serde::Serialize;
 
 use crate::csv_out::csv_records;
@@ -23,8 +25,13 @@ pub struct ThirdPartyRecord {
     pub used: String,
     pub status: PackageStatus,
     pub alternative: String,
+    /// The aclnn operators the alternative runs (`; `-separated; empty
+    /// when the table names none).
+    pub operators: String,
     pub note: String,
     pub source: String,
+    /// Where the vendor says the alternative runs `operators`.
+    pub operators_source: String,
 }
 
 /// One CUDA kernel (or one extension, when no kernel could be listed) of a
@@ -56,10 +63,25 @@ pub struct AdviceRecord {
     pub column: u32,
     pub id: String,
     pub kind: AdviceKind,
-    /// The API or `keyword=value` that triggered it.
+    /// The API, `keyword=value` or CUDA library name that triggered it.
     pub trigger: String,
     pub advice: String,
+    /// The aclnn operators the advice names (`; `-separated).
+    pub operators: String,
     pub source: String,
+    pub operators_source: String,
+}
+
+/// One use of a CUDA library in a C, C++ or CUDA source (a call, type,
+/// constant or include).
+#[derive(Debug, Clone)]
+pub struct LibraryUse {
+    pub file: String,
+    pub library: Library,
+    /// The name as written (`cublasSgemm`, `cublas_v2.h`).
+    pub name: String,
+    pub line: u32,
+    pub column: u32,
 }
 
 /// A kernel defined in a CUDA source of the analysed tree.
@@ -78,6 +100,9 @@ pub struct CudaSources<'a> {
     pub kernels: &'a dyn Fn(&str) -> Vec<KernelRef>,
     /// Said of every kernel when the target has no skeletons.
     pub no_skeleton_note: Option<&'a str>,
+    /// The CUDA library uses of the tree's C, C++ and CUDA sources, for
+    /// the advice keyed to libraries.
+    pub library_uses: &'a [LibraryUse],
 }
 
 /// Every use of a package the target's table lists.
@@ -92,9 +117,21 @@ pub(crate) fn third_party_records(
                 continue;
             };
             let api = package.api_of(&used.path);
-            let (alternative, note, source) = match api {
-                Some(a) => (&a.alternative, &a.note, &a.source),
-                None => (&package.alternative, &package.note, &package.source),
+            let (alternative, note, source, operators, operators_source) = match api {
+                Some(a) => (
+                    &a.alternative,
+                    &a.note,
+                    &a.source,
+                    &a.operators,
+                    &a.operators_source,
+                ),
+                None => (
+                    &package.alternative,
+                    &package.note,
+                    &package.source,
+                    &package.operators,
+                    &package.operators_source,
+                ),
             };
             records.push(ThirdPartyRecord {
                 file: path.clone(),
@@ -105,17 +142,21 @@ pub(crate) fn third_party_records(
                 used: used.path.clone(),
                 status: package.status,
                 alternative: alternative.clone(),
+                operators: operators.join("; "),
                 note: join(&package.why, note),
                 source: source.clone(),
+                operators_source: operators_source.clone(),
             });
         }
     }
     records
 }
 
-/// Every API use and keyword argument some advice is keyed to.
+/// Every API use and keyword argument some advice is keyed to, and the
+/// first use in each file of a CUDA library some advice is keyed to.
 pub(crate) fn advice_records(
     files: &[(String, TorchApiInventory)],
+    library_uses: &[LibraryUse],
     guidance: &PythonGuidance,
 ) -> Vec<AdviceRecord> {
     let mut records = Vec::new();
@@ -138,21 +179,48 @@ pub(crate) fn advice_records(
                         .filter(|(name, ..)| rule.keywords.iter().any(|k| k == name)),
                 );
             for (_, trigger, line, column) in hits {
-                records.push(AdviceRecord {
-                    file: path.clone(),
-                    line,
-                    column,
-                    id: rule.id.clone(),
-                    kind: rule.kind,
-                    trigger,
-                    advice: rule.advice.clone(),
-                    source: rule.source.clone(),
-                });
+                records.push(advice_record(rule, path, (line, column), trigger));
             }
+        }
+    }
+    for rule in &guidance.advice {
+        let mut first: std::collections::BTreeMap<&str, &LibraryUse> = Default::default();
+        for used in library_uses
+            .iter()
+            .filter(|u| rule.libraries.contains(&u.library))
+        {
+            let slot = first.entry(&used.file).or_insert(used);
+            if (used.line, used.column) < (slot.line, slot.column) {
+                *slot = used;
+            }
+        }
+        for (file, used) in first {
+            let at = (used.line, used.column);
+            records.push(advice_record(rule, file, at, used.name.clone()));
         }
     }
     records.sort_by(|a, b| (&a.file, a.line, a.column).cmp(&(&b.file, b.line, b.column)));
     records
+}
+
+fn advice_record(
+    rule: &AdviceRule,
+    file: &str,
+    (line, column): (u32, u32),
+    trigger: String,
+) -> AdviceRecord {
+    AdviceRecord {
+        file: file.to_owned(),
+        line,
+        column,
+        id: rule.id.clone(),
+        kind: rule.kind,
+        trigger,
+        advice: rule.advice.clone(),
+        operators: rule.operators.join("; "),
+        source: rule.source.clone(),
+        operators_source: rule.operators_source.clone(),
+    }
 }
 
 /// One row per kernel each extension build compiles.
@@ -332,8 +400,10 @@ pub fn third_party_csv(records: &[ThirdPartyRecord]) -> Result<String, ReportErr
         "used",
         "status",
         "alternative",
+        "operators",
         "note",
         "source",
+        "operators_source",
     ];
     csv_records(&header, records)
 }
@@ -358,7 +428,16 @@ pub fn custom_ops_csv(records: &[CustomOpRecord]) -> Result<String, ReportError>
 /// `advice.csv`.
 pub fn advice_csv(records: &[AdviceRecord]) -> Result<String, ReportError> {
     let header = [
-        "file", "line", "column", "id", "kind", "trigger", "advice", "source",
+        "file",
+        "line",
+        "column",
+        "id",
+        "kind",
+        "trigger",
+        "advice",
+        "operators",
+        "source",
+        "operators_source",
     ];
     csv_records(&header, records)
 }
@@ -399,12 +478,14 @@ mod tests {
             kind: AdviceKind::Precision,
             trigger: "torch.float64".into(),
             advice: "a".into(),
+            operators: String::new(),
             source: "s".into(),
+            operators_source: String::new(),
         };
         let csv = advice_csv(std::slice::from_ref(&advice)).unwrap();
         header_matches(&csv, &advice);
         assert!(
-            csv.ends_with("a.py,1,2,fp64,precision,torch.float64,a,s\n"),
+            csv.ends_with("a.py,1,2,fp64,precision,torch.float64,a,,s,\n"),
             "{csv}"
         );
         let package = ThirdPartyRecord {
@@ -416,8 +497,10 @@ mod tests {
             used: "apex.amp".into(),
             status: PackageStatus::Partial,
             alternative: "x".into(),
+            operators: "aclnnRmsNorm".into(),
             note: "n".into(),
             source: "s".into(),
+            operators_source: "o".into(),
         };
         header_matches(
             &third_party_csv(std::slice::from_ref(&package)).unwrap(),

@@ -398,6 +398,7 @@ fn support_report() -> cuport_report::ApiSupportReport {
         paths: &[],
         kernels: &no_kernels,
         no_skeleton_note: None,
+        library_uses: &[],
     };
     let version = lists.version(None).unwrap();
     cuport_report::api_support_report(&files, &lists, (version, "A2"), &|_| None, &sources)

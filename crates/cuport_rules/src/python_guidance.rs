@@ -1,11 +1,16 @@
-//! What a target offers PyTorch projects beyond `torch.*` itself: the
-//! CUDA-only Python packages and their documented replacements
-//! (`third_party.toml`), and precision and performance advice keyed to the
-//! APIs and keyword arguments that trigger it (`advice.toml`). Both files
-//! are hand-written, sit next to the generated support lists in
-//! `mappings/<target>/api-support/`, and name a source for every entry.
-use cuport_model::dotted_within;
+//! What a target offers projects beyond `torch.*` itself: the CUDA-only
+//! Python packages and their documented replacements (`third_party.toml`),
+//! and precision, performance and porting advice keyed to the APIs and
+//! keyword arguments of Python code, or to the CUDA libraries C/C++/CUDA
+//! code uses, that trigger it (`advice.toml`). Both files are hand-written,
+//! sit next to the generated support lists in
+//! `mappings/<target>/api-support/`, and name a source for every entry; an
+//! entry may also name the vendor operators behind its alternative
+//! (`operators`, with `operators_source`). A defect is reported as
+//! `file:line: message`.
+use cuport_model::{dotted_within, Library, LineIndex};
 use serde::Deserialize;
+use toml::Spanned;
 
 /// How far a target replaces a CUDA-only package.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]
@@ -38,6 +43,12 @@ pub struct PackageApi {
     pub alternative: String,
     pub note: String,
     pub source: String,
+    /// The vendor operators the alternative runs (`aclnnFlashAttentionScore`).
+    #[serde(default)]
+    pub operators: Vec<String>,
+    /// Where the vendor says the alternative runs `operators`.
+    #[serde(default)]
+    pub operators_source: String,
 }
 
 /// A Python package that runs only on CUDA.
@@ -52,8 +63,13 @@ pub struct ThirdPartyPackage {
     pub alternative: String,
     pub note: String,
     pub source: String,
+    /// The vendor operators the alternative runs.
     #[serde(default)]
-    pub api: Vec<PackageApi>,
+    pub operators: Vec<String>,
+    #[serde(default)]
+    pub operators_source: String,
+    #[serde(default)]
+    pub api: Vec<Spanned<PackageApi>>,
 }
 
 impl ThirdPartyPackage {
@@ -67,24 +83,35 @@ impl ThirdPartyPackage {
     pub fn api_of(&self, path: &str) -> Option<&PackageApi> {
         self.api
             .iter()
+            .map(Spanned::get_ref)
             .filter(|a| dotted_within(path, &a.path))
             .max_by_key(|a| a.path.len())
     }
 }
 
-/// Whether advice is about results or about speed.
+/// Whether advice is about results, about speed, or about the route a
+/// port can take.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AdviceKind {
     Precision,
     Performance,
+    /// Which target library or `cuport migrate` option a port can use.
+    Porting,
 }
 
 impl AdviceKind {
+    pub const ALL: [AdviceKind; 3] = [
+        AdviceKind::Precision,
+        AdviceKind::Performance,
+        AdviceKind::Porting,
+    ];
+
     pub fn id(self) -> &'static str {
         match self {
             AdviceKind::Precision => "precision",
             AdviceKind::Performance => "performance",
+            AdviceKind::Porting => "porting",
         }
     }
 }
@@ -102,23 +129,35 @@ pub struct AdviceRule {
     /// Keyword-argument names whose use in any call triggers it.
     #[serde(default)]
     pub keywords: Vec<String>,
+    /// CUDA libraries whose use in C, C++ or CUDA sources (a call, type,
+    /// constant or include of the library) triggers it, once per file.
+    #[serde(default)]
+    pub libraries: Vec<Library>,
     pub advice: String,
     pub source: String,
+    /// The vendor operators the advice names.
+    #[serde(default)]
+    pub operators: Vec<String>,
+    #[serde(default)]
+    pub operators_source: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct PackagesFile {
     #[serde(default)]
-    package: Vec<ThirdPartyPackage>,
+    package: Vec<Spanned<ThirdPartyPackage>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AdviceFile {
     #[serde(default)]
-    advice: Vec<AdviceRule>,
+    advice: Vec<Spanned<AdviceRule>>,
 }
+
+/// One entry's defect: the byte offset of the entry and what is wrong.
+type Defect = (usize, String);
 
 /// A target's package table and advice rules.
 #[derive(Debug, Default)]
@@ -129,44 +168,32 @@ pub struct PythonGuidance {
 
 impl PythonGuidance {
     /// Reads `third_party.toml` and `advice.toml` of a support-list folder
-    /// (either may be absent). `file` finds an embedded file by name.
+    /// (either may be absent). `file` finds an embedded file by name. The
+    /// error names the file and, for a defect of an entry, its line
+    /// (`dir/advice.toml:12`).
     pub(crate) fn load(
         dir: &str,
         file: &dyn Fn(&str) -> Option<&'static str>,
     ) -> Result<PythonGuidance, (String, String)> {
         let packages_name = format!("{dir}/third_party.toml");
         let packages: PackagesFile = parse(&packages_name, file)?;
+        let at_line = |name: &str, (offset, message): Defect| {
+            let text = file(name).unwrap_or_default();
+            let line = LineIndex::new(text.as_bytes()).line_col(offset).line;
+            (format!("{name}:{line}"), message)
+        };
+        check_packages(&packages.package).map_err(|d| at_line(&packages_name, d))?;
         let advice_name = format!("{dir}/advice.toml");
         let advice: AdviceFile = parse(&advice_name, file)?;
-        let guidance = PythonGuidance {
-            packages: packages.package,
-            advice: advice.advice,
-        };
-        guidance.check().map_err(|m| (advice_name, m))?;
-        Ok(guidance)
-    }
-
-    /// Ids are unique and every entry says where it comes from.
-    fn check(&self) -> Result<(), String> {
-        let mut ids = rustc_hash::FxHashSet::default();
-        for rule in &self.advice {
-            if !ids.insert(rule.id.as_str()) {
-                return Err(format!("advice `{}` is defined twice", rule.id));
-            }
-            if rule.apis.is_empty() && rule.keywords.is_empty() {
-                return Err(format!("advice `{}` has no apis and no keywords", rule.id));
-            }
-        }
-        let unsourced = self
-            .packages
-            .iter()
-            .map(|p| (&p.module, &p.source))
-            .chain(self.advice.iter().map(|a| (&a.id, &a.source)))
-            .find(|(_, source)| source.trim().is_empty());
-        match unsourced {
-            Some((name, _)) => Err(format!("`{name}` names no source")),
-            None => Ok(()),
-        }
+        check_advice(&advice.advice).map_err(|d| at_line(&advice_name, d))?;
+        Ok(PythonGuidance {
+            packages: packages
+                .package
+                .into_iter()
+                .map(Spanned::into_inner)
+                .collect(),
+            advice: advice.advice.into_iter().map(Spanned::into_inner).collect(),
+        })
     }
 
     /// The package a dotted path lies in (the most specific module).
@@ -197,6 +224,91 @@ impl PythonGuidance {
     }
 }
 
+/// Every package and per-API entry names a source, and its operators are
+/// well formed.
+fn check_packages(packages: &[Spanned<ThirdPartyPackage>]) -> Result<(), Defect> {
+    for spanned in packages {
+        let package = spanned.get_ref();
+        let at = spanned.span().start;
+        sourced(at, &package.module, &package.source)?;
+        operators_ok(
+            at,
+            &package.module,
+            &package.operators,
+            &package.operators_source,
+        )?;
+        for api in &package.api {
+            let (at, api) = (api.span().start, api.get_ref());
+            sourced(at, &api.path, &api.source)?;
+            operators_ok(at, &api.path, &api.operators, &api.operators_source)?;
+        }
+    }
+    Ok(())
+}
+
+/// Ids are unique, every rule has a trigger and a source, and its operators
+/// are well formed.
+fn check_advice(advice: &[Spanned<AdviceRule>]) -> Result<(), Defect> {
+    let mut ids = rustc_hash::FxHashSet::default();
+    for spanned in advice {
+        let (at, rule) = (spanned.span().start, spanned.get_ref());
+        if !ids.insert(rule.id.as_str()) {
+            return Err((at, format!("advice `{}` is defined twice", rule.id)));
+        }
+        if rule.apis.is_empty() && rule.keywords.is_empty() && rule.libraries.is_empty() {
+            return Err((
+                at,
+                format!(
+                    "advice `{}` has no apis, no keywords and no libraries",
+                    rule.id
+                ),
+            ));
+        }
+        sourced(at, &rule.id, &rule.source)?;
+        operators_ok(at, &rule.id, &rule.operators, &rule.operators_source)?;
+    }
+    Ok(())
+}
+
+fn sourced(at: usize, name: &str, source: &str) -> Result<(), Defect> {
+    if source.trim().is_empty() {
+        return Err((at, format!("`{name}` names no source")));
+    }
+    Ok(())
+}
+
+/// Operators are aclnn names (`aclnnRmsNorm`), listed once, with a source
+/// of their own; a source without operators is a slip too.
+fn operators_ok(at: usize, name: &str, operators: &[String], source: &str) -> Result<(), Defect> {
+    let mut seen = rustc_hash::FxHashSet::default();
+    for op in operators {
+        let well_formed = op
+            .strip_prefix("aclnn")
+            .is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_uppercase()))
+            && op.chars().all(|c| c.is_ascii_alphanumeric());
+        if !well_formed {
+            return Err((
+                at,
+                format!("`{name}`: operator `{op}` is not an aclnn operator name (aclnnXxx)"),
+            ));
+        }
+        if !seen.insert(op.as_str()) {
+            return Err((at, format!("`{name}`: operator `{op}` is listed twice")));
+        }
+    }
+    match (operators.is_empty(), source.trim().is_empty()) {
+        (false, true) => Err((
+            at,
+            format!("`{name}` names operators but no operators_source"),
+        )),
+        (true, false) => Err((
+            at,
+            format!("`{name}` has an operators_source but no operators"),
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn parse<T: Default + serde::de::DeserializeOwned>(
     name: &str,
     file: &dyn Fn(&str) -> Option<&'static str>,
@@ -212,7 +324,7 @@ fn parse<T: Default + serde::de::DeserializeOwned>(
 mod tests {
     use super::*;
     use crate::api_support::SupportLists;
-    use cuport_model::Target;
+    use cuport_model::{Library, Target};
 
     #[test]
     fn both_targets_have_sourced_packages_and_advice() {
@@ -266,11 +378,88 @@ mod tests {
     }
 
     #[test]
-    fn an_entry_without_a_source_is_refused() {
-        let text = "[[advice]]\nid = \"x\"\nkind = \"precision\"\napis = [\"torch.x\"]\nadvice = \"a\"\nsource = \" \"\n";
+    fn an_entry_without_a_source_is_refused_at_its_line() {
+        let text = "# c\n[[advice]]\nid = \"x\"\nkind = \"precision\"\napis = [\"torch.x\"]\nadvice = \"a\"\nsource = \" \"\n";
         let file = |name: &str| name.ends_with("advice.toml").then_some(text);
         let error = PythonGuidance::load("d", &file).unwrap_err();
-        assert_eq!(error.0, "d/advice.toml");
+        assert_eq!(error.0, "d/advice.toml:2");
         assert!(error.1.contains("names no source"), "{}", error.1);
+    }
+
+    /// Loads `text` as `d/<name>` and returns the error, `file:line: message`.
+    fn refused(name: &str, text: &'static str) -> String {
+        let file = move |n: &str| n.ends_with(name).then_some(text);
+        let (file, message) = PythonGuidance::load("d", &file).unwrap_err();
+        format!("{file}: {message}")
+    }
+
+    #[test]
+    fn operator_defects_are_reported_where_they_are() {
+        let rule = |extra: &str| {
+            let text = format!(
+                "[[advice]]\nid = \"ok\"\nkind = \"porting\"\nlibraries = [\"cublas\"]\nadvice = \"a\"\nsource = \"s\"\n\n[[advice]]\nid = \"x\"\nkind = \"performance\"\napis = [\"torch.x\"]\nadvice = \"a\"\nsource = \"s\"\n{extra}"
+            );
+            refused("advice.toml", Box::leak(text.into_boxed_str()))
+        };
+        let bad_name = rule("operators = [\"FlashAttentionScore\"]\noperators_source = \"s\"\n");
+        assert!(
+            bad_name.starts_with("d/advice.toml:8: `x`: operator `FlashAttentionScore` is not an aclnn operator name"),
+            "{bad_name}"
+        );
+        let twice = rule("operators = [\"aclnnMm\", \"aclnnMm\"]\noperators_source = \"s\"\n");
+        assert!(twice.contains("listed twice"), "{twice}");
+        let unsourced = rule("operators = [\"aclnnMm\"]\n");
+        assert_eq!(
+            unsourced,
+            "d/advice.toml:8: `x` names operators but no operators_source"
+        );
+        let orphan = rule("operators_source = \"s\"\n");
+        assert!(orphan.contains("no operators"), "{orphan}");
+        let library = rule("libraries = [\"cublas-xt\"]\n");
+        assert!(library.contains("cublas-xt"), "{library}");
+        let package = refused(
+            "third_party.toml",
+            "[[package]]\nmodule = \"m\"\npip = \"m\"\nwhy = \"w\"\nstatus = \"partial\"\nalternative = \"a\"\nnote = \"n\"\nsource = \"s\"\n\n[[package.api]]\npath = \"m.f\"\nalternative = \"a\"\nnote = \"n\"\nsource = \"s\"\noperators = [\"aclnn_rms_norm\"]\noperators_source = \"s\"\n",
+        );
+        assert!(
+            package.starts_with("d/third_party.toml:10: `m.f`: operator `aclnn_rms_norm`"),
+            "{package}"
+        );
+    }
+
+    #[test]
+    fn ascend_names_the_blas_routes_and_the_operators_behind_alternatives() {
+        let guidance = SupportLists::builtin(Target::Ascend).unwrap().guidance;
+        let blas: Vec<&AdviceRule> = guidance
+            .advice
+            .iter()
+            .filter(|a| a.libraries.contains(&Library::Cublas))
+            .collect();
+        assert_eq!(blas.len(), 1, "one porting rule for cuBLAS");
+        let rule = blas[0];
+        assert_eq!(rule.kind, AdviceKind::Porting);
+        assert!(rule.libraries.contains(&Library::CublasLt));
+        for needle in [
+            "--ascend-blas aclblas",
+            "cann_ops_blas.h",
+            "unconfirmed",
+            "aclnn",
+        ] {
+            assert!(rule.advice.contains(needle), "{needle}: {}", rule.advice);
+        }
+        assert!(rule.source.contains("cann_ops_blas.h"), "{}", rule.source);
+        let flash = guidance
+            .package_of("flash_attn.flash_attn_func")
+            .and_then(|p| p.api_of("flash_attn.flash_attn_func"))
+            .unwrap();
+        assert!(flash
+            .operators
+            .contains(&"aclnnFlashAttentionScore".to_owned()));
+        assert!(flash.operators_source.contains("Ascend/op-plugin"));
+        let rms = guidance
+            .package_of("apex.normalization.FusedRMSNorm")
+            .and_then(|p| p.api_of("apex.normalization.FusedRMSNorm"))
+            .unwrap();
+        assert_eq!(rms.operators, ["aclnnRmsNorm"]);
     }
 }

@@ -50,7 +50,7 @@ pub fn api_support_html(report: &ApiSupportReport) -> String {
 fn filters(report: &ApiSupportReport) -> String {
     let statuses = ["supported", "restricted", "unsupported", "unknown"];
     let package_statuses = ["alternative", "partial", "manual"];
-    let advice_kinds = ["precision", "performance"];
+    let advice_kinds = cuport_rules::python_guidance::AdviceKind::ALL.map(|k| k.id());
     let mut out = String::from(
         "<nav class=\"as-filters\"><select id=\"as-status\"><option value=\"\">all statuses</option>",
     );
@@ -142,13 +142,22 @@ fn package_table(report: &ApiSupportReport) -> String {
                 r.used.clone(),
                 status.clone(),
                 r.alternative.clone(),
+                r.operators.clone(),
                 r.note.clone(),
-                r.source.clone(),
+                with_operators_source(&r.source, &r.operators_source),
             ];
             (status, r.file.clone(), cells)
         })
         .collect();
-    let head = ["where", "used", "status", "alternative", "note", "source"];
+    let head = [
+        "where",
+        "used",
+        "status",
+        "alternative",
+        "operators",
+        "note",
+        "source",
+    ];
     table("as-packages", "CUDA-only packages", &head, rows)
 }
 
@@ -196,11 +205,29 @@ fn advice_table(report: &ApiSupportReport) -> String {
                 kind.clone(),
                 r.trigger.clone(),
                 r.advice.clone(),
-                r.source.clone(),
+                r.operators.clone(),
+                with_operators_source(&r.source, &r.operators_source),
             ];
             (kind, r.file.clone(), cells)
         })
         .collect();
-    let head = ["where", "advice", "kind", "trigger", "what to do", "source"];
+    let head = [
+        "where",
+        "advice",
+        "kind",
+        "trigger",
+        "what to do",
+        "operators",
+        "source",
+    ];
     table("as-advice", "Advice", &head, rows)
+}
+
+/// The source cell: the entry's source, then where the operators come from.
+fn with_operators_source(source: &str, operators_source: &str) -> String {
+    if operators_source.is_empty() {
+        source.to_owned()
+    } else {
+        format!("{source} ; operators: {operators_source}")
+    }
 }
