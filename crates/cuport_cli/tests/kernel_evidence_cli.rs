@@ -223,22 +223,12 @@ fn wrong_permutation_and_reduction_declarations_are_refuted() {
 fn a_missing_reference_stops_before_anything_runs_or_is_written() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("rules.toml");
-    let mut cmd = Command::cargo_bin("cuport").expect("binary builds");
-    let output = cmd
-        .env("CUPORT_PYTHON", dir.path().join("no-python"))
-        .args([
-            "kernels",
-            "--to",
-            "ascend",
-            "--verify",
-            &fixture("add.cu"),
-            "--out",
-        ])
-        .arg(&out)
-        .output()
-        .expect("runs");
-    let err = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{err}");
+    let add = fixture("add.cu");
+    let err = refused_without_python(
+        dir.path(),
+        &["kernels", "--to", "ascend", "--verify", &add, "--out"],
+        &out,
+    );
     assert!(err.contains("pip install onnxruntime onnx numpy"), "{err}");
     assert!(err.contains("CUPORT_PYTHON"), "{err}");
     assert!(!out.exists(), "nothing is written when a tool is missing");
@@ -354,22 +344,18 @@ fn migrate_verify_kernels_applies_what_is_confirmed_and_nothing_refuted() {
 fn migrate_verify_kernels_without_the_reference_writes_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let out = dir.path().join("out");
-    let mut cmd = Command::cargo_bin("cuport").expect("binary builds");
-    let output = cmd
-        .env("CUPORT_PYTHON", dir.path().join("no-python"))
-        .args([
+    let err = refused_without_python(
+        dir.path(),
+        &[
             "migrate",
             fixtures().to_str().unwrap(),
             "--to",
             "ascend",
             "--verify-kernels",
             "--out",
-        ])
-        .arg(&out)
-        .output()
-        .expect("runs");
-    let err = String::from_utf8_lossy(&output.stderr);
-    assert_eq!(output.status.code(), Some(2), "{err}");
+        ],
+        &out,
+    );
     assert!(err.contains("--verify-kernels cannot run"), "{err}");
     assert!(err.contains("pip install onnxruntime onnx numpy"), "{err}");
     assert!(!out.exists(), "nothing is written when a tool is missing");
@@ -419,4 +405,19 @@ fn a_rule_declared_by_name_is_applied_only_where_the_evidence_confirms_it() {
         stdout.contains("accumulates/add.cu:5:17: manual CP0037: the [[kernel]] rule for `add_kernel` was not applied: its evidence refuted it"),
         "{stdout}"
     );
+}
+
+/// Runs `cuport ARGS OUT` with `CUPORT_PYTHON` naming no interpreter under
+/// `dir`; checks it exits 2 and returns its stderr.
+fn refused_without_python(dir: &std::path::Path, args: &[&str], out: &std::path::Path) -> String {
+    let output = Command::cargo_bin("cuport")
+        .expect("binary builds")
+        .env("CUPORT_PYTHON", dir.join("no-python"))
+        .args(args)
+        .arg(out)
+        .output()
+        .expect("runs");
+    let err = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert_eq!(output.status.code(), Some(2), "{err}");
+    err
 }
