@@ -40,7 +40,9 @@ pub(crate) struct KernelsArgs {
     /// Confirm or refute each rule by execution: COMPILES AND RUNS the scanned
     /// kernels on this machine's CPU (g++, or CUPORT_CXX) and compares them with
     /// ONNX Runtime (CUPORT_PYTHON, default python3, with `pip install
-    /// onnxruntime onnx numpy`). Exit 1 when a declared rule is refuted.
+    /// onnxruntime onnx numpy`), or with JAX for rules with operators ONNX has
+    /// no form for, such as gradients (`pip install jax==0.10.2
+    /// jaxlib==0.10.2`). Exit 1 when a declared rule is refuted.
     #[arg(long)]
     verify: bool,
 }

@@ -8,9 +8,11 @@ use cuport_analyze::KernelPattern;
 use cuport_regress::dtype::DType;
 use cuport_regress::evidence::{
     launch_from_source, verify, CallSpec, Evidence, KernelSpec, LaunchSpec, ParamKind, ParamSpec,
-    TensorRole, Toolchain, Verdict, RUNNER,
+    ScratchSpec, TensorRole, Toolchain, ValueSpec, Verdict, ViewSpec, RUNNER,
 };
-use cuport_rules::kernel_rules::{EvidenceVerdict, KernelRule, ParamRole, RuleEvidence};
+use cuport_rules::kernel_rules::{
+    EvidenceVerdict, KernelRule, KernelTensor, ParamRole, RuleEvidence,
+};
 
 /// The evidence for `rule` on `kernel` of `file` (whose text is `text`).
 pub(crate) fn evidence_for(
@@ -79,35 +81,196 @@ fn spec_for(
             .map(|c| CallSpec {
                 operator: c.operator.clone(),
                 args: c.args.clone(),
+                when: c.when.as_ref().map(|w| param_of(rule, w)),
+                unless: c.unless.as_ref().map(|w| param_of(rule, w)),
             })
             .collect(),
         launch,
+        views: views(rule)?,
+        launch_values: rule.launch_values.keys().cloned().collect(),
+        scratch: scratch(rule)?,
+        values: values(rule)?,
+        case_values: rule.case_values.clone(),
+        size_multiples: rule.size_multiples.clone(),
     })
 }
 
+fn values(rule: &KernelRule) -> Result<Vec<ValueSpec>, String> {
+    rule.tensors
+        .iter()
+        .filter_map(|t| t.value.as_ref().map(|v| (t, v)))
+        .map(|(t, value)| {
+            Ok(ValueSpec {
+                name: t.name().to_string(),
+                value: value.clone(),
+                dtype: dtype(&t.dtype).ok_or_else(|| {
+                    format!(
+                        "value tensor `{}` has element type `{}`; the evidence handles float and int",
+                        t.name(),
+                        t.dtype
+                    )
+                })?,
+            })
+        })
+        .collect()
+}
+
+fn scratch(rule: &KernelRule) -> Result<Vec<ScratchSpec>, String> {
+    rule.tensors
+        .iter()
+        .filter(|t| t.scratch)
+        .map(|t| {
+            let dtype = match t.dtype.trim() {
+                "bool" => "bool",
+                other => dtype(other)
+                    .ok_or_else(|| {
+                        format!(
+                            "scratch tensor `{}` has element type `{other}`; the evidence handles float, int and bool",
+                            t.name()
+                        )
+                    })?
+                    .name(),
+            };
+            Ok(ScratchSpec {
+                name: t.name().to_string(),
+                shape: t.shape.clone(),
+                dtype: dtype.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// The kernel parameter behind a tensor name of the rule.
+fn param_of(rule: &KernelRule, tensor: &str) -> String {
+    rule.tensors
+        .iter()
+        .find(|t| t.name() == tensor)
+        .map_or_else(|| tensor.to_string(), |t| t.param.clone())
+}
+
+/// A parameter seen through strided views (or several of them) is one
+/// buffer to the runner, as long as the farthest element a view reaches.
+fn is_viewed(rule: &KernelRule, name: &str) -> bool {
+    let seen: Vec<&KernelTensor> = rule.tensors.iter().filter(|t| t.param == name).collect();
+    seen.len() > 1 || seen.iter().any(|t| t.is_view() || t.name() != name)
+}
+
+fn views(rule: &KernelRule) -> Result<Vec<ViewSpec>, String> {
+    rule.tensors
+        .iter()
+        .filter(|t| !t.scratch && t.value.is_none() && is_viewed(rule, &t.param))
+        .map(|t| {
+            Ok(ViewSpec {
+                name: t.name().to_string(),
+                param: t.param.clone(),
+                role: role(t)?,
+                shape: t.shape.clone(),
+                strides: t.strides.clone().unwrap_or_else(|| row_major(&t.shape)),
+                offset: t.offset.clone().unwrap_or_else(|| "0".into()),
+            })
+        })
+        .collect()
+}
+
+/// The row-major strides of `shape` as expressions.
+fn row_major(shape: &str) -> String {
+    let dims = items(shape);
+    let mut strides = vec!["1".to_string(); dims.len()];
+    for i in (0..dims.len().saturating_sub(1)).rev() {
+        strides[i] = format!("({}) * ({})", strides[i + 1], dims[i + 1]);
+    }
+    strides.join(", ")
+}
+
+/// The comma-separated items of `text` at bracket depth 0.
+fn items(text: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut depth = 0usize;
+    for c in text
+        .trim()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .chars()
+    {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                out.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(last) = out.last_mut() {
+            last.push(c);
+        }
+    }
+    out.into_iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
+/// One past the last element the view reaches from its parameter's
+/// pointer: offset + sum of (extent - 1) * stride, plus one.
+fn view_end(t: &KernelTensor) -> String {
+    let strides = items(&t.strides.clone().unwrap_or_else(|| row_major(&t.shape)));
+    let mut end = format!("({}) + 1", t.offset.as_deref().unwrap_or("0"));
+    for (dim, stride) in items(&t.shape).iter().zip(&strides) {
+        end.push_str(&format!(" + (({dim}) - 1) * ({stride})"));
+    }
+    end
+}
+
+fn role(t: &KernelTensor) -> Result<TensorRole, String> {
+    match t.role {
+        ParamRole::Output => Ok(TensorRole::Output),
+        ParamRole::Input => Ok(TensorRole::Input),
+        ParamRole::Inout => Ok(TensorRole::Inout),
+        other => Err(format!(
+            "tensor `{}` has role `{}`; the evidence compares tensors only",
+            t.name(),
+            other.id()
+        )),
+    }
+}
+
 fn param(rule: &KernelRule, name: &str, c_type: &str) -> Result<ParamSpec, String> {
-    let kind = match rule.tensors.iter().find(|t| t.param == name) {
+    let seen: Vec<&KernelTensor> = rule.tensors.iter().filter(|t| t.param == name).collect();
+    let kind = match seen.first() {
         None => ParamKind::Scalar,
-        Some(t) => ParamKind::Tensor {
-            role: match t.role {
-                ParamRole::Output => TensorRole::Output,
-                ParamRole::Input => TensorRole::Input,
-                ParamRole::Inout => TensorRole::Inout,
-                other => {
-                    return Err(format!(
-                        "tensor `{name}` has role `{}`; the evidence compares tensors only",
-                        other.id()
-                    ))
-                }
-            },
-            shape: t.shape.clone(),
-            dtype: dtype(&t.dtype).ok_or_else(|| {
-                format!(
-                    "tensor `{name}` has element type `{}`; the evidence handles float and int",
-                    t.dtype
-                )
-            })?,
-        },
+        Some(t) => {
+            let roles = seen
+                .iter()
+                .map(|t| role(t))
+                .collect::<Result<Vec<_>, _>>()?;
+            let role = if roles.iter().all(|r| *r == roles[0]) {
+                roles[0]
+            } else {
+                TensorRole::Inout
+            };
+            let shape = if is_viewed(rule, name) {
+                seen.iter()
+                    .map(|t| view_end(t))
+                    .reduce(|a, b| format!("max({a}, {b})"))
+                    .unwrap_or_default()
+            } else {
+                t.shape.clone()
+            };
+            ParamKind::Tensor {
+                role,
+                optional: seen.iter().any(|t| t.optional),
+                partial: seen.iter().any(|t| t.partial),
+                lower_triangular: seen.iter().any(|t| t.lower_triangular),
+                shape,
+                dtype: dtype(&t.dtype).ok_or_else(|| {
+                    format!(
+                        "tensor `{name}` has element type `{}`; the evidence handles float and int",
+                        t.dtype
+                    )
+                })?,
+            }
+        }
     };
     Ok(ParamSpec {
         name: name.to_string(),

@@ -242,10 +242,18 @@ fn tensor(kernel: &KernelPattern, t: &cuport_analyze::TensorUse) -> Result<Kerne
         .clone()
         .ok_or_else(|| format!("the extent of `{}` is not known", t.param))?;
     Ok(KernelTensor {
+        name: None,
         param: t.param.clone(),
         role,
         shape,
+        strides: None,
+        offset: None,
         dtype: element_type(kernel, &t.param).unwrap_or_default(),
+        optional: false,
+        scratch: false,
+        partial: false,
+        lower_triangular: false,
+        value: None,
     })
 }
 

@@ -1,7 +1,8 @@
 //! `cuport kernels --verify`: evidence by execution (issue 27 item 3). The
 //! fixtures' kernels run on the CPU runner and are compared with ONNX
-//! Runtime. Needs g++ and a Python with `onnxruntime onnx numpy`
-//! (`CUPORT_PYTHON`, else `python3`): without them each test says so and
+//! Runtime, or with JAX for gradients. Needs g++ and a Python with
+//! `onnxruntime onnx numpy` (and `jax` for the gradient tests;
+//! `CUPORT_PYTHON`, else `python3`): without them each test says so and
 //! passes, unless `CUPORT_REQUIRE_EVIDENCE=1` (set by .ci/run), where a
 //! missing tool fails it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
@@ -156,7 +157,8 @@ fn a_wrong_declared_mapping_is_refuted_with_the_failing_case() {
 /// max, row max with its index (an int output), a 3-D permutation (three
 /// size parameters), an embedding gather (indices drawn inside the table),
 /// and a matrix product. The AdamW step has no independent reference
-/// (ONNX Runtime's CPU build has no optimizer operator): not run.
+/// (neither ONNX Runtime's CPU build nor JAX has an optimizer operator):
+/// not run.
 #[test]
 fn every_operator_reference_confirms_a_kernel_that_computes_it() {
     if !tools_available() {
@@ -420,4 +422,422 @@ fn refused_without_python(dir: &std::path::Path, args: &[&str], out: &std::path:
     let err = String::from_utf8_lossy(&output.stderr).into_owned();
     assert_eq!(output.status.code(), Some(2), "{err}");
     err
+}
+
+/// Strided views of one parameter (views.cu): two interleaved slices read
+/// transposed and two inputs written into the slices of one output are
+/// confirmed as declared (views.toml) and refuted with the slices swapped
+/// (views-wrong.toml), so a view's offset and strides are checked by
+/// execution, not taken on trust.
+#[test]
+fn strided_views_of_one_parameter_are_confirmed_and_a_swapped_slice_refuted() {
+    if !tools_available() {
+        return;
+    }
+    let file = fixture("views.cu");
+    for (rules, code, verdict) in [
+        ("views.toml", Some(0), "confirmed"),
+        ("views-wrong.toml", Some(1), "refuted"),
+    ] {
+        let rules = fixture(rules);
+        let (json, err, status) = run(&[
+            "kernels", "--to", "ascend", "--verify", "--format", "json", &file, "--rules", &rules,
+        ]);
+        assert_eq!(status, code, "{err}");
+        let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
+        for name in ["split_kernel", "join_kernel"] {
+            let k = kernels.iter().find(|k| k["name"] == name).unwrap();
+            assert_eq!(k["evidence"]["verdict"], verdict, "{rules}: {k}");
+        }
+    }
+}
+
+/// Whether the evidence Python also has JAX (the reference for operators
+/// ONNX has no form for); a loud skip when not, a failure when CI requires
+/// it (.ci/run installs it).
+fn jax_available() -> bool {
+    if !tools_available() {
+        return false;
+    }
+    let ok = Std::new(python())
+        .args(["-c", "import jax"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !ok {
+        let why = format!("gradient evidence tests need `{}` with jax", python());
+        assert!(
+            std::env::var("CUPORT_REQUIRE_EVIDENCE").as_deref() != Ok("1"),
+            "CUPORT_REQUIRE_EVIDENCE=1 but {why}"
+        );
+        eprintln!("!!! SKIPPED: {why} !!!");
+    }
+    ok
+}
+
+/// Runs `file` against each rules file and checks the kernel's verdict and
+/// that JAX, not ONNX Runtime, was the reference.
+fn verdicts_against_jax(file: &str, kernel: &str, expected: &[(&str, Option<i32>, &str)]) {
+    let file = fixture(file);
+    for (rules, code, verdict) in expected {
+        let rules = fixture(rules);
+        let (json, err, status) = run(&[
+            "kernels", "--to", "ascend", "--verify", "--format", "json", &file, "--rules", &rules,
+        ]);
+        assert_eq!(status, *code, "{rules}: {err}");
+        let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
+        let k = kernels.iter().find(|k| k["name"] == kernel).unwrap();
+        let evidence = &k["evidence"];
+        assert_eq!(evidence["verdict"], *verdict, "{rules}: {k}");
+        assert!(
+            evidence["reference"].as_str().unwrap().starts_with("jax "),
+            "{rules}: {k}"
+        );
+        assert_eq!(evidence["cases"].as_array().unwrap().len(), 4, "{k}");
+    }
+}
+
+/// A hand-written tanh-gelu gradient (gelu_backward.cu) is confirmed as
+/// aclnnGeluBackwardV2 with approximate 'tanh' and refuted with 'none':
+/// the reference is jax.vjp of jax.nn.gelu, since ONNX has no gradient.
+#[test]
+fn a_gelu_gradient_is_confirmed_against_jax_and_the_erf_form_refuted() {
+    if !jax_available() {
+        return;
+    }
+    verdicts_against_jax(
+        "gelu_backward.cu",
+        "gelu_grad",
+        &[
+            ("gelu_backward.toml", Some(0), "confirmed"),
+            ("gelu_backward-wrong.toml", Some(1), "refuted"),
+        ],
+    );
+}
+
+/// A row softmax gradient (softmax_backward.cu) is confirmed as
+/// aclnnSoftmaxBackward over the last dimension and refuted over the
+/// first; its `output` input is drawn as a softmax output along the
+/// declared dimension, the operator's precondition.
+#[test]
+fn a_softmax_gradient_is_confirmed_against_jax_and_the_wrong_dim_refuted() {
+    if !jax_available() {
+        return;
+    }
+    verdicts_against_jax(
+        "softmax_backward.cu",
+        "softmax_grad_rows",
+        &[
+            ("softmax_backward.toml", Some(0), "confirmed"),
+            ("softmax_backward-wrong.toml", Some(1), "refuted"),
+        ],
+    );
+}
+
+/// An embedding gradient summed per table row (embedding_backward.cu) is
+/// confirmed as aclnnEmbeddingDenseBackward with no padding row and
+/// refuted with row 0 as the padding row; its indices are drawn inside the
+/// table of `numWeights` rows.
+#[test]
+fn an_embedding_gradient_is_confirmed_against_jax_and_a_padding_row_refuted() {
+    if !jax_available() {
+        return;
+    }
+    verdicts_against_jax(
+        "embedding_backward.cu",
+        "embedding_grad",
+        &[
+            ("embedding_backward.toml", Some(0), "confirmed"),
+            ("embedding_backward-wrong.toml", Some(1), "refuted"),
+        ],
+    );
+}
+
+/// Without jax (an import of it that fails, placed first on PYTHONPATH) a
+/// rule that needs JAX is "not run" with the pip line, and a rule whose
+/// calls all have ONNX forms still runs on ONNX Runtime.
+#[test]
+fn without_jax_a_gradient_rule_is_not_run_and_names_the_pip_line() {
+    if !tools_available() {
+        return;
+    }
+    let fake = tempfile::tempdir().unwrap();
+    std::fs::create_dir(fake.path().join("jax")).unwrap();
+    std::fs::write(
+        fake.path().join("jax/__init__.py"),
+        "raise ImportError('no jax here', name='jax')\n",
+    )
+    .unwrap();
+    let (file, rules) = (fixture("gelu_backward.cu"), fixture("gelu_backward.toml"));
+    let add = fixture("add.cu");
+    let out = Command::cargo_bin("cuport")
+        .unwrap()
+        .env("NO_COLOR", "1")
+        .env_remove("HIP_CPU_ROOT")
+        .env("CUPORT_PYTHON", python())
+        .env("PYTHONPATH", fake.path())
+        .args([
+            "kernels", "--to", "ascend", "--verify", "--format", "json", &file, &add, "--rules",
+            &rules,
+        ])
+        .output()
+        .unwrap();
+    let json = String::from_utf8_lossy(&out.stdout);
+    let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
+    let evidence = |name: &str| {
+        let k = kernels.iter().find(|k| k["name"] == name).unwrap();
+        k["evidence"].clone()
+    };
+    let gelu = evidence("gelu_grad");
+    assert_eq!(gelu["verdict"], "not-run", "{gelu}");
+    let why = gelu["why"].as_str().unwrap();
+    assert!(
+        why.contains("pip install jax==0.10.2 jaxlib==0.10.2"),
+        "{why}"
+    );
+    let add = kernels
+        .iter()
+        .filter_map(|k| k.get("evidence"))
+        .find(|e| e["verdict"] == "confirmed")
+        .unwrap_or_else(|| panic!("add.cu's rule is confirmed without jax: {json}"));
+    assert!(add["reference"]
+        .as_str()
+        .unwrap()
+        .starts_with("onnxruntime "));
+}
+
+/// CUPORT_REFERENCE=jax runs every rule in JAX: the JAX forms of the
+/// operators ONNX also has confirm the same kernels (ops.cu: nine
+/// confirmed, AdamW not run; add, gelu and softmax) and refute the same
+/// wrong declarations (ops-wrong.toml) as their ONNX forms.
+#[test]
+fn the_jax_forms_of_the_onnx_operators_give_the_onnx_verdicts() {
+    if !jax_available() {
+        return;
+    }
+    let ops = vec![fixture("ops.cu")];
+    let fwd: Vec<String> = ["add.cu", "gelu.cu", "softmax.cu"].map(fixture).into();
+    let runs = [
+        (&ops, "ops.toml", "9 confirmed, 0 refuted, 1 not run"),
+        (&ops, "ops-wrong.toml", "4 confirmed, 2 refuted, 0 not run"),
+        (&fwd, "declared.toml", "3 confirmed, 0 refuted, 0 not run"),
+    ];
+    for (inputs, rules, counts) in runs {
+        let rules = fixture(rules);
+        let mut args = vec!["kernels", "--to", "ascend", "--verify", "--format", "json"];
+        args.extend(inputs.iter().map(String::as_str));
+        args.extend(["--rules", &rules]);
+        let out = Command::cargo_bin("cuport")
+            .unwrap()
+            .env("NO_COLOR", "1")
+            .env_remove("HIP_CPU_ROOT")
+            .env("CUPORT_PYTHON", python())
+            .env("CUPORT_REFERENCE", "jax")
+            .args(&args)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&format!("evidence: {counts}")),
+            "{rules}: {err}"
+        );
+        let kernels: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+        for e in kernels.iter().filter_map(|k| k.get("evidence")) {
+            if e["verdict"] != "not-run" {
+                assert!(e["reference"].as_str().unwrap().starts_with("jax "), "{e}");
+            }
+        }
+    }
+}
+
+/// A launch value and an optional pointer (linear.cu): the rows exist only
+/// in the launch, so the cases generate them like a size parameter; one
+/// more case passes the bias as null, where the reference leaves out the
+/// call that runs `when = "bias"`. Confirmed as declared (linear.toml),
+/// refuted with the weight read untransposed (linear-wrong.toml).
+#[test]
+fn launch_values_and_a_null_bias_are_run_and_a_wrong_layout_refuted() {
+    if !tools_available() {
+        return;
+    }
+    let file = fixture("linear.cu");
+    for (rules, code, verdict) in [
+        ("linear.toml", Some(0), "confirmed"),
+        ("linear-wrong.toml", Some(1), "refuted"),
+    ] {
+        let rules = fixture(rules);
+        let (json, err, status) = run(&[
+            "kernels", "--to", "ascend", "--verify", "--format", "json", &file, "--rules", &rules,
+        ]);
+        assert_eq!(status, code, "{err}");
+        let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
+        let k = kernels
+            .iter()
+            .find(|k| k["name"] == "linear_kernel")
+            .unwrap();
+        assert_eq!(k["evidence"]["verdict"], verdict, "{rules}: {k}");
+        if verdict == "confirmed" {
+            let cases: Vec<&str> = k["evidence"]["cases"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|c| c["name"].as_str().unwrap())
+                .collect();
+            assert!(cases.contains(&"without-bias"), "{cases:?}");
+            let odd = k["evidence"]["cases"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["name"] == "odd")
+                .unwrap();
+            assert!(odd["sizes"]["rows"].as_i64().unwrap() > 1, "{odd}");
+        }
+    }
+}
+
+/// A kernel that accumulates (bias_grad.cu: `dbias[col] += sum`): the rule
+/// sums into a scratch tensor and adds it in place, and is confirmed; the
+/// rule that lets the sum overwrite dbias is refuted, because the evidence
+/// starts an inout tensor with generated values, not zeros.
+#[test]
+fn an_accumulating_kernel_needs_scratch_and_an_in_place_add() {
+    if !tools_available() {
+        return;
+    }
+    let file = fixture("bias_grad.cu");
+    for (rules, code, verdict) in [
+        ("bias_grad.toml", Some(0), "confirmed"),
+        ("bias_grad-overwrites.toml", Some(1), "refuted"),
+    ] {
+        let rules = fixture(rules);
+        let (json, err, status) = run(&[
+            "kernels", "--to", "ascend", "--verify", "--format", "json", &file, "--rules", &rules,
+        ]);
+        assert_eq!(status, code, "{err}");
+        let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
+        let k = kernels
+            .iter()
+            .find(|k| k["name"] == "bias_grad_kernel")
+            .unwrap();
+        assert_eq!(k["evidence"]["verdict"], verdict, "{rules}: {k}");
+    }
+}
+
+/// A causal softmax that writes only the lower triangle (causal_softmax.cu)
+/// as aclnnScaledMaskedSoftmax with a mask made in scratch memory (bool,
+/// fill then triu): confirmed on the elements the kernel writes
+/// (`partial`), refuted when the mask also hides the diagonal.
+#[test]
+fn a_causal_softmax_is_compared_where_the_kernel_writes_and_a_wrong_mask_refuted() {
+    if !tools_available() {
+        return;
+    }
+    let file = fixture("causal_softmax.cu");
+    for (rules, code, verdict) in [
+        ("causal_softmax.toml", Some(0), "confirmed"),
+        ("causal_softmax-diagonal.toml", Some(1), "refuted"),
+    ] {
+        let rules = fixture(rules);
+        let (json, err, status) = run(&[
+            "kernels", "--to", "ascend", "--verify", "--format", "json", &file, "--rules", &rules,
+        ]);
+        assert_eq!(status, code, "{err}");
+        let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
+        let k = kernels
+            .iter()
+            .find(|k| k["name"] == "causal_softmax_kernel")
+            .unwrap();
+        assert_eq!(k["evidence"]["verdict"], verdict, "{rules}: {k}");
+    }
+}
+
+/// One AdamW step (adamw.cu) as aclnnApplyAdamWV2, whose step is a
+/// one-element tensor made from the launch value `t` and whose bias
+/// corrections the evidence sets from t (case-values): the rule is valid
+/// and its port compiles (operator_kernels.rs), but no reference computes
+/// AdamW yet (neither ONNX Runtime nor JAX has an optimizer operator), so
+/// the evidence is "not run" and says why, for the right rule and the
+/// wrong one alike.
+#[test]
+fn an_adamw_step_is_not_run_without_an_optimizer_reference() {
+    if !tools_available() {
+        return;
+    }
+    let file = fixture("adamw.cu");
+    for rules in ["adamw.toml", "adamw-uncorrected.toml"] {
+        let rules = fixture(rules);
+        let (json, err, status) = run(&[
+            "kernels", "--to", "ascend", "--verify", "--format", "json", &file, "--rules", &rules,
+        ]);
+        assert_eq!(status, Some(0), "{err}");
+        let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
+        let k = kernels
+            .iter()
+            .find(|k| k["name"] == "adamw_step_kernel")
+            .unwrap();
+        assert_eq!(k["evidence"]["verdict"], "not-run", "{rules}: {k}");
+        let why = k["evidence"]["why"].as_str().unwrap_or_default();
+        assert!(why.contains("aclnnApplyAdamWV2"), "{why}");
+    }
+}
+
+/// The causal softmax's gradient (causal_softmax_backward.cu) as
+/// aclnnScaledMaskedSoftmaxBackward: confirmed when the rule states the
+/// callers' contract that y is zero above the diagonal
+/// (`lower-triangular`), refuted without it (the operator sums whole rows).
+#[test]
+fn a_causal_softmax_gradient_needs_the_callers_lower_triangular_contract() {
+    if !tools_available() {
+        return;
+    }
+    let file = fixture("causal_softmax_backward.cu");
+    for (rules, code, verdict) in [
+        ("causal_softmax_backward.toml", Some(0), "confirmed"),
+        ("causal_softmax_backward-full-rows.toml", Some(1), "refuted"),
+    ] {
+        let rules = fixture(rules);
+        let (json, err, status) = run(&[
+            "kernels", "--to", "ascend", "--verify", "--format", "json", &file, "--rules", &rules,
+        ]);
+        assert_eq!(status, code, "{err}");
+        let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
+        let k = kernels
+            .iter()
+            .find(|k| k["name"] == "causal_softmax_backward_kernel")
+            .unwrap();
+        assert_eq!(k["evidence"]["verdict"], verdict, "{rules}: {k}");
+    }
+}
+
+/// A softmax cross-entropy that writes its gradient over the logits
+/// (classifier.cu), with optional probabilities and an optional loss
+/// gradient: one-hot labels in scratch from one-element on/off value
+/// tensors, calls that run `when` a pointer is given and `unless` it is;
+/// confirmed with and without the pointers, refuted when the default scale
+/// is wrong (only the case with null pointers can tell).
+#[test]
+fn a_fused_classifier_runs_its_calls_by_which_pointers_are_given() {
+    if !tools_available() {
+        return;
+    }
+    let file = fixture("classifier.cu");
+    for (rules, code, verdict) in [
+        ("classifier.toml", Some(0), "confirmed"),
+        ("classifier-default-scale.toml", Some(1), "refuted"),
+    ] {
+        let rules = fixture(rules);
+        let (json, err, status) = run(&[
+            "kernels", "--to", "ascend", "--verify", "--format", "json", &file, "--rules", &rules,
+        ]);
+        assert_eq!(status, code, "{err}");
+        let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
+        let k = kernels
+            .iter()
+            .find(|k| k["name"] == "classifier_kernel")
+            .unwrap();
+        assert_eq!(k["evidence"]["verdict"], verdict, "{rules}: {k}");
+        if verdict == "refuted" {
+            let why = k["evidence"]["why"].as_str().unwrap_or_default();
+            assert!(why.contains("without-probs-dlosses"), "{why}");
+        }
+    }
 }

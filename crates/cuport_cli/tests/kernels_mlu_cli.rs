@@ -110,9 +110,25 @@ fn migrate_names_the_cnnl_calls_on_each_mapped_kernel_and_writes_no_helper() {
             rules.to_str().unwrap(),
             "--out",
             out.to_str().unwrap(),
+            "--report",
+            dir.path().join("report").to_str().unwrap(),
         ],
     )
     .expect_code(0);
+    // report.json: a kernel the rule maps stays a manual port (skeleton),
+    // and its record names the CNNL calls.
+    let report: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.path().join("report/report.json")).unwrap(),
+    )
+    .unwrap();
+    let residual = report["kernels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|k| k["name"] == "residual_forward_kernel")
+        .unwrap();
+    assert_eq!(residual["disposition"], "skeleton", "{residual}");
+    assert_eq!(residual["operators"][0], "cnnlOpTensor", "{residual}");
     let lines: Vec<String> = run
         .stdout
         .lines()

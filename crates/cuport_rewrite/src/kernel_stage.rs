@@ -287,7 +287,9 @@ pub struct KernelRecord {
     pub column: u32,
     pub target: Target,
     pub disposition: Disposition,
-    /// The vendor operators its launches call (disposition `operator`).
+    /// The vendor operators its launches call (disposition `operator`), or
+    /// those its rule names for a manual port when no header checked them
+    /// (a `skeleton` with CP0038: CNNL).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub operators: Vec<String>,
     /// What running the kernel against a reference showed, as the applied
@@ -329,6 +331,9 @@ pub(crate) fn kernel_records(
             }
         }
         let replaced = codes.contains(&crate::diagnostic::codes::KERNEL_OPERATOR);
+        // A rule naming operators no header checked (CNNL, CP0038): the
+        // kernel stays a manual port, but the record names the calls.
+        let named = codes.contains(&crate::diagnostic::codes::KERNEL_OPERATOR_UNCHECKED);
         for &target in options.targets() {
             let mut record = KernelRecord {
                 name: kernel.name.clone(),
@@ -341,7 +346,7 @@ pub(crate) fn kernel_records(
                 diagnostics: codes.clone(),
             };
             // Looked up only for a kernel the planner replaced.
-            if !(replaced && record.disposition == Disposition::Skeleton) {
+            if !((replaced || named) && record.disposition == Disposition::Skeleton) {
                 records.push(record);
                 continue;
             }
@@ -355,7 +360,9 @@ pub(crate) fn kernel_records(
                 ParamsSeen::Count(kernel.args.len()),
             );
             if let OperatorMapping::Applies(rule) = mapping {
-                record.disposition = Disposition::Operator;
+                if replaced && generates_code(target) {
+                    record.disposition = Disposition::Operator;
+                }
                 record.operators = rule.calls.iter().map(|c| c.operator.clone()).collect();
                 record.evidence.clone_from(&rule.evidence);
             }

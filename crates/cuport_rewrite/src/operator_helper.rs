@@ -8,11 +8,23 @@
 //! compiles against is checked by the tests with the vendor's headers.
 use std::fmt::Write as _;
 
-use cuport_rules::kernel_rules::{KernelCall, KernelRule, Operator, OperatorTable, ParamRole};
+use cuport_rules::kernel_rules::{
+    is_string_param, string_literal, KernelCall, KernelRule, KernelTensor, Operator, OperatorTable,
+    ParamRole,
+};
 
 /// The name of the function a kernel's launches call instead.
 pub(crate) fn helper_name(kernel: &str) -> String {
     format!("cuport_kernel_{kernel}")
+}
+
+/// What each launch passes after the kernel's arguments: the rule's launch
+/// values, in the order the function declares them.
+pub(crate) fn launch_arguments(rule: &KernelRule) -> Vec<String> {
+    rule.launch_values
+        .values()
+        .map(|text| format!("static_cast<int64_t>({})", text.trim()))
+        .collect()
 }
 
 /// How the function is declared where the kernel was.
@@ -86,6 +98,10 @@ pub(crate) fn helper_text(
     for param in params.iter().filter(|p| !p.trim().is_empty()) {
         let _ = write!(signature, ", {}", param.trim());
     }
+    // After the kernel's own: each launch passes these (launch_arguments).
+    for name in rule.launch_values.keys() {
+        let _ = write!(signature, ", int64_t {name}");
+    }
     signature.push(')');
     match linkage {
         Linkage::Declaration => {
@@ -105,14 +121,7 @@ pub(crate) fn helper_text(
                 dtype: tensor.dtype.clone(),
                 param: tensor.param.clone(),
             })?;
-        let dims = list_items(&tensor.shape);
-        let _ = writeln!(
-            text,
-            "    const int64_t cuport_dims_{p}[] = {{{}}};\n    aclTensor *cuport_{p} = cuport_call.tensor({p}, {dtype}, cuport_dims_{p}, {});",
-            int64_list(&dims),
-            dims.len(),
-            p = tensor.param
-        );
+        text.push_str(&tensor_text(tensor, dtype));
     }
     text.push_str(
         "    aclnnStatus cuport_status = cuport_call.ok() ? 0 : ACL_ERROR_INVALID_PARAM;\n",
@@ -122,6 +131,70 @@ pub(crate) fn helper_text(
     }
     text.push_str("    return cuport_call.finish(cuport_status);\n}\n");
     Ok(text)
+}
+
+/// The statements that make tensor `cuport_<name>`: a row-major view of
+/// its parameter, or a strided one at an element offset.
+fn tensor_text(tensor: &KernelTensor, dtype: &str) -> String {
+    let dims = list_items(&tensor.shape);
+    let (name, param) = (tensor.name(), &tensor.param);
+    let mut text = format!(
+        "    const int64_t cuport_dims_{name}[] = {{{}}};\n",
+        int64_list(&dims)
+    );
+    // An optional pointer that is null stays a null tensor: only the calls
+    // that run `when` it is present bind it.
+    let guard = if tensor.optional {
+        format!("{param} == nullptr ? nullptr : ")
+    } else {
+        String::new()
+    };
+    if let Some(value) = &tensor.value {
+        let _ = writeln!(
+            text,
+            "    aclTensor *cuport_{name} = cuport_call.value(static_cast<double>({}), {dtype}, cuport_dims_{name}, {});",
+            value.trim(),
+            dims.len()
+        );
+        return text;
+    }
+    if tensor.scratch {
+        let _ = writeln!(
+            text,
+            "    aclTensor *cuport_{name} = cuport_call.scratch({dtype}, cuport_dims_{name}, {});",
+            dims.len()
+        );
+        return text;
+    }
+    if !tensor.is_view() {
+        let _ = writeln!(
+            text,
+            "    aclTensor *cuport_{name} = {guard}cuport_call.tensor({param}, {dtype}, cuport_dims_{name}, {});",
+            dims.len()
+        );
+        return text;
+    }
+    let strides = match &tensor.strides {
+        Some(strides) => list_items(strides),
+        None => row_major(&dims),
+    };
+    let offset = tensor.offset.as_deref().unwrap_or("0");
+    let _ = writeln!(
+        text,
+        "    const int64_t cuport_strides_{name}[] = {{{}}};\n    aclTensor *cuport_{name} = {guard}cuport_call.view({param}, {dtype}, cuport_dims_{name}, cuport_strides_{name}, {}, static_cast<int64_t>({offset}));",
+        int64_list(&strides),
+        dims.len()
+    );
+    text
+}
+
+/// The row-major strides of `dims` as expressions (`C*1`, `1`).
+fn row_major(dims: &[String]) -> Vec<String> {
+    let mut strides = vec!["1".to_owned(); dims.len()];
+    for i in (0..dims.len().saturating_sub(1)).rev() {
+        strides[i] = format!("({}) * ({})", strides[i + 1], dims[i + 1]);
+    }
+    strides
 }
 
 /// One operator's two phases, run when everything before succeeded.
@@ -157,7 +230,16 @@ fn call_text(
         };
         args.push(arg);
     }
-    let mut text = String::from("    if (cuport_status == 0) {\n");
+    let param_of = |name: &Option<String>| {
+        name.as_deref()
+            .and_then(|w| rule.tensors.iter().find(|t| t.name() == w))
+            .map(|t| t.param.as_str())
+    };
+    let mut text = match (param_of(&call.when), param_of(&call.unless)) {
+        (Some(param), _) => format!("    if (cuport_status == 0 && {param} != nullptr) {{\n"),
+        (None, Some(param)) => format!("    if (cuport_status == 0 && {param} == nullptr) {{\n"),
+        (None, None) => String::from("    if (cuport_status == 0) {\n"),
+    };
     text.push_str(&values);
     let _ = writeln!(
         text,
@@ -175,7 +257,7 @@ fn tensor_arg(
     param: &str,
     rule: &KernelRule,
 ) -> Result<String, HelperError> {
-    if rule.tensors.iter().any(|t| t.param == value) {
+    if rule.tensors.iter().any(|t| t.name() == value) {
         Ok(format!("cuport_{value}"))
     } else {
         Err(HelperError::NotATensor {
@@ -197,6 +279,10 @@ fn attribute(
     table: &OperatorTable,
 ) -> Option<String> {
     let bare = c_type.trim().trim_start_matches("const ").trim();
+    if is_string_param(c_type) {
+        let literal = string_literal(value)?;
+        return Some(format!("        char {name}[] = \"{literal}\";\n"));
+    }
     let text = match bare {
         "aclScalar*" => {
             let (holder, dtype) = scalar_type(call, rule, table);
@@ -216,7 +302,7 @@ fn attribute(
             "        aclDataType {name} = {};\n",
             table.dtype(value.trim()).unwrap_or(value.trim())
         ),
-        "bool" | "double" | "float" | "int64_t" | "int32_t" | "int8_t" | "uint64_t" => {
+        "bool" | "double" | "float" | "int" | "int64_t" | "int32_t" | "int8_t" | "uint64_t" => {
             format!("        {bare} {name} = static_cast<{bare}>({value});\n")
         }
         _ => return None,
@@ -235,7 +321,7 @@ fn scalar_type(
     let first = call
         .args
         .values()
-        .find_map(|v| rule.tensors.iter().find(|t| &t.param == v))
+        .find_map(|v| rule.tensors.iter().find(|t| t.name() == v))
         .and_then(|t| table.dtype(&t.dtype));
     match first {
         Some("ACL_INT32") => ("int32_t", "ACL_INT32"),

@@ -200,6 +200,191 @@ fn the_port_compiles_against_the_real_headers_of_each_release() {
 /// A kernel of one pointer parameter per tensor parameter of `op`, and a
 /// rule binding every parameter: tensors to the pointers, attributes to a
 /// value of their type.
+/// Strided views of one parameter (a tensor with `name`, `strides` and
+/// `offset`) become `CuportOpCall::view` calls that compile against each
+/// release.
+#[test]
+fn strided_views_compile_against_the_real_headers_of_each_release() {
+    let Some(vendor) = cann_vendor() else { return };
+    if !require("g++") {
+        return;
+    }
+    let views = fixture().with_file_name("views");
+    let text = std::fs::read_to_string(views.join("split.toml")).unwrap();
+    let (rules, problems) = load_kernel_rules("split.toml", &text, &table());
+    assert!(problems.is_empty(), "{problems:?}");
+    for release in RELEASES {
+        let migration = migrate_dir(&views, &options(rules.clone(), release));
+        let ported_text = ported(&migration, "split.cu");
+        assert!(ported_text.contains("cuport_call.view(pairs, ACL_FLOAT, cuport_dims_pairs_right, cuport_strides_pairs_right, 2, static_cast<int64_t>(C))"), "{ported_text}");
+        assert!(
+            ported_text.contains("cuport_kernel_split_kernel(stream, left, right, pairs, R, C);")
+        );
+        let out = write_output(&migration);
+        let errors = syntax_errors(&vendor, release, &out.path().join("tree"), "split.cu");
+        assert!(errors.is_empty(), "CANN {release}:\n{}", errors.join("\n"));
+    }
+}
+
+/// A rule with a launch value (the rows, which the kernel only sees as its
+/// grid) and an optional bias: the function takes the rows after the
+/// kernel's parameters, each launch passes `B * T`, the bias tensor and its
+/// call exist only when the pointer is not null; one way and dual-stack,
+/// compiled against the real headers of each release.
+#[test]
+fn launch_values_and_an_optional_bias_compile_against_each_release() {
+    let linear = fixture().with_file_name("linear");
+    let text = std::fs::read_to_string(linear.join("linear.toml")).unwrap();
+    let (rules, problems) = load_kernel_rules("linear.toml", &text, &table());
+    assert!(problems.is_empty(), "{problems:?}");
+    let mut dual = MigrateOptions::dual_stack(vec![Target::Ascend, Target::Hip]);
+    dual.kernel_rules = rules.clone();
+    let dual_migration = migrate_dir(&linear, &dual);
+    let dual_text = ported(&dual_migration, "linear.cu");
+    assert!(dual_text.contains(
+        "CUPORT_OPERATOR_LAUNCH_VALUES(cuport_kernel_linear_kernel, (stream), (linear_kernel), (B * T, 128, 0, stream), (static_cast<int64_t>(B * T)), out, inp, weight, bias, C, OC);"
+    ), "{dual_text}");
+    let dual_out = write_output(&dual_migration);
+    let Some(vendor) = cann_vendor() else { return };
+    if !require("g++") {
+        return;
+    }
+    for release in RELEASES {
+        let migration = migrate_dir(&linear, &options(rules.clone(), release));
+        let ported_text = ported(&migration, "linear.cu");
+        for expected in [
+            "int C, int OC, int64_t rows)",
+            "aclTensor *cuport_bias = bias == nullptr ? nullptr : cuport_call.tensor(bias, ACL_FLOAT, cuport_dims_bias, 1);",
+            "if (cuport_status == 0 && bias != nullptr) {",
+            "cuport_kernel_linear_kernel(stream, out, inp, weight, bias, C, OC, static_cast<int64_t>(B * T));",
+        ] {
+            assert!(ported_text.contains(expected), "{expected}\n{ported_text}");
+        }
+        if release == RELEASES[0] {
+            insta::assert_snapshot!("operator_kernels_linear_cu", ported_text);
+        }
+        let out = write_output(&migration);
+        let errors = syntax_errors(&vendor, release, &out.path().join("tree"), "linear.cu");
+        assert!(errors.is_empty(), "CANN {release}:\n{}", errors.join("\n"));
+        let Some(hccl) = hccl_includes() else {
+            continue;
+        };
+        let root = dual_out.path().join("tree");
+        let output = Command::new("g++")
+            .args([
+                "-std=c++17",
+                "-fsyntax-only",
+                "-x",
+                "c++",
+                "-DCUPORT_BACKEND_ASCEND",
+            ])
+            .arg(format!(
+                "-I{}",
+                vendor.join(format!("cann-{release}/include")).display()
+            ))
+            .args(hccl.iter().map(|d| format!("-I{}", d.display())))
+            .arg(format!("-I{}", root.display()))
+            .arg(root.join("linear.cu"))
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "dual, CANN {release}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+}
+
+/// A scratch tensor (memory of the function's own between two calls)
+/// becomes `CuportOpCall::scratch`, and the port compiles against the real
+/// headers of each release.
+#[test]
+fn scratch_tensors_compile_against_the_real_headers_of_each_release() {
+    let dir = fixture().with_file_name("accumulate");
+    let text = std::fs::read_to_string(dir.join("bias_grad.toml")).unwrap();
+    let (rules, problems) = load_kernel_rules("bias_grad.toml", &text, &table());
+    assert!(problems.is_empty(), "{problems:?}");
+    let migration = migrate_dir(&dir, &options(rules.clone(), RELEASES[0]));
+    let ported_text = ported(&migration, "bias_grad.cu");
+    assert!(ported_text.contains(
+        "aclTensor *cuport_column_sums = cuport_call.scratch(ACL_FLOAT, cuport_dims_column_sums, 1);"
+    ), "{ported_text}");
+    let Some(vendor) = cann_vendor() else { return };
+    if !require("g++") {
+        return;
+    }
+    for release in RELEASES {
+        let migration = migrate_dir(&dir, &options(rules.clone(), release));
+        let out = write_output(&migration);
+        let errors = syntax_errors(&vendor, release, &out.path().join("tree"), "bias_grad.cu");
+        assert!(errors.is_empty(), "CANN {release}:\n{}", errors.join("\n"));
+    }
+}
+
+/// A value tensor (a host value the function copies into a one-element
+/// tensor: aclnnApplyAdamWV2's step, from the launch value `t`) becomes
+/// `CuportOpCall::value`, each launch passes `t`, and the port compiles
+/// against the real headers of each release.
+#[test]
+fn value_tensors_compile_against_the_real_headers_of_each_release() {
+    let dir = fixture().with_file_name("optimizer");
+    let text = std::fs::read_to_string(dir.join("adamw.toml")).unwrap();
+    let (rules, problems) = load_kernel_rules("adamw.toml", &text, &table());
+    assert!(problems.is_empty(), "{problems:?}");
+    let migration = migrate_dir(&dir, &options(rules.clone(), RELEASES[0]));
+    let ported_text = ported(&migration, "adamw.cu");
+    for expected in [
+        "aclTensor *cuport_step = cuport_call.value(static_cast<double>(t), ACL_FLOAT, cuport_dims_step, 1);",
+        "beta2, c1, c2, eps, weight_decay, static_cast<int64_t>(t));",
+    ] {
+        assert!(ported_text.contains(expected), "{expected}\n{ported_text}");
+    }
+    let Some(vendor) = cann_vendor() else { return };
+    if !require("g++") {
+        return;
+    }
+    for release in RELEASES {
+        let migration = migrate_dir(&dir, &options(rules.clone(), release));
+        let out = write_output(&migration);
+        let errors = syntax_errors(&vendor, release, &out.path().join("tree"), "adamw.cu");
+        assert!(errors.is_empty(), "CANN {release}:\n{}", errors.join("\n"));
+    }
+}
+
+/// A bool scratch mask (filled, then its lower triangle cleared) for
+/// aclnnScaledMaskedSoftmax compiles against the real headers of each
+/// release.
+#[test]
+fn a_causal_mask_in_scratch_compiles_against_the_real_headers_of_each_release() {
+    let dir = fixture().with_file_name("causal");
+    let text = std::fs::read_to_string(dir.join("causal_softmax.toml")).unwrap();
+    let (rules, problems) = load_kernel_rules("causal_softmax.toml", &text, &table());
+    assert!(problems.is_empty(), "{problems:?}");
+    let migration = migrate_dir(&dir, &options(rules.clone(), RELEASES[0]));
+    let ported_text = ported(&migration, "causal_softmax.cu");
+    assert!(
+        ported_text.contains(
+            "aclTensor *cuport_future = cuport_call.scratch(ACL_BOOL, cuport_dims_future, 4);"
+        ),
+        "{ported_text}"
+    );
+    let Some(vendor) = cann_vendor() else { return };
+    if !require("g++") {
+        return;
+    }
+    for release in RELEASES {
+        let migration = migrate_dir(&dir, &options(rules.clone(), release));
+        let out = write_output(&migration);
+        let errors = syntax_errors(
+            &vendor,
+            release,
+            &out.path().join("tree"),
+            "causal_softmax.cu",
+        );
+        assert!(errors.is_empty(), "CANN {release}:\n{}", errors.join("\n"));
+    }
+}
+
 fn kernel_and_rule(op: &cuport_rules::kernel_rules::Operator) -> (String, String) {
     let kernel = format!("k_{}", op.name);
     let tensors: Vec<&str> = op
@@ -251,6 +436,7 @@ fn kernel_and_rule(op: &cuport_rules::kernel_rules::Operator) -> (String, String
                 (ParamRole::Attribute, "aclIntArray*") => "[-1]".to_owned(),
                 (ParamRole::Attribute, "aclDataType") => "float".to_owned(),
                 (ParamRole::Attribute, "bool") => "0".to_owned(),
+                (ParamRole::Attribute, "char*") => "'tanh'".to_owned(),
                 (ParamRole::Attribute, _) => "1".to_owned(),
                 _ => format!("t_{}", p.name),
             };

@@ -75,3 +75,179 @@ fn a_rule_for_one_file_matches_that_file_by_path_suffix_only() {
     let (_, diags) = load_kernel_rules("twice.toml", &same_file_twice, &table);
     assert_eq!(diags.len(), 1, "{diags:?}");
 }
+
+/// Views of one parameter (llm.c's permute_kernel reads q, k and v from one
+/// interleaved buffer): each needs its own name, as many strides as
+/// extents, and expressions over the kernel's parameters; a string
+/// attribute (`char* approximate`) is written in single quotes.
+#[test]
+fn views_and_string_attributes_are_checked_where_they_are_written() {
+    let (table, _) = OperatorTable::builtin("ascend");
+    let text = r#"
+[[kernel]]
+name = "split_kernel"
+target = "ascend"
+params = ["left", "right", "pairs", "R", "C"]
+tensors = [
+    { name = "half", param = "pairs", role = "input", shape = "C, R", strides = "1, 2 * C", dtype = "float" },
+    { name = "half", param = "pairs", role = "input", shape = "C, R", strides = "1", offset = "W", dtype = "float" },
+    { param = "left", role = "output", shape = "C, R", dtype = "float" },
+]
+calls = [{ operator = "aclnnInplaceCopy", args = { selfRef = "left", src = "half" } }]
+
+[[kernel]]
+name = "gelu_backward_kernel"
+target = "ascend"
+params = ["dinp", "inp", "dout", "N"]
+tensors = [
+    { param = "inp", role = "input", shape = "N", dtype = "float" },
+    { param = "dout", role = "input", shape = "N", dtype = "float" },
+    { param = "dinp", role = "output", shape = "N", dtype = "float" },
+]
+calls = [{ operator = "aclnnGeluBackwardV2", args = { gradOutput = "dout", self = "inp", approximate = "tanh", gradInput = "dinp" } }]
+
+[[kernel]]
+name = "gelu_backward_ok"
+target = "ascend"
+params = ["dinp", "inp", "dout", "N"]
+tensors = [
+    { param = "inp", role = "input", shape = "N", dtype = "float" },
+    { param = "dout", role = "input", shape = "N", dtype = "float" },
+    { param = "dinp", role = "output", shape = "N", dtype = "float" },
+]
+calls = [{ operator = "aclnnGeluBackwardV2", args = { gradOutput = "dout", self = "inp", approximate = "'tanh'", gradInput = "dinp" } }]
+"#;
+    let (rules, diags) = load_kernel_rules("views.toml", text, &table);
+    let names: Vec<&str> = rules.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["gelu_backward_ok"]);
+    let rendered: Vec<String> = diags.iter().map(ToString::to_string).collect();
+    insta::assert_snapshot!(rendered.join("\n"));
+}
+
+/// Launch values (sizes only a launch has) are new names with C++
+/// expressions; a size multiple names a size; an optional tensor is bound
+/// only by calls that run `when` it is present, and `when` names one.
+#[test]
+fn launch_values_and_optional_tensors_are_checked_where_they_are_written() {
+    let (table, _) = OperatorTable::builtin("ascend");
+    let text = r#"
+[[kernel]]
+name = "linear_bad"
+target = "ascend"
+params = ["out", "inp", "bias", "C", "OC"]
+launch-values = { C = "C", rows = "B * (T" }
+size-multiples = { K = 32, OC = 0 }
+tensors = [
+    { param = "inp", role = "input", shape = "rows, C", dtype = "float" },
+    { param = "bias", role = "input", shape = "OC", dtype = "float", optional = true },
+    { param = "out", role = "output", shape = "rows, OC", dtype = "float" },
+]
+calls = [
+    { operator = "aclnnAdd", when = "inp", args = { self = "inp", other = "inp", alpha = "1", out = "out" } },
+    { operator = "aclnnInplaceAdd", args = { selfRef = "out", other = "bias", alpha = "1" } },
+]
+launch = { grid = "rows", block = "128" }
+
+[[kernel]]
+name = "linear_ok"
+target = "ascend"
+params = ["out", "inp", "bias", "C", "OC"]
+launch-values = { rows = "B * T" }
+size-multiples = { rows = 128 }
+tensors = [
+    { param = "inp", role = "input", shape = "rows, C", dtype = "float" },
+    { param = "bias", role = "input", shape = "OC", dtype = "float", optional = true },
+    { param = "out", role = "output", shape = "rows, OC", dtype = "float" },
+]
+calls = [{ operator = "aclnnInplaceAdd", when = "bias", args = { selfRef = "out", other = "bias", alpha = "1" } }]
+launch = { grid = "ceil_div(rows, 128)", block = "128" }
+"#;
+    let (rules, diags) = load_kernel_rules("linear.toml", text, &table);
+    let names: Vec<&str> = rules.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["linear_ok"]);
+    let rendered: Vec<String> = diags.iter().map(ToString::to_string).collect();
+    insta::assert_snapshot!(rendered.join("\n"));
+}
+
+/// A scratch tensor is named, belongs to no parameter and is a plain
+/// extent; a tensor without `scratch` must be a parameter.
+#[test]
+fn scratch_tensors_are_checked_where_they_are_written() {
+    let (table, _) = OperatorTable::builtin("ascend");
+    let text = r#"
+[[kernel]]
+name = "bias_grad_bad"
+target = "ascend"
+params = ["dbias", "dout", "rows", "cols"]
+tensors = [
+    { param = "dout", role = "input", shape = "rows, cols", dtype = "float" },
+    { param = "dbias", role = "inout", shape = "cols", dtype = "float" },
+    { param = "dout", scratch = true, shape = "cols", dtype = "float" },
+    { name = "sums", scratch = true, shape = "cols", strides = "2", dtype = "float" },
+    { name = "lost", param = "", role = "output", shape = "cols", dtype = "float" },
+]
+calls = [{ operator = "aclnnReduceSum", args = { self = "dout", dims = "[0]", keepDims = "false", dtype = "float", out = "sums" } }]
+
+[[kernel]]
+name = "bias_grad_ok"
+target = "ascend"
+params = ["dbias", "dout", "rows", "cols"]
+tensors = [
+    { param = "dout", role = "input", shape = "rows, cols", dtype = "float" },
+    { param = "dbias", role = "inout", shape = "cols", dtype = "float" },
+    { name = "sums", scratch = true, shape = "cols", dtype = "float" },
+]
+calls = [
+    { operator = "aclnnReduceSum", args = { self = "dout", dims = "[0]", keepDims = "false", dtype = "float", out = "sums" } },
+    { operator = "aclnnInplaceAdd", args = { selfRef = "dbias", other = "sums", alpha = "1" } },
+]
+"#;
+    let (rules, diags) = load_kernel_rules("scratch.toml", text, &table);
+    let names: Vec<&str> = rules.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["bias_grad_ok"]);
+    let rendered: Vec<String> = diags.iter().map(ToString::to_string).collect();
+    insta::assert_snapshot!(rendered.join("\n"));
+}
+
+/// A value tensor is a named one-element input holding an expression of
+/// the rule's names; case values name parameters or launch values and use
+/// only those and the launch functions (`pow`).
+#[test]
+fn value_tensors_and_case_values_are_checked_where_they_are_written() {
+    let (table, _) = OperatorTable::builtin("ascend");
+    let text = r#"
+[[kernel]]
+name = "adamw_bad"
+target = "ascend"
+params = ["p", "g", "m", "v", "n", "lr"]
+case-values = { k = "2", lr = "sqrt(n)" }
+tensors = [
+    { param = "p", role = "inout", shape = "n", dtype = "float" },
+    { param = "g", role = "input", shape = "n", dtype = "float" },
+    { param = "m", role = "inout", shape = "n", dtype = "float" },
+    { param = "v", role = "inout", shape = "n", dtype = "float" },
+    { name = "step", value = "t", role = "input", shape = "n", dtype = "float" },
+]
+calls = [{ operator = "aclnnApplyAdamWV2", args = { varRef = "p", mRef = "m", vRef = "v", grad = "g", step = "step", lr = "lr", beta1 = "0.9", beta2 = "0.999", weightDecay = "0", eps = "1e-8", amsgrad = "false", maximize = "false" } }]
+
+[[kernel]]
+name = "adamw_ok"
+target = "ascend"
+params = ["p", "g", "m", "v", "n", "lr"]
+launch-values = { t = "t" }
+case-values = { t = "3", lr = "1e-3 * pow(2, t)" }
+tensors = [
+    { param = "p", role = "inout", shape = "n", dtype = "float" },
+    { param = "g", role = "input", shape = "n", dtype = "float" },
+    { param = "m", role = "inout", shape = "n", dtype = "float" },
+    { param = "v", role = "inout", shape = "n", dtype = "float" },
+    { name = "step", value = "t", role = "input", shape = "1", dtype = "float" },
+]
+calls = [{ operator = "aclnnApplyAdamWV2", args = { varRef = "p", mRef = "m", vRef = "v", grad = "g", step = "step", lr = "lr", beta1 = "0.9", beta2 = "0.999", weightDecay = "0", eps = "1e-8", amsgrad = "false", maximize = "false" } }]
+"#;
+    let (rules, diags) = load_kernel_rules("adamw.toml", text, &table);
+    let names: Vec<&str> = rules.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["adamw_ok"]);
+    let rendered: Vec<String> = diags.iter().map(ToString::to_string).collect();
+    insta::assert_snapshot!(rendered.join("\n"));
+}

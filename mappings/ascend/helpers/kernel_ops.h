@@ -64,6 +64,74 @@ public:
         return fail(view);
     }
 
+    // A view of `rank` extents with element `strides`, starting `offset`
+    // elements after `data` (a `[[kernel]]` tensor with `strides` or
+    // `offset`: one slice of an interleaved buffer, a transposed matrix).
+    // The storage is the extent from `data` to the view's last element.
+    aclTensor *view(const void *data, aclDataType type, const int64_t *dims, const int64_t *strides,
+                    uint64_t rank, int64_t offset) {
+        size_t size = aclDataTypeSize(type);
+        int64_t last = offset;
+        for (uint64_t i = 0; i < rank; ++i) {
+            if (dims[i] <= 0 || strides[i] < 0) {
+                return fail<aclTensor>(nullptr);
+            }
+            last += (dims[i] - 1) * strides[i];
+        }
+        if (size == 0 || offset < 0) {
+            return fail<aclTensor>(nullptr);
+        }
+        uintptr_t address = reinterpret_cast<uintptr_t>(data);
+        uintptr_t aligned = address & ~static_cast<uintptr_t>(31);
+        if ((address - aligned) % size == 0) {
+            int64_t shift = static_cast<int64_t>((address - aligned) / size);
+            offset += shift;
+            last += shift;
+            address = aligned;
+        }
+        int64_t storage = last + 1;
+        aclTensor *made = aclCreateTensor(dims, rank, type, strides, offset, ACL_FORMAT_ND, &storage,
+                                          1, reinterpret_cast<void *>(address));
+        if (made != nullptr) {
+            tensors_.push_back(made);
+        }
+        return fail(made);
+    }
+
+    // Device memory of the function's own for `rank` extents (a `[[kernel]]`
+    // tensor with `scratch = true`: a result one call writes and a later
+    // call reads), freed by finish after the stream has finished.
+    aclTensor *scratch(aclDataType type, const int64_t *dims, uint64_t rank) {
+        void *memory = allocate(type, dims, rank);
+        return memory == nullptr ? nullptr : tensor(memory, type, dims, rank);
+    }
+
+    // A one-element tensor holding `number` converted to `type` (a
+    // `[[kernel]]` tensor with `value`: an operator that takes a scalar as
+    // a tensor, aclnnApplyAdamWV2's step). The copy is synchronous, so
+    // the host value may go out of scope at once.
+    aclTensor *value(double number, aclDataType type, const int64_t *dims, uint64_t rank) {
+        void *memory = allocate(type, dims, rank);
+        if (memory == nullptr) {
+            return nullptr;
+        }
+        float as_float = static_cast<float>(number);
+        int32_t as_int32 = static_cast<int32_t>(number);
+        int64_t as_int64 = static_cast<int64_t>(number);
+        const void *host = nullptr;
+        switch (type) {
+            case ACL_FLOAT: host = &as_float; break;
+            case ACL_INT32: host = &as_int32; break;
+            case ACL_INT64: host = &as_int64; break;
+            default: return fail<aclTensor>(nullptr);
+        }
+        size_t size = aclDataTypeSize(type);
+        if (aclrtMemcpy(memory, size, host, size, ACL_MEMCPY_HOST_TO_DEVICE) != ACL_SUCCESS) {
+            return fail<aclTensor>(nullptr);
+        }
+        return tensor(memory, type, dims, rank);
+    }
+
     // `value` must live until the operator's first phase has run.
     aclScalar *scalar(void *value, aclDataType type) {
         aclScalar *scalar = aclCreateScalar(value, type);
@@ -108,6 +176,23 @@ public:
     }
 
 private:
+    // Device memory for `rank` extents of `type`, freed by release.
+    void *allocate(aclDataType type, const int64_t *dims, uint64_t rank) {
+        int64_t elements = 1;
+        for (uint64_t i = 0; i < rank; ++i) {
+            elements *= dims[i];
+        }
+        size_t size = aclDataTypeSize(type);
+        void *memory = nullptr;
+        if (size == 0 || elements <= 0 ||
+            aclrtMalloc(&memory, static_cast<size_t>(elements) * size, ACL_MEM_MALLOC_HUGE_FIRST) !=
+                ACL_SUCCESS) {
+            return fail<void>(nullptr);
+        }
+        buffers_.push_back(memory);
+        return memory;
+    }
+
     template <typename T>
     T *fail(T *made) {
         if (made == nullptr) {

@@ -31,9 +31,16 @@ pub struct Case {
     pub scalars: BTreeMap<String, f64>,
     pub sizes: Vec<String>,
     pub values: Values,
+    /// Optional pointer parameters passed as null in this case.
+    pub absent: Vec<String>,
 }
 
 impl Case {
+    /// Whether the case passes `param` as a null pointer.
+    pub fn is_absent(&self, param: &str) -> bool {
+        self.absent.iter().any(|a| a == param)
+    }
+
     pub fn sizes_as_ints(&self) -> BTreeMap<String, i64> {
         self.sizes
             .iter()
@@ -87,7 +94,7 @@ pub fn cases_for(spec: &KernelSpec) -> Result<Vec<Case>, EvidenceError> {
                 (_, 2) => set[1],
                 _ => MANY_SIZES[i][k.min(MANY_SIZES[i].len() - 1)],
             };
-            scalars.insert(size.clone(), value);
+            scalars.insert(size.clone(), in_tiles(value, spec.size_multiples.get(size)));
         }
         for p in &spec.params {
             if matches!(p.kind, ParamKind::Scalar) && !scalars.contains_key(&p.name) {
@@ -104,9 +111,81 @@ pub fn cases_for(spec: &KernelSpec) -> Result<Vec<Case>, EvidenceError> {
             scalars,
             sizes: sizes.clone(),
             values: *values,
+            absent: Vec::new(),
         });
     }
+    if let Some(absent) = absent_case(spec, &cases) {
+        cases.push(absent);
+    }
+    for case in &mut cases {
+        apply_case_values(spec, &mut case.scalars)?;
+    }
     Ok(cases)
+}
+
+/// A size the kernel handles only in whole tiles of `multiple`: `value`
+/// taken as a number of tiles, so the cases still differ in how many
+/// blocks they launch (rounding 37 up to one tile of 128 would make every
+/// case one block).
+fn in_tiles(value: f64, multiple: Option<&u64>) -> f64 {
+    match multiple {
+        Some(&m) if m > 1 => value.ceil().max(1.0) * m as f64,
+        _ => value,
+    }
+}
+
+/// The rule's case values over the generated ones. One may use another
+/// (`beta1_correction = "1 - pow(beta1, t)"` with `beta1 = "0.9"`), so
+/// every value is evaluated once per name, in an order where what it
+/// uses comes first; a cycle is an error.
+fn apply_case_values(
+    spec: &KernelSpec,
+    scalars: &mut BTreeMap<String, f64>,
+) -> Result<(), EvidenceError> {
+    let mut pending: Vec<(&String, &String)> = spec.case_values.iter().collect();
+    while !pending.is_empty() {
+        // A value may use its own name: the generated value (`T = "min(T,
+        // 96)"` caps a size).
+        let ready = pending.iter().position(|(name, text)| {
+            words(text).iter().all(|w| {
+                w == *name
+                    || !spec.case_values.contains_key(w)
+                    || !pending.iter().any(|(n, _)| *n == w)
+            })
+        });
+        let Some(index) = ready else {
+            return Err(EvidenceError::Unsupported(format!(
+                "the case values {} use each other in a cycle",
+                pending
+                    .iter()
+                    .map(|(n, _)| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        };
+        let (name, text) = pending.remove(index);
+        let value = expr::eval(text, scalars)?;
+        scalars.insert(name.clone(), value);
+    }
+    Ok(())
+}
+
+/// With optional pointer parameters, one more case passes them all as
+/// null, with the sizes of the `odd` case, so the calls a rule runs only
+/// `when` they are present are checked to be the ones the kernel skips.
+fn absent_case(spec: &KernelSpec, cases: &[Case]) -> Option<Case> {
+    let absent: Vec<String> = spec
+        .params
+        .iter()
+        .filter(|p| matches!(p.kind, ParamKind::Tensor { optional: true, .. }))
+        .map(|p| p.name.clone())
+        .collect();
+    let odd = cases.iter().find(|c| c.name == "odd")?;
+    (!absent.is_empty()).then(|| Case {
+        name: format!("without-{}", absent.join("-")),
+        absent,
+        ..odd.clone()
+    })
 }
 
 /// The scalar parameters the tensor shapes use, in order of first use.
@@ -116,6 +195,7 @@ fn size_names(spec: &KernelSpec) -> Result<Vec<String>, EvidenceError> {
         .iter()
         .filter(|p| matches!(p.kind, ParamKind::Scalar))
         .map(|p| p.name.as_str())
+        .chain(spec.launch_values.iter().map(String::as_str))
         .collect();
     let mut names: Vec<String> = Vec::new();
     for p in &spec.params {
@@ -126,6 +206,13 @@ fn size_names(spec: &KernelSpec) -> Result<Vec<String>, EvidenceError> {
             if scalars.contains(&word.as_str()) && !names.contains(&word) {
                 names.push(word);
             }
+        }
+    }
+    // A launch value only the launch uses (a row count the grid needs)
+    // is still a size of the case.
+    for name in &spec.launch_values {
+        if !names.contains(name) && !spec.case_values.contains_key(name) {
+            names.push(name.clone());
         }
     }
     if names.len() > MANY_SIZES[0].len() {
@@ -163,6 +250,13 @@ pub(super) enum Domain {
     Count,
     /// Absolute values of the usual draw.
     NonNegative,
+    /// The usual draw with zeros above the diagonal of (rows, columns)
+    /// matrices.
+    LowerTriangular(usize, usize),
+    /// Positive values summing to 1 along one axis (`len` elements
+    /// `stride` apart, row-major): a softmax output, which
+    /// aclnnSoftmaxBackward's `output` is by definition.
+    Simplex { len: usize, stride: usize },
 }
 
 /// The inputs whose values an operator constrains, by tensor name.
@@ -171,6 +265,22 @@ pub(super) fn input_domains(
     case: &Case,
 ) -> Result<BTreeMap<String, Domain>, EvidenceError> {
     let mut domains = BTreeMap::new();
+    for p in &spec.params {
+        if let ParamKind::Tensor {
+            shape,
+            lower_triangular: true,
+            ..
+        } = &p.kind
+        {
+            let dims = expr::eval_list(shape, &case.scalars)?;
+            if let [.., rows, cols] = dims.as_slice() {
+                domains.insert(
+                    p.name.clone(),
+                    Domain::LowerTriangular(rows.max(1.0) as usize, cols.max(1.0) as usize),
+                );
+            }
+        }
+    }
     for call in &spec.calls {
         let bound = |name: &str| call.args.get(name).cloned();
         match call.operator.as_str() {
@@ -188,6 +298,51 @@ pub(super) fn input_domains(
                         .copied()
                         .unwrap_or(0.0);
                     domains.insert(indices, Domain::Index(rows.max(1.0) as usize));
+                }
+            }
+            "aclnnOneHot" => {
+                let (Some(indices), Some(classes)) = (bound("self"), bound("numClasses")) else {
+                    continue;
+                };
+                let classes = expr::eval(&classes, &case.scalars)?;
+                domains.insert(indices, Domain::Index(classes.max(1.0) as usize));
+            }
+            "aclnnEmbeddingDenseBackward" => {
+                let (Some(indices), Some(rows)) = (bound("indices"), bound("numWeights")) else {
+                    continue;
+                };
+                let rows = expr::eval(&rows, &case.scalars)?;
+                domains.insert(indices, Domain::Index(rows.max(1.0) as usize));
+            }
+            "aclnnSoftmaxBackward" => {
+                let (Some(output), Some(dim)) = (bound("output"), bound("dim")) else {
+                    continue;
+                };
+                let shape = spec.params.iter().find_map(|p| match &p.kind {
+                    ParamKind::Tensor { shape, .. } if p.name == output => Some(shape),
+                    _ => None,
+                });
+                let (Some(shape), Ok(dim)) = (shape, expr::eval(&dim, &case.scalars)) else {
+                    continue;
+                };
+                let extents: Vec<usize> = expr::eval_list(shape, &case.scalars)?
+                    .into_iter()
+                    .map(|e| e.max(1.0) as usize)
+                    .collect();
+                let rank = extents.len() as i64;
+                let axis = dim as i64;
+                let axis = if axis < 0 { axis + rank } else { axis };
+                if let Ok(axis) = usize::try_from(axis) {
+                    if axis < extents.len() {
+                        let stride = extents[axis + 1..].iter().product();
+                        domains.insert(
+                            output,
+                            Domain::Simplex {
+                                len: extents[axis],
+                                stride,
+                            },
+                        );
+                    }
                 }
             }
             "aclnnApplyAdamWV2" => {
@@ -214,7 +369,40 @@ pub(super) fn domain_values(case: &Case, tensor: &str, count: usize, domain: Dom
         Domain::Index(bound) => drawn.into_iter().map(|v| index(v, bound)).collect(),
         Domain::Count => drawn.into_iter().map(|v| index(v, 10) + 1.0).collect(),
         Domain::NonNegative => drawn.into_iter().map(f32::abs).collect(),
+        Domain::LowerTriangular(rows, cols) => drawn
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| {
+                let (row, col) = ((i / cols) % rows, i % cols);
+                if col > row {
+                    0.0
+                } else {
+                    v
+                }
+            })
+            .collect(),
+        Domain::Simplex { len, stride } => simplex(&drawn, len, stride),
     }
+}
+
+/// `drawn` made positive (exp of the draw, clamped so that the special
+/// values 1e4 and -1e4 stay finite) and normalised to sum 1 along the axis.
+fn simplex(drawn: &[f32], len: usize, stride: usize) -> Vec<f32> {
+    let weights: Vec<f64> = drawn
+        .iter()
+        .map(|v| f64::from(*v).clamp(-30.0, 30.0).exp())
+        .collect();
+    let block = (len * stride).max(1);
+    let group = |i: usize| (i / block, i % stride.max(1));
+    let mut sums: BTreeMap<(usize, usize), f64> = BTreeMap::new();
+    for (i, w) in weights.iter().enumerate() {
+        *sums.entry(group(i)).or_default() += w;
+    }
+    weights
+        .iter()
+        .enumerate()
+        .map(|(i, w)| (w / sums.get(&group(i)).copied().unwrap_or(1.0)) as f32)
+        .collect()
 }
 
 fn words(text: &str) -> Vec<String> {
@@ -269,6 +457,9 @@ mod tests {
                 role,
                 shape: shape.into(),
                 dtype,
+                optional: false,
+                partial: false,
+                lower_triangular: false,
             },
         }
     }
@@ -287,6 +478,12 @@ mod tests {
             kernel: "k".into(),
             params,
             calls,
+            views: Vec::new(),
+            launch_values: Vec::new(),
+            scratch: Vec::new(),
+            values: Vec::new(),
+            case_values: BTreeMap::new(),
+            size_multiples: BTreeMap::new(),
             launch: LaunchSpec {
                 grid: "1".into(),
                 block: "1".into(),
@@ -341,10 +538,14 @@ mod tests {
                 CallSpec {
                     operator: "aclnnEmbedding".into(),
                     args: args(&[("weight", "table"), ("indices", "ids"), ("out", "out")]),
+                    when: None,
+                    unless: None,
                 },
                 CallSpec {
                     operator: "aclnnApplyAdamWV2".into(),
                     args: args(&[("step", "step"), ("vRef", "v")]),
+                    when: None,
+                    unless: None,
                 },
             ],
         );
@@ -360,6 +561,53 @@ mod tests {
             assert!(steps.iter().all(|&s| (1.0..=10.0).contains(&s)));
             let v = domain_values(&case, "v", 500, domains["v"]);
             assert!(v.iter().all(|&x| x >= 0.0));
+        }
+    }
+
+    #[test]
+    fn a_softmax_output_sums_to_one_along_the_declared_dim() {
+        let call = |dim: &str| CallSpec {
+            operator: "aclnnSoftmaxBackward".into(),
+            args: [
+                ("gradOutput", "dy"),
+                ("output", "y"),
+                ("dim", dim),
+                ("out", "dx"),
+            ]
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+            when: None,
+            unless: None,
+        };
+        for (dim, rows_sum) in [("-1", true), ("0", false)] {
+            let spec = spec(
+                vec![
+                    tensor("y", TensorRole::Input, "rows, cols", DType::F32),
+                    tensor("dy", TensorRole::Input, "rows, cols", DType::F32),
+                    tensor("dx", TensorRole::Output, "rows, cols", DType::F32),
+                    scalar("rows"),
+                    scalar("cols"),
+                ],
+                vec![call(dim)],
+            );
+            // The special values (1e4, -1e4) are in the last case.
+            for case in cases_for(&spec).unwrap() {
+                let (rows, cols) = (case.scalars["rows"] as usize, case.scalars["cols"] as usize);
+                let domain = input_domains(&spec, &case).unwrap()["y"];
+                let y = domain_values(&case, "y", rows * cols, domain);
+                assert!(y.iter().all(|v| v.is_finite() && *v > 0.0), "{dim}");
+                let (outer, inner) = if rows_sum { (rows, cols) } else { (cols, rows) };
+                for o in 0..outer {
+                    let at = |i: usize| if rows_sum { o * cols + i } else { i * cols + o };
+                    let total: f64 = (0..inner).map(|i| f64::from(y[at(i)])).sum();
+                    assert!(
+                        (total - 1.0).abs() < 1e-5,
+                        "dim {dim}, {}: {total}",
+                        case.name
+                    );
+                }
+            }
         }
     }
 }

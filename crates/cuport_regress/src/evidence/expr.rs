@@ -36,7 +36,32 @@ pub fn eval(text: &str, names: &BTreeMap<String, f64>) -> Result<f64, EvidenceEr
     if parser.pos != parser.tokens.len() {
         return Err(parser.error("unexpected text"));
     }
-    Ok(value)
+    Ok(value.value)
+}
+
+/// A value with C's type distinction that matters here: a floating
+/// literal (`1.0`, `1e-3`) makes its operations floating, so `1.0 / (B *
+/// T)` divides as C does, while `N / 4` truncates.
+#[derive(Debug, Clone, Copy)]
+struct Num {
+    value: f64,
+    floating: bool,
+}
+
+impl Num {
+    fn int_or_float(value: f64) -> Num {
+        Num {
+            value,
+            floating: value.fract() != 0.0,
+        }
+    }
+
+    fn with(self, value: f64, other: Num) -> Num {
+        Num {
+            value,
+            floating: self.floating || other.floating,
+        }
+    }
 }
 
 /// Splits at commas outside brackets and braces (a function call's
@@ -80,17 +105,22 @@ impl Parser<'_> {
         self.tokens.get(self.pos).copied()
     }
 
-    fn sum(&mut self) -> Result<f64, EvidenceError> {
+    fn sum(&mut self) -> Result<Num, EvidenceError> {
         let mut value = self.product()?;
         while let Some(op @ ('+' | '-')) = self.peek() {
             self.pos += 1;
             let rhs = self.product()?;
-            value = if op == '+' { value + rhs } else { value - rhs };
+            let result = if op == '+' {
+                value.value + rhs.value
+            } else {
+                value.value - rhs.value
+            };
+            value = value.with(result, rhs);
         }
         Ok(value)
     }
 
-    fn product(&mut self) -> Result<f64, EvidenceError> {
+    fn product(&mut self) -> Result<Num, EvidenceError> {
         let mut value = self.atom()?;
         while let Some(op @ ('*' | '/' | '%')) = self.peek() {
             self.pos += 1;
@@ -100,11 +130,15 @@ impl Parser<'_> {
         Ok(value)
     }
 
-    fn atom(&mut self) -> Result<f64, EvidenceError> {
+    fn atom(&mut self) -> Result<Num, EvidenceError> {
         match self.peek() {
             Some('-') => {
                 self.pos += 1;
-                Ok(-self.atom()?)
+                let inner = self.atom()?;
+                Ok(Num {
+                    value: -inner.value,
+                    ..inner
+                })
             }
             Some('(') => {
                 self.pos += 1;
@@ -127,7 +161,7 @@ impl Parser<'_> {
         }
     }
 
-    fn number(&mut self) -> Result<f64, EvidenceError> {
+    fn number(&mut self) -> Result<Num, EvidenceError> {
         let start = self.pos;
         while let Some(c) = self.peek() {
             let exponent_sign = (c == '-' || c == '+')
@@ -140,12 +174,16 @@ impl Parser<'_> {
         }
         let word: String = self.tokens[start..self.pos].iter().collect();
         let digits = word.trim_end_matches(['f', 'F', 'u', 'U', 'l', 'L']);
-        digits
+        let value = digits
             .parse::<f64>()
-            .map_err(|_| self.error(&format!("`{word}` is no number")))
+            .map_err(|_| self.error(&format!("`{word}` is no number")))?;
+        Ok(Num {
+            value,
+            floating: digits.contains(['.', 'e', 'E']),
+        })
     }
 
-    fn name(&mut self) -> Result<f64, EvidenceError> {
+    fn name(&mut self) -> Result<Num, EvidenceError> {
         let start = self.pos;
         while self.peek().is_some_and(|c| c.is_alphanumeric() || c == '_') {
             self.pos += 1;
@@ -155,42 +193,54 @@ impl Parser<'_> {
             return self.call(&word);
         }
         match word.as_str() {
-            "true" => Ok(1.0),
-            "false" => Ok(0.0),
+            "true" => Ok(Num::int_or_float(1.0)),
+            "false" => Ok(Num::int_or_float(0.0)),
             _ => self
                 .names
                 .get(&word)
                 .copied()
+                .map(Num::int_or_float)
                 .ok_or_else(|| self.error(&format!("`{word}` has no value in this case"))),
         }
     }
 
-    /// `ceil_div(a, b)`, `min(a, b)`, `max(a, b)`: the helpers launch
-    /// expressions use.
-    fn call(&mut self, function: &str) -> Result<f64, EvidenceError> {
+    /// `ceil_div(a, b)`, `min(a, b)`, `max(a, b)`, `pow(a, b)`: the
+    /// helpers launch and case-value expressions use.
+    fn call(&mut self, function: &str) -> Result<Num, EvidenceError> {
         self.expect('(')?;
         let a = self.sum()?;
         self.expect(',')?;
         let b = self.sum()?;
         self.expect(')')?;
-        match function {
-            "ceil_div" | "CEIL_DIV" | "cdiv" | "div_ceil" if b != 0.0 => Ok((a / b).ceil()),
-            "min" => Ok(a.min(b)),
-            "max" => Ok(a.max(b)),
-            _ => Err(self.error(&format!("unknown function `{function}`"))),
-        }
+        let (x, y) = (a.value, b.value);
+        let value = match function {
+            "ceil_div" | "CEIL_DIV" | "cdiv" | "div_ceil" if y != 0.0 => (x / y).ceil(),
+            "min" => x.min(y),
+            "max" => x.max(y),
+            // C's pow is a double function.
+            "pow" => {
+                return Ok(Num {
+                    value: x.powf(y),
+                    floating: true,
+                })
+            }
+            _ => return Err(self.error(&format!("unknown function `{function}`"))),
+        };
+        Ok(a.with(value, b))
     }
 }
 
-fn apply(op: char, a: f64, b: f64) -> Option<f64> {
-    let integers = a.fract() == 0.0 && b.fract() == 0.0;
-    match op {
-        '*' => Some(a * b),
-        _ if b == 0.0 => None,
-        '/' if integers => Some((a / b).trunc()),
-        '/' => Some(a / b),
-        _ => Some(a % b),
-    }
+/// `a op b` as C computes it: `/` truncates when both are integers.
+fn apply(op: char, a: Num, b: Num) -> Option<Num> {
+    let (x, y) = (a.value, b.value);
+    let value = match op {
+        '*' => x * y,
+        _ if y == 0.0 => return None,
+        '/' if !(a.floating || b.floating) => (x / y).trunc(),
+        '/' => x / y,
+        _ => x % y,
+    };
+    Some(a.with(value, b))
 }
 
 #[cfg(test)]
@@ -200,6 +250,15 @@ mod tests {
 
     fn names() -> BTreeMap<String, f64> {
         [("N".to_string(), 1000.0), ("C".to_string(), 77.0)].into()
+    }
+
+    #[test]
+    fn a_floating_literal_divides_as_c_does() {
+        let names = [("B".to_string(), 4.0), ("T".to_string(), 8.0)].into();
+        assert_eq!(eval("1.0 / (B * T)", &names).unwrap(), 1.0 / 32.0);
+        assert_eq!(eval("1 / (B * T)", &names).unwrap(), 0.0);
+        assert_eq!(eval("1e-3 * 2", &names).unwrap(), 2e-3);
+        assert_eq!(eval("1 - pow(0.5, 2)", &names).unwrap(), 0.75);
     }
 
     #[test]

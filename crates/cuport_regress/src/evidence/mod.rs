@@ -74,6 +74,62 @@ pub struct KernelSpec {
     /// or an expression over the kernel's parameters.
     pub calls: Vec<CallSpec>,
     pub launch: LaunchSpec,
+    /// Strided views of tensor parameters that calls bind by name; such a
+    /// parameter's shape is then the one-dimensional extent its views
+    /// cover, and the kernel reads and writes that buffer.
+    pub views: Vec<ViewSpec>,
+    /// Sizes the kernel does not take as parameters but the shapes and
+    /// the launch use (a rule's launch values): generated like the size
+    /// parameters, never passed to the kernel.
+    pub launch_values: Vec<String>,
+    /// Memory the operator calls use between them (a rule's scratch
+    /// tensors): computed by the reference, never compared.
+    pub scratch: Vec<ScratchSpec>,
+    /// One-element input tensors holding a host value (a rule's `value`
+    /// tensors): written for the reference, never passed to the kernel.
+    pub values: Vec<ValueSpec>,
+    /// Values given to parameters or launch values instead of generated
+    /// ones, as expressions over the others (a rule's `case-values`).
+    pub case_values: BTreeMap<String, String>,
+    /// Sizes the kernel handles only in whole tiles: each generated value
+    /// is a number of tiles of this many elements.
+    pub size_multiples: BTreeMap<String, u64>,
+}
+
+/// A strided view of a tensor parameter (a slice of an interleaved buffer,
+/// a transposed matrix), as a `[[kernel]]` tensor with `strides` or
+/// `offset` declares it.
+#[derive(Debug, Clone)]
+pub struct ViewSpec {
+    /// The name calls bind it by.
+    pub name: String,
+    /// The parameter whose buffer it views.
+    pub param: String,
+    pub role: TensorRole,
+    /// Extents, element strides and element offset: expressions over the
+    /// kernel's parameters.
+    pub shape: String,
+    pub strides: String,
+    pub offset: String,
+}
+
+/// A one-element tensor holding `value`, an expression over the case's
+/// values.
+#[derive(Debug, Clone)]
+pub struct ValueSpec {
+    pub name: String,
+    pub value: String,
+    pub dtype: DType,
+}
+
+/// A scratch tensor: shape over the case's sizes, element type.
+#[derive(Debug, Clone)]
+pub struct ScratchSpec {
+    pub name: String,
+    pub shape: String,
+    /// The manifest's element type name (`f32`, `i32`, `bool`: a mask the
+    /// calls make).
+    pub dtype: String,
 }
 
 #[derive(Debug, Clone)]
@@ -91,6 +147,13 @@ pub enum ParamKind {
         role: TensorRole,
         shape: String,
         dtype: DType,
+        /// The kernel accepts a null pointer (one extra case passes it).
+        optional: bool,
+        /// The kernel writes only part of it: only the elements it wrote
+        /// (no longer NaN) are compared.
+        partial: bool,
+        /// Drawn with zeros above the diagonal of its last two axes.
+        lower_triangular: bool,
     },
     /// A value parameter: a size when tensor shapes use it.
     Scalar,
@@ -133,6 +196,12 @@ impl TensorRole {
 pub struct CallSpec {
     pub operator: String,
     pub args: BTreeMap<String, String>,
+    /// The optional parameter that must be present for the call to run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub when: Option<String>,
+    /// The optional parameter that must be null for the call to run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unless: Option<String>,
 }
 
 /// The outcome for one kernel rule.

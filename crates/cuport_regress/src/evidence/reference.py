@@ -1,6 +1,6 @@
 """cuport's evidence reference (issue 27): computes what a kernel rule's
-aclnn operator calls compute, with ONNX Runtime, an implementation installed
-from PyPI and written by other people. cuport writes a manifest and the input
+aclnn operator calls compute, with ONNX Runtime or JAX, implementations
+installed from PyPI and written by other people. cuport writes a manifest and the input
 tensors; this script writes the reference outputs and names its reference.
 
 Two runs, as the regression harness has two: the operators in float32 (the
@@ -9,11 +9,20 @@ reference leg, `<name>.ref.bin`) and the same graph in float64 (the oracle,
 LayerNormalization, so the oracle of a layer norm is ONNX's own
 decomposition of it (ReduceMean, Sub, Mul, Sqrt, Reciprocal) in double.
 
+ONNX has no gradient operators, so a rule with a call that has no ONNX
+form (aclnnGeluBackwardV2, aclnnSoftmaxBackward,
+aclnnEmbeddingDenseBackward) runs all its calls in JAX instead, float32 for the reference and float64 (x64 enabled) for the
+oracle. Gradients there are JAX's autodiff (jax.vjp) of JAX's own
+functions, never a derivative formula written here. A rule whose calls all
+have ONNX forms stays on ONNX Runtime, so its evidence does not change;
+CUPORT_REFERENCE=jax sends every rule to JAX (a cross-check of the forms).
+
 Usage: reference.py DIR...   (each DIR/manifest.json in, DIR/reference.json
 out; one process for all cases, since importing onnxruntime takes a while)
 
 Exit status 3 means a package is missing (the message names it); 4 means the
-manifest asks for an operator this script has no ONNX form for.
+manifest asks for an operator this script has neither an ONNX nor a JAX
+form for.
 """
 import json
 import os
@@ -67,7 +76,7 @@ class Graph:
         if dtype == "f32":
             return self.real
         return {"f64": TensorProto.DOUBLE, "i32": TensorProto.INT32,
-                "i64": TensorProto.INT64}[dtype]
+                "i64": TensorProto.INT64, "bool": TensorProto.BOOL}[dtype]
 
     def ints(self, name, values):
         const = helper.make_tensor(name, TensorProto.INT64, [len(values)], [int(v) for v in values])
@@ -96,6 +105,19 @@ def binary(onnx_op, with_alpha=False):
                 helper.make_node("Mul", [b, f"{b}__a"], [scaled]),
                 helper.make_node(onnx_op, [a, scaled], [out])]
     return build
+
+
+def inplace_add(call, g):
+    """aclnn_add.h, aclnnInplaceAdd: selfRef += alpha * other, other
+    broadcast to selfRef's shape."""
+    ref, other = tensor(call, "selfRef"), tensor(call, "other")
+    alpha = float(value(call, "alpha", 1.0))
+    nodes, addend = [], other
+    if alpha != 1.0:
+        addend = f"{other}__alpha"
+        nodes += [g.scalar(f"{other}__a", alpha),
+                  helper.make_node("Mul", [other, f"{other}__a"], [addend])]
+    return nodes + [helper.make_node("Add", [ref, addend], [ref])]
 
 
 def scalar_mul(call, g):
@@ -165,9 +187,83 @@ def fill_scalar(call, g):
     spec = g.tensors[ref]
     kind = g.onnx_type(spec["dtype"])
     number = float(value(call, "value"))
-    fill = helper.make_tensor(f"{ref}__fill", kind, [1], [int(number) if kind == TensorProto.INT32 else number])
+    whole = kind in (TensorProto.INT32, TensorProto.INT64, TensorProto.BOOL)
+    fill = helper.make_tensor(f"{ref}__fill", kind, [1], [int(number) if whole else number])
     return [g.ints(f"{ref}__shape", spec["shape"]),
             helper.make_node("ConstantOfShape", [f"{ref}__shape"], [ref], value=fill)]
+
+
+def inplace_triu(call, g):
+    """aclnn_triu.h, aclnnInplaceTriu: selfRef keeps its upper triangle
+    from `diagonal` on and is zero (false) below it: ONNX Trilu, upper."""
+    ref = tensor(call, "selfRef")
+    k = helper.make_tensor(f"{ref}__k", TensorProto.INT64, [], [int(value(call, "diagonal"))])
+    return [helper.make_node("Constant", [], [f"{ref}__k"], value=k),
+            helper.make_node("Trilu", [ref, f"{ref}__k"], [ref], upper=1)]
+
+
+def scaled_masked_softmax(call, g):
+    """aclnn_scaled_masked_softmax.h: softmax over the last axis of
+    scale * x with -10000 where mask is true, as cann/ops-nn's own system
+    test of the operator computes it (masked_fill(mask, -10000))."""
+    x, mask, y = tensor(call, "x"), tensor(call, "mask"), tensor(call, "y")
+    return [g.scalar(f"{y}__scale", float(value(call, "scale"))),
+            g.scalar(f"{y}__fill", -10000.0),
+            helper.make_node("Mul", [x, f"{y}__scale"], [f"{y}__scaled"]),
+            helper.make_node("Where", [mask, f"{y}__fill", f"{y}__scaled"], [f"{y}__masked"]),
+            helper.make_node("Softmax", [f"{y}__masked"], [y], axis=-1)]
+
+
+def scaled_masked_softmax_backward(call, g):
+    """aclnn_scaled_masked_softmax_backward.h: scale * (dy * y - sum(dy *
+    y over the last axis) * y), 0 where mask is true, as cann/ops-nn's own
+    system test of the operator computes it."""
+    dy, y, mask, out = (tensor(call, n) for n in ("gradOutput", "y", "mask", "out"))
+    n = lambda op, i, o, **a: helper.make_node(op, i, [f"{out}__{o}"], **a)
+    return [g.ints(f"{out}__axes", [-1]),
+            g.scalar(f"{out}__scale", float(value(call, "scale"))),
+            g.scalar(f"{out}__zero", 0.0),
+            n("Mul", [dy, y], "dyy"),
+            n("ReduceSum", [f"{out}__dyy", f"{out}__axes"], "sum", keepdims=1),
+            n("Mul", [f"{out}__sum", y], "sumy"),
+            n("Sub", [f"{out}__dyy", f"{out}__sumy"], "diff"),
+            n("Mul", [f"{out}__diff", f"{out}__scale"], "scaled"),
+            helper.make_node("Where", [mask, f"{out}__zero", f"{out}__scaled"], [out])]
+
+
+def one_hot(call, g):
+    """aclnn_one_hot.h (and its doc): out[..., j] = onValue[0] where
+    self == j, else offValue[0], for j < numClasses, inserted at axis."""
+    out = tensor(call, "out")
+    on, off = tensor(call, "onValue"), tensor(call, "offValue")
+    # ONNX Runtime's CPU OneHot takes int64 indices and float values; the
+    # result is cast to the run's type (float64 in the oracle run).
+    n = lambda op, i, o, **a: helper.make_node(op, i, [f"{out}__{o}"], **a)
+    return [g.ints(f"{out}__depth", [int(value(call, "numClasses"))]),
+            n("Cast", [tensor(call, "self")], "indices", to=TensorProto.INT64),
+            n("Concat", [off, on], "values", axis=0),
+            n("Cast", [f"{out}__values"], "values32", to=TensorProto.FLOAT),
+            n("OneHot", [f"{out}__indices", f"{out}__depth", f"{out}__values32"], "hot",
+              axis=int(value(call, "axis"))),
+            helper.make_node("Cast", [f"{out}__hot"], [out], to=g.real)]
+
+
+def softmax_cross_entropy(call, g):
+    """aclnn_softmax_cross_entropy_with_logits.h: loss = -sum(labels *
+    log(softmax(features))) over the last axis, backprop = softmax(features)
+    - labels."""
+    x, labels = tensor(call, "features"), tensor(call, "labels")
+    loss, grad = tensor(call, "loss"), tensor(call, "backprop")
+    n = lambda op, i, o, **a: helper.make_node(op, i, [f"{loss}__{o}"], **a)
+    nodes = [g.ints(f"{loss}__axes", [-1]),
+             n("LogSoftmax", [x], "logp", axis=-1),
+             n("Mul", [labels, f"{loss}__logp"], "weighted"),
+             n("ReduceSum", [f"{loss}__weighted", f"{loss}__axes"], "sum", keepdims=0),
+             helper.make_node("Neg", [f"{loss}__sum"], [loss])]
+    if grad:
+        nodes += [n("Softmax", [x], "p", axis=-1),
+                  helper.make_node("Sub", [f"{loss}__p", labels], [grad])]
+    return nodes
 
 
 def inplace_copy(call, g):
@@ -230,19 +326,6 @@ def matmul(call, g):
     return [helper.make_node("MatMul", [tensor(call, "self"), tensor(call, "mat2")], [tensor(call, "out")])]
 
 
-def adamw(call, g):
-    """aclnnApplyAdamWV2: no reference. ONNX Runtime's CPU build has no
-    optimizer operator, and an AdamW written here out of ONNX arithmetic
-    would be this repository's own implementation, not an independent one:
-    the evidence for AdamW rules is "not run" until a registry package
-    that computes AdamW is part of the evidence environment."""
-    print(
-        "no independent reference for aclnnApplyAdamWV2: ONNX Runtime's CPU build has no AdamW operator",
-        file=sys.stderr,
-    )
-    sys.exit(4)
-
-
 # aclnn operator -> the ONNX nodes that compute it (semantics from each
 # operator's header comment, docs/kernel-rules.md).
 OPERATORS = {
@@ -251,6 +334,12 @@ OPERATORS = {
     "aclnnMul": binary("Mul"),
     "aclnnDiv": binary("Div"),
     "aclnnMuls": scalar_mul,
+    "aclnnInplaceAdd": inplace_add,
+    "aclnnInplaceTriu": inplace_triu,
+    "aclnnScaledMaskedSoftmax": scaled_masked_softmax,
+    "aclnnOneHot": one_hot,
+    "aclnnSoftmaxCrossEntropyWithLogits": softmax_cross_entropy,
+    "aclnnScaledMaskedSoftmaxBackward": scaled_masked_softmax_backward,
     "aclnnRelu": unary("Relu", "self", "out"),
     "aclnnSigmoid": unary("Sigmoid", "self", "out"),
     "aclnnTanh": unary("Tanh", "self", "out"),
@@ -271,8 +360,247 @@ OPERATORS = {
     "aclnnEmbedding": embedding,
     "aclnnMatmul": matmul,
     "aclnnMm": matmul,
-    "aclnnApplyAdamWV2": adamw,
 }
+
+
+JAX_PIN = "jax==0.10.2 jaxlib==0.10.2"
+
+
+def jax_modules():
+    """jax and jax.numpy, imported only for a rule that needs them (the
+    import takes seconds), with float64 enabled for the oracle run."""
+    # The CPU is the only platform here; without this, jax probes for
+    # accelerators and warns on stderr, whose last line cuport reports.
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError as err:
+        print(f"missing Python package: {err.name}; install it with "
+              f"`pip install {JAX_PIN}`", file=sys.stderr)
+        sys.exit(3)
+    jax.config.update("jax_enable_x64", True)
+    return jax, jnp
+
+
+class Env:
+    """What a JAX form reads: the arrays computed so far and the shapes,
+    by tensor name, the run's real type and the jax modules."""
+
+    def __init__(self, values, shapes, real, jax, jnp):
+        self.values, self.shapes, self.real, self.jax, self.jnp = values, shapes, real, jax, jnp
+
+    def get(self, call, name):
+        bound = tensor(call, name)
+        return None if bound is None else self.values[bound]
+
+
+def jax_binary(fn, with_alpha=False):
+    def form(call, e):
+        alpha = float(value(call, "alpha", 1.0)) if with_alpha else 1.0
+        other = e.get(call, "other")
+        return {tensor(call, "out"): fn(e.get(call, "self"), other * alpha if alpha != 1.0 else other)}
+    return form
+
+
+def jax_unary(pick):
+    def form(call, e):
+        return {tensor(call, "out"): pick(e)(e.get(call, "self"))}
+    return form
+
+
+def gelu_approximate(call, default):
+    """aclnnGeluV2's int (1: tanh) or aclnnGeluBackwardV2's string."""
+    raw = value(call, "approximate", default)
+    if isinstance(raw, str):
+        if raw not in ("none", "tanh"):
+            print(f"aclnn gelu approximate must be 'none' or 'tanh', got {raw!r}", file=sys.stderr)
+            sys.exit(4)
+        return raw == "tanh"
+    return int(raw) == 1
+
+
+def jax_gelu(call, e, approximate=None):
+    tanh = gelu_approximate(call, 0) if approximate is None else approximate
+    x = e.get(call, "x") if tensor(call, "x") else e.get(call, "self")
+    return {tensor(call, "y") or tensor(call, "out"): e.jax.nn.gelu(x, approximate=tanh)}
+
+
+def jax_layer_norm_fn(e, dims, eps):
+    """A layer norm composed of jax.numpy's mean and var and jax.lax.rsqrt
+    over the last `dims` axes; also returns mean and rstd."""
+    jnp = e.jnp
+    axes = tuple(range(-dims, 0))
+
+    def norm(x, w, b):
+        mean = jnp.mean(x, axis=axes, keepdims=True)
+        rstd = e.jax.lax.rsqrt(jnp.var(x, axis=axes, keepdims=True) + eps)
+        y = (x - mean) * rstd
+        y = y if w is None else y * w
+        return (y if b is None else y + b), mean, rstd
+    return norm
+
+
+def jax_layer_norm(call, e):
+    norm = jax_layer_norm_fn(e, len(value(call, "normalizedShape")), float(value(call, "eps")))
+    y, mean, rstd = norm(e.get(call, "input"), e.get(call, "weightOptional"), e.get(call, "biasOptional"))
+    outs = {tensor(call, "out"): y}
+    for name, result in (("meanOutOptional", mean), ("rstdOutOptional", rstd)):
+        if tensor(call, name):
+            outs[tensor(call, name)] = result
+    return outs
+
+
+def jax_reduce(kind, dims_arg, keep_arg):
+    def form(call, e):
+        axes = value(call, dims_arg)
+        axes = tuple(int(a) for a in (axes if isinstance(axes, list) else [axes]))
+        fn = {"sum": e.jnp.sum, "mean": e.jnp.mean, "max": e.jnp.max}[kind]
+        return {tensor(call, "out"): fn(e.get(call, "self"), axis=axes, keepdims=bool(value(call, keep_arg)))}
+    return form
+
+
+def jax_max_dim(call, e):
+    x, dim, keep = e.get(call, "self"), int(value(call, "dim")), bool(value(call, "keepdim"))
+    outs = {tensor(call, "out"): e.jnp.max(x, axis=dim, keepdims=keep)}
+    if tensor(call, "indices"):
+        # jnp.argmax gives the first index on ties, as ONNX's ArgMax.
+        outs[tensor(call, "indices")] = e.jnp.argmax(x, axis=dim, keepdims=keep)
+    return outs
+
+
+def jax_permute(call, e):
+    x = e.get(call, "self")
+    return {tensor(call, "out"): e.jnp.transpose(x, [int(d) % x.ndim for d in value(call, "dims")])}
+
+
+def jax_fill(call, e):
+    ref = tensor(call, "selfRef")
+    return {ref: e.jnp.full(e.shapes[ref], float(value(call, "value")))}
+
+
+def jax_copy(call, e):
+    ref = tensor(call, "selfRef")
+    return {ref: e.jnp.broadcast_to(e.get(call, "src"), e.shapes[ref])}
+
+
+def jax_cast(call, e):
+    kind = arg(call, "dtype")["dtype"]
+    dtype = e.real if kind == "f32" else DTYPES[kind][0]
+    return {tensor(call, "out"): e.get(call, "self").astype(dtype)}
+
+
+def jax_gelu_backward(call, e):
+    """aclnn_gelu_backward_v2.h: gradInput = gradOutput * gelu'(self), by
+    jax.vjp of jax.nn.gelu with the same approximation."""
+    tanh = gelu_approximate(call, "none")
+    _, pullback = e.jax.vjp(lambda x: e.jax.nn.gelu(x, approximate=tanh), e.get(call, "self"))
+    (grad,) = pullback(e.get(call, "gradOutput"))
+    return {tensor(call, "gradInput"): grad}
+
+
+def jax_softmax_backward(call, e):
+    """aclnn_softmax_backward.h: the gradient of softmax along `dim` given
+    its output. softmax(log(output)) is output again (each row sums to 1,
+    the operator's precondition, which the generated inputs meet), so the
+    gradient is jax.vjp of jax.nn.softmax at log(output)."""
+    dim = int(value(call, "dim"))
+    at = e.jnp.log(e.get(call, "output"))
+    _, pullback = e.jax.vjp(lambda x: e.jax.nn.softmax(x, axis=dim), at)
+    (grad,) = pullback(e.get(call, "gradOutput"))
+    return {tensor(call, "out"): grad}
+
+
+def jax_embedding_backward(call, e):
+    """aclnn_embedding_dense_backward.h: the gradient of an embedding
+    lookup for its table of `numWeights` rows, by jax.vjp of
+    `weight[indices]`. Rows looked up at `paddingIdx` pass no gradient and
+    scaleGradByFreq divides each lookup's gradient by its row's count (the
+    operator's options, applied to the incoming gradient, as torch's
+    embedding_backward defines them)."""
+    jnp = e.jnp
+    grad, indices = e.get(call, "grad"), e.get(call, "indices")
+    rows = int(value(call, "numWeights"))
+    flat = indices.reshape(-1)
+    dout = grad.reshape(flat.shape[0], -1)
+    dout = jnp.where((flat == int(value(call, "paddingIdx")))[:, None], 0, dout)
+    if bool(value(call, "scaleGradByFreq", 0)):
+        dout = dout / jnp.bincount(flat, length=rows)[flat][:, None]
+    table = jnp.zeros((rows, dout.shape[1]), dtype=e.real)
+    _, pullback = e.jax.vjp(lambda w: w[flat], table)
+    (dtable,) = pullback(dout)
+    return {tensor(call, "out"): dtable}
+
+
+# aclnn operator -> a function of (call, Env) returning the arrays the call
+# writes by tensor name.
+JAX_OPERATORS = {
+    "aclnnAdd": jax_binary(lambda a, b: a + b, with_alpha=True),
+    "aclnnSub": jax_binary(lambda a, b: a - b, with_alpha=True),
+    "aclnnMul": jax_binary(lambda a, b: a * b),
+    "aclnnDiv": jax_binary(lambda a, b: a / b),
+    "aclnnMuls": lambda call, e: {tensor(call, "out"): e.get(call, "self") * float(value(call, "other"))},
+    "aclnnRelu": jax_unary(lambda e: e.jax.nn.relu),
+    "aclnnSigmoid": jax_unary(lambda e: e.jax.nn.sigmoid),
+    "aclnnTanh": jax_unary(lambda e: e.jnp.tanh),
+    "aclnnExp": jax_unary(lambda e: e.jnp.exp),
+    "aclnnSilu": jax_unary(lambda e: e.jax.nn.silu),
+    "aclnnGelu": lambda call, e: jax_gelu(call, e, False),
+    "aclnnGeluV2": jax_gelu,
+    "aclnnSoftmax": lambda call, e: {tensor(call, "out"): e.jax.nn.softmax(e.get(call, "self"), axis=int(value(call, "dim")))},
+    "aclnnLayerNorm": jax_layer_norm,
+    "aclnnInplaceFillScalar": jax_fill,
+    "aclnnInplaceCopy": jax_copy,
+    "aclnnCast": jax_cast,
+    "aclnnReduceSum": jax_reduce("sum", "dims", "keepDims"),
+    "aclnnMean": jax_reduce("mean", "dim", "keepDim"),
+    "aclnnAmax": jax_reduce("max", "dim", "keepDim"),
+    "aclnnMaxDim": jax_max_dim,
+    "aclnnPermute": jax_permute,
+    "aclnnEmbedding": lambda call, e: {tensor(call, "out"): e.get(call, "weight")[e.get(call, "indices")]},
+    "aclnnMatmul": lambda call, e: {tensor(call, "out"): e.jnp.matmul(e.get(call, "self"), e.get(call, "mat2"))},
+    "aclnnMm": lambda call, e: {tensor(call, "out"): e.jnp.matmul(e.get(call, "self"), e.get(call, "mat2"))},
+    "aclnnGeluBackwardV2": jax_gelu_backward,
+    "aclnnSoftmaxBackward": jax_softmax_backward,
+    "aclnnEmbeddingDenseBackward": jax_embedding_backward,
+}
+
+# aclnnApplyAdamWV2 has neither form: ONNX Runtime's CPU build has no
+# optimizer operator and JAX itself has none (optax is another package); an
+# AdamW written here out of arithmetic would be this repository's own
+# implementation, not an independent one, so its evidence stays "not run".
+
+
+def run_jax(manifest, directory, double):
+    """The rule's calls one after another in JAX, in float32 or float64;
+    an in-place call simply replaces the array its tensor names."""
+    jax, jnp = jax_modules()
+    tensors = graph_tensors(manifest)
+    real = np.float64 if double else np.float32
+    values = {}
+    for name, spec in tensors.items():
+        if spec["role"] != "output":
+            data = feed(directory, manifest, spec)
+            values[name] = jnp.asarray(data.astype(real) if spec["dtype"] == "f32" else data)
+    shapes = {n: s["shape"] for n, s in tensors.items()}
+    e = Env(values, shapes, real, jax, jnp)
+    written = set()
+    for call in manifest["calls"]:
+        op = call["operator"]
+        form = JAX_OPERATORS.get(op)
+        if form is None:
+            print(f"no ONNX or JAX form for {op} in reference.py", file=sys.stderr)
+            sys.exit(4)
+        for name, result in form(call, e).items():
+            kind = tensors[name]["dtype"]
+            dtype = real if kind == "f32" else DTYPES[kind][0]
+            # Reduced axes kept or not, the manifest's shape is the
+            # tensor's: the same elements in the same order.
+            values[name] = jnp.reshape(result, shapes[name]).astype(dtype)
+            written.add(name)
+    outputs = [n for n, s in tensors.items()
+               if s["role"] != "input" and (n in written or s["role"] == "inout")]
+    return outputs, [np.asarray(values[n]) for n in outputs]
 
 
 def load(directory, spec):
@@ -298,15 +626,65 @@ def single_assignment(nodes, tensors):
     return nodes, current
 
 
+def view_of(buffer, view):
+    """A strided view (`[[kernel]]` tensor with strides/offset) of a
+    parameter's flat buffer, in elements."""
+    size = buffer.itemsize
+    return np.lib.stride_tricks.as_strided(
+        buffer[view["offset"]:], shape=view["shape"],
+        strides=[s * size for s in view["strides"]])
+
+
+def graph_tensors(manifest):
+    """The graph's tensors: the kernel's plain tensor parameters and the
+    views calls bind; a parameter seen through views is no graph tensor."""
+    views = manifest.get("views", {})
+    viewed = {v["of"] for v in views.values()}
+    tensors = {n: s for n, s in manifest["tensors"].items() if n not in viewed}
+    for name, v in views.items():
+        of = manifest["tensors"][v["of"]]
+        tensors[name] = {"role": v["role"], "shape": v["shape"], "dtype": of["dtype"], "view": v}
+    return tensors
+
+
+def feed(directory, manifest, spec):
+    if "view" not in spec:
+        return load(directory, spec)
+    of = manifest["tensors"][spec["view"]["of"]]
+    return np.ascontiguousarray(view_of(load(directory, of).reshape(-1), spec["view"]))
+
+
+def scatter(directory, manifest, outputs, results, dtype):
+    """Each output view's result written into its parameter's buffer, which
+    starts as the kernel's did (NaN for an output, the inputs for inout);
+    returns the buffers and the plain outputs by parameter name."""
+    tensors = graph_tensors(manifest)
+    by_param = {}
+    for name, value in zip(outputs, results):
+        spec = tensors[name]
+        if "view" not in spec:
+            by_param[name] = value
+            continue
+        param = spec["view"]["of"]
+        if param not in by_param:
+            of = manifest["tensors"][param]
+            start = load(directory, of).reshape(-1).astype(dtype) if of["role"] == "inout" \
+                else np.full(int(np.prod(of["shape"])), np.nan, dtype=dtype)
+            by_param[param] = start
+        view_of(by_param[param], spec["view"])[...] = value
+    return by_param
+
+
 def run_graph(manifest, directory, double):
     """The rule's calls as one ONNX graph, run in float32 or float64."""
+    manifest = dict(manifest, tensors=graph_tensors(manifest), all_tensors=manifest["tensors"])
     g = Graph(manifest, double)
     nodes = []
     for call in manifest["calls"]:
         build = OPERATORS.get(call["operator"])
         if build is None:
             print(f"no ONNX form for {call['operator']} in reference.py", file=sys.stderr)
-            sys.exit(4)
+            sys.exit(4)  # main() sends such a rule to run_jax; never reached from it
         nodes.extend(build(call, g))
     tensors = manifest["tensors"]
     nodes, final = single_assignment(nodes, tensors)
@@ -323,8 +701,9 @@ def run_graph(manifest, directory, double):
     model.ir_version = min(model.ir_version, 10)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     feeds = {}
+    original = dict(manifest, tensors=manifest["all_tensors"])
     for n, s in inputs.items():
-        value = load(directory, s)
+        value = feed(directory, original, s)
         feeds[n] = value.astype(np.float64) if double and s["dtype"] == "f32" else value
     return outputs, session.run([f"{n}__result" for n in outputs], feeds)
 
@@ -332,22 +711,30 @@ def run_graph(manifest, directory, double):
 def main(directory):
     with open(os.path.join(directory, "manifest.json")) as f:
         manifest = json.load(f)
-    outputs, results = run_graph(manifest, directory, double=False)
+    # CUPORT_REFERENCE=jax runs every rule in JAX: a cross-check of the JAX
+    # forms of the operators ONNX also has (kernel_evidence_cli.rs).
+    forced_jax = os.environ.get("CUPORT_REFERENCE") == "jax"
+    onnx_only = not forced_jax and all(call["operator"] in OPERATORS for call in manifest["calls"])
+    run = run_graph if onnx_only else run_jax
+    outputs, results = run(manifest, directory, double=False)
     written = {}
-    for name, value in zip(outputs, results):
+    for name, value in scatter(directory, manifest, outputs, results, np.float32).items():
         path = f"{name}.ref.bin"
         np.ascontiguousarray(value, dtype=np.float32).tofile(os.path.join(directory, path))
         written[name] = {"f32": path}
     try:
-        _, oracle = run_graph(manifest, directory, double=True)
-        for name, value in zip(outputs, oracle):
+        _, oracle = run(manifest, directory, double=True)
+        for name, value in scatter(directory, manifest, outputs, oracle, np.float64).items():
             path = f"{name}.oracle.bin"
             np.ascontiguousarray(value, dtype=np.float64).tofile(os.path.join(directory, path))
             written[name]["f64"] = path
     except Exception:  # noqa: BLE001 - any ORT refusal of the double graph
         pass  # no oracle: cuport applies the (rtol, atol) policy instead
-    report = {"reference": f"onnxruntime {ort.__version__} (CPUExecutionProvider, opset {OPSET})",
-              "outputs": written}
+    if onnx_only:
+        name = f"onnxruntime {ort.__version__} (CPUExecutionProvider, opset {OPSET})"
+    else:
+        name = f"jax {jax_modules()[0].__version__} (CPU)"
+    report = {"reference": name, "outputs": written}
     with open(os.path.join(directory, "reference.json"), "w") as f:
         json.dump(report, f)
 

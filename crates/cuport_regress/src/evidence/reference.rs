@@ -1,6 +1,7 @@
 //! The reference side: writes `manifest.json` (tensors, and the rule's
 //! operator calls with every attribute evaluated for the case), runs
-//! `reference.py` with ONNX Runtime, and compares the kernel's outputs with
+//! `reference.py` with ONNX Runtime (or JAX, for operators ONNX has no
+//! form for), and compares the kernel's outputs with
 //! the reference's through [`crate::metrics::compare`].
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -19,7 +20,7 @@ use crate::tensor::Tensor;
 const SCRIPT: &str = include_str!("reference.py");
 
 /// What the reference run wrote: per output, the float32 reference leg
-/// and, where ONNX Runtime ran the graph in double, the f64 oracle.
+/// and, where the reference ran in double, the f64 oracle.
 pub(super) struct ReferenceRun {
     pub name: String,
     pub outputs: BTreeMap<String, (String, Option<String>)>,
@@ -32,7 +33,7 @@ pub(super) fn write_manifest(
     dir: &Path,
 ) -> Result<(), EvidenceError> {
     let path = dir.join("manifest.json");
-    std::fs::write(&path, manifest(spec, case)?.to_string()).map_err(EvidenceError::io(path))
+    std::fs::write(&path, manifest(spec, case, dir)?.to_string()).map_err(EvidenceError::io(path))
 }
 
 /// Runs the reference once over every case directory.
@@ -82,30 +83,89 @@ pub(super) fn read_report(dir: &Path) -> Result<ReferenceRun, EvidenceError> {
     })
 }
 
-fn manifest(spec: &KernelSpec, case: &Case) -> Result<Value, EvidenceError> {
+/// The manifest; writes the value tensors' files into `dir` as it goes.
+fn manifest(spec: &KernelSpec, case: &Case, dir: &Path) -> Result<Value, EvidenceError> {
     let mut tensors = serde_json::Map::new();
     for p in &spec.params {
-        if let ParamKind::Tensor { role, shape, dtype } = &p.kind {
+        if case.is_absent(&p.name) {
+            continue;
+        }
+        if let ParamKind::Tensor {
+            role, shape, dtype, ..
+        } = &p.kind
+        {
             tensors.insert(
                 p.name.clone(),
                 json!({ "role": role.id(), "shape": tensor_shape(shape, case)?, "dtype": dtype.name(), "file": format!("{}.bin", p.name) }),
             );
         }
     }
+    for t in &spec.values {
+        let number = expr::eval(&t.value, &case.scalars)?;
+        let file = format!("{}.bin", t.name);
+        let bytes = match t.dtype {
+            DType::I32 => (number as i32).to_le_bytes().to_vec(),
+            _ => (number as f32).to_le_bytes().to_vec(),
+        };
+        let path = dir.join(&file);
+        std::fs::write(&path, bytes).map_err(EvidenceError::io(path))?;
+        tensors.insert(
+            t.name.clone(),
+            json!({ "role": "input", "shape": [1], "dtype": t.dtype.name(), "file": file }),
+        );
+    }
+    for t in &spec.scratch {
+        // Written by one call and read by the next: an output of the
+        // reference's graph that nothing compares.
+        tensors.insert(
+            t.name.clone(),
+            json!({ "role": "output", "shape": tensor_shape(&t.shape, case)?, "dtype": t.dtype, "scratch": true }),
+        );
+    }
+    let mut views = serde_json::Map::new();
+    for v in &spec.views {
+        if case.is_absent(&v.param) {
+            continue;
+        }
+        views.insert(
+            v.name.clone(),
+            json!({
+                "of": v.param,
+                "role": v.role.id(),
+                "shape": tensor_shape(&v.shape, case)?,
+                "strides": tensor_shape(&v.strides, case)?,
+                "offset": expr::eval(&v.offset, &case.scalars)?.max(0.0) as usize,
+            }),
+        );
+    }
     let mut calls = Vec::new();
     for call in &spec.calls {
+        if call.when.as_deref().is_some_and(|w| case.is_absent(w))
+            || call.unless.as_deref().is_some_and(|w| !case.is_absent(w))
+        {
+            continue;
+        }
         let mut args = serde_json::Map::new();
         for (name, value) in &call.args {
-            let bound = if tensors.contains_key(value.as_str()) {
-                json!({ "tensor": value })
-            } else {
-                attribute(value, case)?
-            };
+            let bound =
+                if tensors.contains_key(value.as_str()) || views.contains_key(value.as_str()) {
+                    json!({ "tensor": value })
+                } else if let Some(text) = string_literal(value) {
+                    json!({ "value": text })
+                } else {
+                    attribute(value, case)?
+                };
             args.insert(name.clone(), bound);
         }
         calls.push(json!({ "operator": call.operator, "args": args }));
     }
-    Ok(json!({ "tensors": tensors, "calls": calls }))
+    Ok(json!({ "tensors": tensors, "views": views, "calls": calls }))
+}
+
+/// The text of a string attribute written `'tanh'` (aclnnGeluBackwardV2's
+/// `char* approximate`).
+fn string_literal(value: &str) -> Option<&str> {
+    value.trim().strip_prefix('\'')?.strip_suffix('\'')
 }
 
 /// An attribute's value: a number, a list of numbers, or an element type
@@ -154,10 +214,17 @@ pub(super) fn compare_case(
     let inputs = read_inputs(spec, case, dir)?;
     let mut checked = Vec::new();
     for p in &spec.params {
-        let ParamKind::Tensor { role, shape, dtype } = &p.kind else {
+        let ParamKind::Tensor {
+            role,
+            shape,
+            dtype,
+            partial,
+            ..
+        } = &p.kind
+        else {
             continue;
         };
-        if !role.is_written() {
+        if !role.is_written() || case.is_absent(&p.name) {
             continue;
         }
         let Some((leg_file, oracle_file)) = reference.outputs.get(&p.name) else {
@@ -177,6 +244,10 @@ pub(super) fn compare_case(
             None => None,
         };
         let slack = summation_slack(&inputs, actual.len());
+        let (actual, leg, oracle) = match partial {
+            true => written_part(&p.name, actual, leg, oracle)?,
+            false => (actual, leg, oracle),
+        };
         checked.push(judge(&p.name, &actual, &leg, oracle.as_ref(), slack));
     }
     if checked.is_empty() {
@@ -187,6 +258,33 @@ pub(super) fn compare_case(
     Ok(checked)
 }
 
+/// The elements of a partial output the kernel wrote (it starts as NaN),
+/// in all three tensors; an output the kernel left untouched is an error,
+/// so a kernel that writes nothing cannot pass.
+fn written_part(
+    name: &str,
+    actual: Tensor,
+    leg: Tensor,
+    oracle: Option<Tensor>,
+) -> Result<(Tensor, Tensor, Option<Tensor>), EvidenceError> {
+    let values = actual.to_f64_vec();
+    let keep: Vec<usize> = (0..values.len()).filter(|&i| !values[i].is_nan()).collect();
+    if keep.is_empty() {
+        return Err(EvidenceError::Unsupported(format!(
+            "the kernel wrote no element of the partial output `{name}`"
+        )));
+    }
+    let pick = |t: &Tensor| {
+        let all = t.to_f64_vec();
+        let kept: Vec<f64> = keep
+            .iter()
+            .map(|&i| all.get(i).copied().unwrap_or(f64::NAN))
+            .collect();
+        Tensor::from_f64(t.dtype(), vec![kept.len()], &kept)
+    };
+    Ok((pick(&actual), pick(&leg), oracle.as_ref().map(pick)))
+}
+
 /// The float inputs of the case, as the kernel read them.
 fn read_inputs(spec: &KernelSpec, case: &Case, dir: &Path) -> Result<Vec<Tensor>, EvidenceError> {
     let mut inputs = Vec::new();
@@ -195,9 +293,10 @@ fn read_inputs(spec: &KernelSpec, case: &Case, dir: &Path) -> Result<Vec<Tensor>
             role,
             shape,
             dtype: DType::F32,
+            ..
         } = &p.kind
         {
-            if !role.is_read() {
+            if !role.is_read() || case.is_absent(&p.name) {
                 continue;
             }
             let shape = tensor_shape(shape, case)?;

@@ -115,14 +115,19 @@ fn main_source(spec: &KernelSpec, runner: &Runner) -> Result<String, EvidenceErr
     let mut args = Vec::new();
     for (i, p) in spec.params.iter().enumerate() {
         let line = match &p.kind {
-            ParamKind::Tensor { .. } => {
+            ParamKind::Tensor { optional, .. } => {
                 let ty = element_type(&p.c_type).ok_or_else(|| {
                     EvidenceError::Unsupported(format!(
                         "parameter `{}` has element type `{}`; the runner handles float and int",
                         p.name, p.c_type
                     ))
                 })?;
-                args.push(format!("p{i}.data()"));
+                // A case without the file passes the optional pointer as null.
+                args.push(if *optional {
+                    format!("p{i}.empty() ? nullptr : p{i}.data()")
+                } else {
+                    format!("p{i}.data()")
+                });
                 format!(
                     "  std::vector<{ty}> p{i} = load<{ty}>(dir, \"{}\");\n",
                     p.name
@@ -171,6 +176,7 @@ const MAIN_HEAD: &str = r#"#include "cuda_cpu.h"
 #include <string>
 template <class T> std::vector<T> load(const std::string& dir, const std::string& name) {
   std::ifstream f(dir + "/" + name + ".bin", std::ios::binary | std::ios::ate);
+  if (!f) return std::vector<T>();
   std::vector<T> v(size_t(f.tellg()) / sizeof(T));
   f.seekg(0);
   f.read(reinterpret_cast<char*>(v.data()), std::streamsize(v.size() * sizeof(T)));
@@ -248,7 +254,10 @@ fn write_inputs(spec: &KernelSpec, case: &Case, dir: &Path) -> Result<(), Eviden
     let mut scalars = String::new();
     for p in &spec.params {
         match &p.kind {
-            ParamKind::Tensor { role, shape, dtype } => {
+            ParamKind::Tensor { .. } if case.is_absent(&p.name) => {}
+            ParamKind::Tensor {
+                role, shape, dtype, ..
+            } => {
                 let count: usize = tensor_shape(shape, case)?.iter().product();
                 // Outputs start as NaN, so an element the kernel never
                 // writes cannot match the reference by accident.
@@ -297,10 +306,17 @@ fn write_launch(spec: &KernelSpec, case: &Case, dir: &Path) -> Result<(), Eviden
 
 /// `256` or `dim3(32, 8)` as three extents.
 fn dims(text: &str, case: &Case) -> Result<[u64; 3], EvidenceError> {
+    // Exactly one pair of parentheses goes: `dim3(ceil_div(M, 128), 2)`
+    // ends in two `)`, and the inner one belongs to the call.
     let inner = text
         .trim()
         .strip_prefix("dim3")
-        .map(|t| t.trim().trim_start_matches('(').trim_end_matches(')'))
+        .map(|t| {
+            let t = t.trim();
+            t.strip_prefix('(')
+                .and_then(|t| t.strip_suffix(')'))
+                .unwrap_or(t)
+        })
         .unwrap_or(text);
     let values = expr::eval_list(inner, &case.scalars)?;
     let mut out = [1u64; 3];
@@ -308,4 +324,26 @@ fn dims(text: &str, case: &Case) -> Result<[u64; 3], EvidenceError> {
         *slot = v.max(1.0) as u64;
     }
     Ok(out)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::evidence::cases::Values;
+
+    #[test]
+    fn a_dim3_of_calls_keeps_the_calls_parentheses() {
+        let case = Case {
+            name: "t".into(),
+            scalars: [("M".to_string(), 300.0), ("N".to_string(), 5.0)].into(),
+            sizes: vec!["M".into(), "N".into()],
+            values: Values::Random,
+            absent: Vec::new(),
+        };
+        let grid = dims("dim3(ceil_div(M, 128), ceil_div(N, 2))", &case).unwrap();
+        assert_eq!(grid, [3, 3, 1]);
+        assert_eq!(dims("dim3(16, 16)", &case).unwrap(), [16, 16, 1]);
+        assert_eq!(dims("ceil_div(M, 256)", &case).unwrap(), [2, 1, 1]);
+    }
 }

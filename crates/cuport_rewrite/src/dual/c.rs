@@ -12,7 +12,7 @@ use super::shim::{backend_macro, shimmed_library, target_header};
 use super::state::{DualPlanner, Launch};
 use crate::diagnostic::{codes, Level};
 use crate::headers::{is_annotation, logical_line_start};
-use crate::operator_helper::helper_name;
+use crate::operator_helper::{helper_name, launch_arguments};
 use crate::plan::{chevron_respellings, Planned, Planner};
 use cuport_model::Effort;
 
@@ -323,26 +323,30 @@ fn replaced_on(planner: &DualPlanner<'_>, site: &Site, target: Target) -> bool {
 
 /// The target whose operators a launch of `site`'s kernel calls, if an
 /// applied `[[kernel]]` rule maps it there.
-fn operator_launch_target(planner: &DualPlanner<'_>, site: &Site) -> Option<Target> {
+fn operator_launch_target(planner: &DualPlanner<'_>, site: &Site) -> Option<(Target, Vec<String>)> {
     let passed = planner.passed_arguments(&site.args);
     planner.per_target.iter().find_map(|options| {
         let target = options.planned_target();
-        let mapped = crate::kernel_stage::disposition(options, target)
+        let operators = crate::kernel_stage::disposition(options, target)
             == crate::kernel_stage::Disposition::Skeleton
-            && crate::kernel_stage::generates_code(target)
-            && matches!(
-                crate::kernel_stage::operator_mapping(
-                    options,
-                    target,
-                    crate::kernel_stage::KernelAt {
-                        name: &site.name,
-                        file: planner.path,
-                    },
-                    crate::kernel_stage::ParamsSeen::Count(passed),
-                ),
-                crate::kernel_stage::OperatorMapping::Applies(_)
-            );
-        mapped.then_some(target)
+            && crate::kernel_stage::generates_code(target);
+        if !operators {
+            return None;
+        }
+        match crate::kernel_stage::operator_mapping(
+            options,
+            target,
+            crate::kernel_stage::KernelAt {
+                name: &site.name,
+                file: planner.path,
+            },
+            crate::kernel_stage::ParamsSeen::Count(passed),
+        ) {
+            crate::kernel_stage::OperatorMapping::Applies(rule) => {
+                Some((target, launch_arguments(rule)))
+            }
+            _ => None,
+        }
     })
 }
 
@@ -498,7 +502,12 @@ fn kernel_launch(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
             .effort = Some(Effort::Low);
         return true;
     }
-    let operator_function = operator_launch_target(planner, site).map(|_| helper_name(&site.name));
+    let operator = operator_launch_target(planner, site);
+    let operator_values = operator
+        .as_ref()
+        .map(|(_, values)| values.clone())
+        .unwrap_or_default();
+    let operator_function = operator.map(|_| helper_name(&site.name));
     planner.launches.push(Launch {
         call,
         kernel: TextRange::new(call.start, call.start + chevrons),
@@ -506,6 +515,7 @@ fn kernel_launch(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
         args: site.args.clone(),
         cuda_name: site.name.clone(),
         operator_function,
+        operator_values,
     });
     true
 }
@@ -527,6 +537,12 @@ pub(crate) fn compose_launches(planner: &mut DualPlanner<'_>) {
             .collect();
         let mut text = match &launch.operator_function {
             // The stream is the operator call's first argument.
+            Some(function) if !launch.operator_values.is_empty() => format!(
+                "CUPORT_OPERATOR_LAUNCH_VALUES({function}, ({}), ({kernel}), ({}), ({})",
+                config.get(3).map_or("nullptr", String::as_str),
+                config.join(", "),
+                launch.operator_values.join(", ")
+            ),
             Some(function) => format!(
                 "CUPORT_OPERATOR_LAUNCH({function}, ({}), ({kernel}), ({})",
                 config.get(3).map_or("nullptr", String::as_str),

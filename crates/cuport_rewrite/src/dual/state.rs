@@ -29,6 +29,8 @@ pub(crate) struct Launch {
     /// The function the backends with operators call instead (a
     /// `[[kernel]]` rule maps the kernel).
     pub(crate) operator_function: Option<String>,
+    /// The rule's launch values the function takes after the arguments.
+    pub(crate) operator_values: Vec<String>,
 }
 
 impl<'a> Deref for DualPlanner<'a> {

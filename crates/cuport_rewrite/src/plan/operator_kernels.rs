@@ -10,7 +10,7 @@ use crate::diagnostic::{codes, Level};
 use crate::kernel_stage::{
     operator_mapping, param_names, KernelAt, OperatorMapping, ParamsSeen, ReplacedKernel,
 };
-use crate::operator_helper::{helper_name, helper_text};
+use crate::operator_helper::{helper_name, helper_text, launch_arguments};
 use crate::source_text::holds_directive_line;
 
 /// The generated header the replacing functions include.
@@ -247,6 +247,15 @@ impl<'a> Planner<'a> {
                 codes::KERNEL_OPERATOR,
                 &site.name,
             ),
+        }
+        let extra = launch_arguments(rule);
+        if let (Some(last), false) = (site.args.last(), extra.is_empty()) {
+            self.edit(
+                TextRange::new(last.end, last.end),
+                format!(", {}", extra.join(", ")),
+                codes::KERNEL_OPERATOR,
+                &site.name,
+            );
         }
         self.operator_headers(rule);
         let message = format!(

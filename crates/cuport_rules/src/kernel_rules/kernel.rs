@@ -51,6 +51,25 @@ pub struct KernelRule {
     /// may use them, and a rule whose list no longer matches the kernel is
     /// stale.
     pub params: Vec<String>,
+    /// Values the kernel's parameters do not carry but its shapes need
+    /// (llm.c's `matmul_forward_kernel4` gets `C` and `OC` but its rows
+    /// only through the grid): name = a C++ expression in the scope of
+    /// each launch (`BT = "B * T"`). The helper takes each as an extra
+    /// `int64_t` parameter after the kernel's, and each launch passes the
+    /// expression; a wrong expression fails where the port is compiled.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub launch_values: BTreeMap<String, String>,
+    /// Sizes the kernel only handles in whole tiles (`BT = 128`): the
+    /// evidence generates a number of tiles for each and multiplies.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub size_multiples: BTreeMap<String, u64>,
+    /// Values the evidence gives parameters or launch values instead of
+    /// generated ones, as expressions over the others: the kernel's
+    /// contract with its callers (llm.c's AdamW takes `beta1_correction`,
+    /// which its caller computes as `1 - pow(beta1, t)`), or realistic
+    /// hyperparameters (`beta1 = "0.9"`).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub case_values: BTreeMap<String, String>,
     /// The pattern recognition found (`add`, `layer-norm`), on proposals.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pattern: Option<String>,
@@ -117,16 +136,75 @@ pub struct KernelLaunch {
     pub shared: Option<String>,
 }
 
-/// A pointer parameter of the kernel seen as a tensor.
+/// A pointer parameter of the kernel seen as a tensor: row-major and
+/// contiguous from the pointer, or a strided view of it (`strides`,
+/// `offset`). One parameter may be seen as several views, each with its
+/// own `name` (llm.c's `permute_kernel` reads q, k and v as three
+/// interleaved slices of one buffer).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct KernelTensor {
+    /// The name calls bind the tensor by; the parameter's name without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The kernel parameter; empty for a scratch tensor.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub param: String,
+    /// What the kernel does with it; a scratch tensor is written by one
+    /// call and read by a later one (`inout`, the default for them).
+    #[serde(default = "scratch_role")]
     pub role: ParamRole,
     /// Comma-separated extents over the kernel's parameters (`B*T, C`).
     pub shape: String,
+    /// Comma-separated element strides, one per extent; row-major without.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strides: Option<String>,
+    /// Elements from the parameter's pointer to the view's first element.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub offset: Option<String>,
     /// The pointer's element type in C (`float`).
     pub dtype: String,
+    /// The kernel accepts a null pointer here (a bias it skips when
+    /// absent). Calls that bind the tensor must say `when` it is present.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub optional: bool,
+    /// Memory of the generated function's own (no kernel parameter) that
+    /// holds a result between calls: an accumulating kernel (`dbias +=
+    /// column sums`) becomes a reduction into scratch and an in-place add.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub scratch: bool,
+    /// The kernel writes only part of this output (llm.c's causal softmax
+    /// leaves the upper triangle): the port writes the operators' values
+    /// everywhere, and the evidence compares only what the kernel wrote.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub partial: bool,
+    /// Its callers give it zeros above the diagonal of its last two axes
+    /// (a causal softmax's output): the evidence draws it so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lower_triangular: bool,
+    /// A host value (an expression over parameters and launch values) the
+    /// function copies into this one-element tensor before the calls: an
+    /// operator that takes a scalar as a tensor (aclnnApplyAdamWV2's
+    /// `step`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+fn scratch_role() -> ParamRole {
+    ParamRole::Inout
+}
+
+impl KernelTensor {
+    /// The name calls bind the tensor by.
+    pub fn name(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.param)
+    }
+
+    /// Whether the tensor is a strided view rather than the row-major
+    /// extent of its parameter.
+    pub fn is_view(&self) -> bool {
+        self.strides.is_some() || self.offset.is_some()
+    }
 }
 
 /// One operator call: each operator parameter bound to a tensor (by the
@@ -136,6 +214,14 @@ pub struct KernelTensor {
 pub struct KernelCall {
     pub operator: String,
     pub args: BTreeMap<String, String>,
+    /// An optional tensor's name: the call runs only when that pointer is
+    /// not null (the kernel's `if (bias != NULL)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub when: Option<String>,
+    /// An optional tensor's name: the call runs only when that pointer is
+    /// null (the kernel's default, `dlosses != NULL ? ... : 1.0f / (B*T)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub unless: Option<String>,
 }
 
 /// A file's `[[kernel]]` entries; every other key belongs to other readers
@@ -209,9 +295,18 @@ pub fn check_rule(rule: &KernelRule, table: &OperatorTable, at: &Location) -> Ve
             ),
         );
     }
-    for tensor in &rule.tensors {
+    for (i, tensor) in rule.tensors.iter().enumerate() {
         for (kind, message) in tensor_problems(tensor, rule, table) {
             say(kind, message);
+        }
+        if rule.tensors[..i].iter().any(|t| t.name() == tensor.name()) {
+            say(
+                DiagKind::Duplicate,
+                format!(
+                    "two tensors are named `{}` (give each view of a parameter its own `name`)",
+                    tensor.name()
+                ),
+            );
         }
     }
     if rule.calls.is_empty() {
@@ -227,11 +322,70 @@ pub fn check_rule(rule: &KernelRule, table: &OperatorTable, at: &Location) -> Ve
             say(kind, message);
         }
     }
+    for (kind, message) in launch_value_problems(rule) {
+        say(kind, message);
+    }
+    problems
+}
+
+/// Launch values are new names with a C++ expression, and a size multiple
+/// names a size the rule has.
+fn launch_value_problems(rule: &KernelRule) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    for (name, text) in &rule.launch_values {
+        if rule.params.contains(name) {
+            problems.push((
+                DiagKind::Duplicate,
+                format!("launch value `{name}` is a parameter of the kernel already"),
+            ));
+        }
+        if let Err(err) = names_in(text) {
+            problems.push((
+                DiagKind::BadTemplate,
+                format!("launch value `{name}` = `{text}`: {err}"),
+            ));
+        }
+    }
+    for (name, text) in &rule.case_values {
+        if !rule.knows(name) {
+            problems.push((
+                DiagKind::UnknownName,
+                format!("case value `{name}` is no parameter or launch value"),
+            ));
+        }
+        for word in words(text) {
+            if !rule.knows(&word) && !LAUNCH_FUNCTIONS.contains(&word.as_str()) {
+                problems.push((
+                    DiagKind::UnknownName,
+                    format!("case value `{name}` = `{text}`: `{word}` is not one of its parameters or launch values"),
+                ));
+            }
+        }
+    }
+    for (name, multiple) in &rule.size_multiples {
+        if !rule.knows(name) || *multiple == 0 {
+            problems.push((
+                DiagKind::UnknownName,
+                format!("size multiple `{name} = {multiple}`: name a parameter or launch value and a multiple of at least 1"),
+            ));
+        }
+    }
     problems
 }
 
 /// Functions a launch expression may call (`ceil_div(N, 256)`).
-const LAUNCH_FUNCTIONS: [&str; 6] = ["ceil_div", "CEIL_DIV", "cdiv", "div_ceil", "min", "max"];
+const LAUNCH_FUNCTIONS: [&str; 7] = [
+    "ceil_div", "CEIL_DIV", "cdiv", "div_ceil", "min", "max", "pow",
+];
+
+/// The words of an expression that may be names (numbers and operators
+/// left out; `1e-8` is a number).
+fn words(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        .filter(|w| w.starts_with(|c: char| c.is_alphabetic() || c == '_'))
+        .map(str::to_string)
+        .collect()
+}
 
 /// A launch names only the kernel's parameters and the launch functions.
 fn launch_problems(launch: &KernelLaunch, rule: &KernelRule) -> Vec<Problem> {
@@ -242,13 +396,9 @@ fn launch_problems(launch: &KernelLaunch, rule: &KernelRule) -> Vec<Problem> {
     ];
     let mut problems = Vec::new();
     for text in fields.into_iter().flatten() {
-        let words = text
-            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'))
-            .filter(|w| w.starts_with(|c: char| c.is_alphabetic() || c == '_'));
-        for word in words {
-            let known = rule.params.iter().any(|p| p == word)
-                || LAUNCH_FUNCTIONS.contains(&word)
-                || word == "dim3";
+        for word in words(text) {
+            let word = word.as_str();
+            let known = rule.knows(word) || LAUNCH_FUNCTIONS.contains(&word) || word == "dim3";
             if !known {
                 problems.push((
                     DiagKind::UnknownName,
@@ -268,10 +418,31 @@ fn tensor_problems(
     table: &OperatorTable,
 ) -> Vec<Problem> {
     let mut problems = Vec::new();
-    if !rule.params.contains(&tensor.param) {
+    if let Some(value) = &tensor.value {
+        problems.extend(value_problems(tensor, value, rule));
+    } else if tensor.scratch {
+        problems.extend(scratch_problems(tensor));
+    } else if tensor.param.is_empty() {
+        problems.push((
+            DiagKind::MissingField,
+            format!(
+                "tensor `{}` names no `param` (memory of the function's own is `scratch = true`)",
+                tensor.name()
+            ),
+        ));
+    } else if !rule.params.contains(&tensor.param) {
         problems.push((
             DiagKind::UnknownName,
             format!("tensor `{}` is not one of its parameters", tensor.param),
+        ));
+    }
+    if tensor.partial && !matches!(tensor.role, ParamRole::Output | ParamRole::Inout) {
+        problems.push((
+            DiagKind::Conflict,
+            format!(
+                "tensor `{}` is `partial` but the kernel does not write it",
+                tensor.name()
+            ),
         ));
     }
     if !tensor.role.is_tensor() {
@@ -283,8 +454,32 @@ fn tensor_problems(
     problems.extend(expression_problems(
         &tensor.shape,
         rule,
-        &format!("shape of `{}`", tensor.param),
+        &format!("shape of `{}`", tensor.name()),
     ));
+    if let Some(strides) = &tensor.strides {
+        problems.extend(expression_problems(
+            strides,
+            rule,
+            &format!("strides of `{}`", tensor.name()),
+        ));
+        let (dims, steps) = (list_len(&tensor.shape), list_len(strides));
+        if dims != steps {
+            problems.push((
+                DiagKind::Conflict,
+                format!(
+                    "tensor `{}` has {dims} extents and {steps} strides",
+                    tensor.name()
+                ),
+            ));
+        }
+    }
+    if let Some(offset) = &tensor.offset {
+        problems.extend(expression_problems(
+            offset,
+            rule,
+            &format!("offset of `{}`", tensor.name()),
+        ));
+    }
     if table.dtype(&tensor.dtype).is_none() {
         problems.push((
             DiagKind::UnknownName,
@@ -295,6 +490,69 @@ fn tensor_problems(
         ));
     }
     problems
+}
+
+/// A value tensor is a named one-element input of no parameter, holding
+/// an expression the rule's names make.
+fn value_problems(tensor: &KernelTensor, value: &str, rule: &KernelRule) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    let plain = tensor.name.is_some()
+        && tensor.param.is_empty()
+        && !tensor.scratch
+        && !tensor.optional
+        && !tensor.is_view()
+        && tensor.role == ParamRole::Input
+        && tensor.shape.trim() == "1";
+    if !plain {
+        problems.push((
+            DiagKind::BadName,
+            format!(
+                "value tensor `{}` needs a `name`, no `param`, the role `input` and the shape `1`",
+                tensor.name()
+            ),
+        ));
+    }
+    problems.extend(expression_problems(
+        value,
+        rule,
+        &format!("value of `{}`", tensor.name()),
+    ));
+    problems
+}
+
+/// A scratch tensor has a name, no parameter, and is a plain row-major
+/// extent (nothing else points into it).
+fn scratch_problems(tensor: &KernelTensor) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    if tensor.name.is_none() || !tensor.param.is_empty() {
+        problems.push((
+            DiagKind::BadName,
+            format!(
+                "scratch tensor `{}` needs a `name` and no `param`",
+                tensor.name()
+            ),
+        ));
+    }
+    if tensor.is_view() || tensor.optional {
+        problems.push((
+            DiagKind::Conflict,
+            format!(
+                "scratch tensor `{}` cannot be a view or optional",
+                tensor.name()
+            ),
+        ));
+    }
+    problems
+}
+
+/// How many comma-separated items `B*T, C` has (brackets ignored).
+fn list_len(text: &str) -> usize {
+    text.trim()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .count()
 }
 
 fn expression_problems(text: &str, rule: &KernelRule, what: &str) -> Vec<Problem> {
@@ -313,7 +571,7 @@ fn names_problems(
         Err(err) => vec![(DiagKind::BadTemplate, format!("{what} `{text}`: {err}"))],
         Ok(names) => names
             .into_iter()
-            .filter(|n| !rule.params.contains(n) && !known(n))
+            .filter(|n| !rule.knows(n) && !known(n))
             .map(|n| {
                 (
                     DiagKind::UnknownName,
@@ -342,6 +600,7 @@ fn call_problems(call: &KernelCall, rule: &KernelRule, table: &OperatorTable) ->
             )
         })
         .collect();
+    problems.extend(presence_problems(call, rule, &op.name));
     for param in &op.params {
         let what = format!("`{}` of `{}`", param.name, op.name);
         match call.args.get(&param.name) {
@@ -358,12 +617,60 @@ fn call_problems(call: &KernelCall, rule: &KernelRule, table: &OperatorTable) ->
                     ));
                 }
             }
+            Some(value) if is_string_param(&param.c_type) => {
+                if string_literal(value).is_none() {
+                    problems.push((
+                        DiagKind::BadTemplate,
+                        format!("{what} takes a string: write it in single quotes (`'tanh'`), not `{value}`"),
+                    ));
+                }
+            }
             Some(value) => {
                 problems.extend(names_problems(value, rule, &what, |n| table.is_constant(n)))
             }
         }
     }
     problems
+}
+
+/// A call's `when` names an optional tensor, and a call that binds an
+/// optional tensor runs only when it is present.
+fn presence_problems(call: &KernelCall, rule: &KernelRule, operator: &str) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    for (key, named) in [("when", &call.when), ("unless", &call.unless)] {
+        let Some(named) = named else { continue };
+        if !rule.tensors.iter().any(|t| t.name() == named && t.optional) {
+            problems.push((
+                DiagKind::UnknownName,
+                format!("`{operator}` runs `{key} = \"{named}\"`, which is no optional tensor of the rule"),
+            ));
+        }
+    }
+    for value in call.args.values() {
+        let optional = rule.tensors.iter().any(|t| t.name() == value && t.optional);
+        if optional && call.when.as_deref() != Some(value) {
+            problems.push((
+                DiagKind::MissingField,
+                format!("`{operator}` binds optional tensor `{value}`: add `when = \"{value}\"` so it runs only when the pointer is not null"),
+            ));
+        }
+    }
+    problems
+}
+
+/// An operator parameter that takes a C string (`char* approximate`).
+pub fn is_string_param(c_type: &str) -> bool {
+    matches!(c_type.replace(' ', "").as_str(), "char*" | "constchar*")
+}
+
+/// The text of a rule's string value `'tanh'` (None: not quoted, or a
+/// character C would need escaped).
+pub fn string_literal(value: &str) -> Option<&str> {
+    let inner = value.trim().strip_prefix('\'')?.strip_suffix('\'')?;
+    inner
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-' || c == ' ')
+        .then_some(inner)
 }
 
 /// An operator parameter that takes an element type (`aclDataType`).
@@ -379,7 +686,7 @@ fn tensor_binding_problems(
     rule: &KernelRule,
     what: &str,
 ) -> Vec<Problem> {
-    let Some(tensor) = rule.tensors.iter().find(|t| t.param == value) else {
+    let Some(tensor) = rule.tensors.iter().find(|t| t.name() == value) else {
         return vec![(
             DiagKind::UnknownName,
             format!("{what} is `{value}`, not one of its tensors"),
@@ -409,6 +716,12 @@ pub fn kernel_rules_toml(rules: &[KernelRule]) -> Result<String, toml::ser::Erro
 }
 
 impl KernelRule {
+    /// Whether `name` is a kernel parameter or a launch value, the names
+    /// a rule's expressions may use.
+    pub fn knows(&self, name: &str) -> bool {
+        self.params.iter().any(|p| p == name) || self.launch_values.contains_key(name)
+    }
+
     /// Whether the rule is for the kernel of its name defined in `file`
     /// (a path as the run spells it: relative to the migrated root, or as
     /// `cuport kernels` was given it).

@@ -9,8 +9,8 @@ mod propose;
 
 pub use expr::{names_in, ExprError};
 pub use kernel::{
-    check_rule, kernel_rules_toml, load_kernel_rules, same_file, Confidence, EvidenceVerdict,
-    KernelCall, KernelLaunch, KernelRule, KernelTensor, RuleEvidence,
+    check_rule, is_string_param, kernel_rules_toml, load_kernel_rules, same_file, string_literal,
+    Confidence, EvidenceVerdict, KernelCall, KernelLaunch, KernelRule, KernelTensor, RuleEvidence,
 };
 pub use operators::{
     declared_parameters, Dtype, HeaderSource, Operator, OperatorParam, OperatorTable, ParamRole,

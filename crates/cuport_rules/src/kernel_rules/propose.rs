@@ -57,6 +57,8 @@ pub fn propose(proposal: &Proposal, table: &OperatorTable) -> Result<KernelRule,
         calls.push(KernelCall {
             operator: call.operator.clone(),
             args,
+            when: None,
+            unless: None,
         });
     }
     Ok(KernelRule {
@@ -64,6 +66,9 @@ pub fn propose(proposal: &Proposal, table: &OperatorTable) -> Result<KernelRule,
         file: None,
         target: table.target.clone(),
         params: proposal.params.clone(),
+        launch_values: BTreeMap::new(),
+        size_multiples: BTreeMap::new(),
+        case_values: BTreeMap::new(),
         pattern: Some(proposal.pattern.clone()),
         confidence: Some(proposal.confidence),
         reason: Some(proposal.reason.clone()),
@@ -99,10 +104,18 @@ mod tests {
 
     fn tensor(param: &str, role: ParamRole) -> KernelTensor {
         KernelTensor {
+            name: None,
             param: param.into(),
             role,
             shape: "N".into(),
+            strides: None,
+            offset: None,
             dtype: "float".into(),
+            optional: false,
+            scratch: false,
+            partial: false,
+            lower_triangular: false,
+            value: None,
         }
     }
 

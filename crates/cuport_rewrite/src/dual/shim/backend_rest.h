@@ -88,12 +88,20 @@ struct dim3 {
  * shared, stream), args...): the generated function, which runs the
  * operators on the stream, where the backend has them; elsewhere the launch
  * above. */
+/* A rule with launch values (sizes the kernel only gets through its grid)
+ * is written CUPORT_OPERATOR_LAUNCH_VALUES(function, (stream), (kernel),
+ * (config), (values...), args...): the function also takes the values after
+ * the kernel's arguments; the kernel launch does not. */
 #if CUPORT_KERNEL_OPERATORS
 #include "cuport_kernel_ops.h"
 #define CUPORT_OPERATOR_LAUNCH(function, stream, kernel, config, ...) \
   function(CUPORT_STRIP stream, __VA_ARGS__)
+#define CUPORT_OPERATOR_LAUNCH_VALUES(function, stream, kernel, config, values, ...) \
+  function(CUPORT_STRIP stream, __VA_ARGS__, CUPORT_STRIP values)
 #else
 #define CUPORT_OPERATOR_LAUNCH(function, stream, kernel, config, ...) \
+  CUPORT_KERNEL_LAUNCH(kernel, config, __VA_ARGS__)
+#define CUPORT_OPERATOR_LAUNCH_VALUES(function, stream, kernel, config, values, ...) \
   CUPORT_KERNEL_LAUNCH(kernel, config, __VA_ARGS__)
 #endif
 
