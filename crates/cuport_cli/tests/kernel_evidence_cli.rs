@@ -156,12 +156,10 @@ fn a_wrong_declared_mapping_is_refuted_with_the_failing_case() {
 /// (ops.cu, declared in ops.toml): fill, copy, cast to int, row sum, row
 /// max, row max with its index (an int output), a 3-D permutation (three
 /// size parameters), an embedding gather (indices drawn inside the table),
-/// and a matrix product. The AdamW step has no independent reference
-/// (neither ONNX Runtime's CPU build nor JAX has an optimizer operator):
-/// not run.
+/// a matrix product and an AdamW step (by optax, on JAX).
 #[test]
 fn every_operator_reference_confirms_a_kernel_that_computes_it() {
-    if !tools_available() {
+    if !jax_available() {
         return;
     }
     let (file, rules) = (fixture("ops.cu"), fixture("ops.toml"));
@@ -170,7 +168,7 @@ fn every_operator_reference_confirms_a_kernel_that_computes_it() {
     ]);
     assert_eq!(code, Some(0), "{err}");
     assert!(
-        err.contains("evidence: 9 confirmed, 0 refuted, 1 not run"),
+        err.contains("evidence: 10 confirmed, 0 refuted, 0 not run"),
         "{err}"
     );
     insta::assert_snapshot!(verdicts(&json));
@@ -460,11 +458,14 @@ fn jax_available() -> bool {
         return false;
     }
     let ok = Std::new(python())
-        .args(["-c", "import jax"])
+        .args(["-c", "import jax, optax"])
         .output()
         .is_ok_and(|o| o.status.success());
     if !ok {
-        let why = format!("gradient evidence tests need `{}` with jax", python());
+        let why = format!(
+            "gradient and optimizer evidence tests need `{}` with jax and optax",
+            python()
+        );
         assert!(
             std::env::var("CUPORT_REQUIRE_EVIDENCE").as_deref() != Ok("1"),
             "CUPORT_REQUIRE_EVIDENCE=1 but {why}"
@@ -606,8 +607,8 @@ fn without_jax_a_gradient_rule_is_not_run_and_names_the_pip_line() {
 }
 
 /// CUPORT_REFERENCE=jax runs every rule in JAX: the JAX forms of the
-/// operators ONNX also has confirm the same kernels (ops.cu: nine
-/// confirmed, AdamW not run; add, gelu and softmax) and refute the same
+/// operators ONNX also has confirm the same kernels (ops.cu: all ten,
+/// AdamW by optax; add, gelu and softmax) and refute the same
 /// wrong declarations (ops-wrong.toml) as their ONNX forms.
 #[test]
 fn the_jax_forms_of_the_onnx_operators_give_the_onnx_verdicts() {
@@ -617,7 +618,7 @@ fn the_jax_forms_of_the_onnx_operators_give_the_onnx_verdicts() {
     let ops = vec![fixture("ops.cu")];
     let fwd: Vec<String> = ["add.cu", "gelu.cu", "softmax.cu"].map(fixture).into();
     let runs = [
-        (&ops, "ops.toml", "9 confirmed, 0 refuted, 1 not run"),
+        (&ops, "ops.toml", "10 confirmed, 0 refuted, 0 not run"),
         (&ops, "ops-wrong.toml", "4 confirmed, 2 refuted, 0 not run"),
         (&fwd, "declared.toml", "3 confirmed, 0 refuted, 0 not run"),
     ];
@@ -750,34 +751,25 @@ fn a_causal_softmax_is_compared_where_the_kernel_writes_and_a_wrong_mask_refuted
     }
 }
 
-/// One AdamW step (adamw.cu) as aclnnApplyAdamWV2, whose step is a
-/// one-element tensor made from the launch value `t` and whose bias
-/// corrections the evidence sets from t (case-values): the rule is valid
-/// and its port compiles (operator_kernels.rs), but no reference computes
-/// AdamW yet (neither ONNX Runtime nor JAX has an optimizer operator), so
-/// the evidence is "not run" and says why, for the right rule and the
-/// wrong one alike.
+/// One AdamW step (adamw.cu) as aclnnApplyAdamWV2 against optax.adamw:
+/// the step tensor is made from the launch value `t` and the bias
+/// corrections from t (case-values). Confirmed with the step tensor at
+/// t - 1 (the operator's kernel corrects at step + 1); refuted at t (the
+/// doc's formula, one step late) and with v left uncorrected.
 #[test]
-fn an_adamw_step_is_not_run_without_an_optimizer_reference() {
-    if !tools_available() {
+fn an_adamw_step_is_confirmed_against_optax_and_an_off_by_one_step_refuted() {
+    if !jax_available() {
         return;
     }
-    let file = fixture("adamw.cu");
-    for rules in ["adamw.toml", "adamw-uncorrected.toml"] {
-        let rules = fixture(rules);
-        let (json, err, status) = run(&[
-            "kernels", "--to", "ascend", "--verify", "--format", "json", &file, "--rules", &rules,
-        ]);
-        assert_eq!(status, Some(0), "{err}");
-        let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
-        let k = kernels
-            .iter()
-            .find(|k| k["name"] == "adamw_step_kernel")
-            .unwrap();
-        assert_eq!(k["evidence"]["verdict"], "not-run", "{rules}: {k}");
-        let why = k["evidence"]["why"].as_str().unwrap_or_default();
-        assert!(why.contains("aclnnApplyAdamWV2"), "{why}");
-    }
+    verdicts_against_jax(
+        "adamw.cu",
+        "adamw_step_kernel",
+        &[
+            ("adamw.toml", Some(0), "confirmed"),
+            ("adamw-step-off-by-one.toml", Some(1), "refuted"),
+            ("adamw-uncorrected.toml", Some(1), "refuted"),
+        ],
+    );
 }
 
 /// The causal softmax's gradient (causal_softmax_backward.cu) as

@@ -11,9 +11,11 @@ decomposition of it (ReduceMean, Sub, Mul, Sqrt, Reciprocal) in double.
 
 ONNX has no gradient operators, so a rule with a call that has no ONNX
 form (aclnnGeluBackwardV2, aclnnSoftmaxBackward,
-aclnnEmbeddingDenseBackward) runs all its calls in JAX instead, float32 for the reference and float64 (x64 enabled) for the
+aclnnEmbeddingDenseBackward, aclnnApplyAdamWV2) runs all its calls in JAX
+instead, float32 for the reference and float64 (x64 enabled) for the
 oracle. Gradients there are JAX's autodiff (jax.vjp) of JAX's own
-functions, never a derivative formula written here. A rule whose calls all
+functions, never a derivative formula written here; the AdamW step is
+optax's. A rule whose calls all
 have ONNX forms stays on ONNX Runtime, so its evidence does not change;
 CUPORT_REFERENCE=jax sends every rule to JAX (a cross-check of the forms).
 
@@ -532,6 +534,43 @@ def jax_embedding_backward(call, e):
     return {tensor(call, "out"): dtable}
 
 
+OPTAX_PIN = "optax==0.2.8"
+
+
+def jax_apply_adamw(call, e):
+    """aclnn_apply_adam_w_v2.h: one AdamW step, by optax.adamw (DeepMind's
+    optimizer library on JAX). The operator's kernel (op_kernel/
+    apply_adam_w_v2_fp.h and arch35/apply_adam_w_v2_dag.h at v8.5.0, v9.0.0
+    and v9.1.0) corrects the bias at `step + 1`: `step` counts the steps
+    done before this one, as optax's `count` does; its doc's formula says
+    `t`. maximize negates the gradient first (the kernel's first step)."""
+    try:
+        import optax
+    except ImportError as err:
+        print(f"missing Python package: {err.name}; install it with "
+              f"`pip install {OPTAX_PIN}`", file=sys.stderr)
+        sys.exit(3)
+    if bool(value(call, "amsgrad", False)):
+        print("aclnnApplyAdamWV2 with amsgrad = true has no JAX form in reference.py", file=sys.stderr)
+        sys.exit(4)
+    var, grad = e.get(call, "varRef"), e.get(call, "grad")
+    if bool(value(call, "maximize", False)):
+        grad = -grad
+    # A float count, so that a step that is no whole number is what the
+    # kernel raises the betas to, plus one.
+    step = e.get(call, "step").reshape(()).astype(e.real)
+    # The operator's lr, betas, weightDecay and eps are C floats: the
+    # oracle too takes them rounded to float32 (1 - 0.999f is not 0.001).
+    number = lambda name: float(np.float32(value(call, name)))
+    adamw = optax.adamw(learning_rate=number("lr"), b1=number("beta1"), b2=number("beta2"),
+                        eps=number("eps"), weight_decay=number("weightDecay"))
+    adam, *rest = adamw.init(var)
+    state = (adam._replace(count=step, mu=e.get(call, "mRef"), nu=e.get(call, "vRef")), *rest)
+    updates, (after, *_) = adamw.update(grad, state, var)
+    return {tensor(call, "varRef"): optax.apply_updates(var, updates),
+            tensor(call, "mRef"): after.mu, tensor(call, "vRef"): after.nu}
+
+
 # aclnn operator -> a function of (call, Env) returning the arrays the call
 # writes by tensor name.
 JAX_OPERATORS = {
@@ -563,12 +602,8 @@ JAX_OPERATORS = {
     "aclnnGeluBackwardV2": jax_gelu_backward,
     "aclnnSoftmaxBackward": jax_softmax_backward,
     "aclnnEmbeddingDenseBackward": jax_embedding_backward,
+    "aclnnApplyAdamWV2": jax_apply_adamw,
 }
-
-# aclnnApplyAdamWV2 has neither form: ONNX Runtime's CPU build has no
-# optimizer operator and JAX itself has none (optax is another package); an
-# AdamW written here out of arithmetic would be this repository's own
-# implementation, not an independent one, so its evidence stays "not run".
 
 
 def run_jax(manifest, directory, double):
@@ -734,6 +769,9 @@ def main(directory):
         name = f"onnxruntime {ort.__version__} (CPUExecutionProvider, opset {OPSET})"
     else:
         name = f"jax {jax_modules()[0].__version__} (CPU)"
+        if any(call["operator"] == "aclnnApplyAdamWV2" for call in manifest["calls"]):
+            import optax
+            name += f" with optax {optax.__version__}"
     report = {"reference": name, "outputs": written}
     with open(os.path.join(directory, "reference.json"), "w") as f:
         json.dump(report, f)

@@ -75,12 +75,13 @@ __global__ void matmul_kernel(float* c, const float* a, const float* b, int m, i
     c[idx] = acc;
 }
 
-// One AdamW step (torch.optim.AdamW's algorithm) at the step count *step.
+// One AdamW step (torch.optim.AdamW's algorithm); *step counts the steps
+// already taken, as torch.optim's state does before its `step += 1`.
 __global__ void adamw_step_kernel(float* param, const float* grad, float* m1, float* m2, const float* step,
                                   float lr, float beta1, float beta2, float eps, float weight_decay, int n) {
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    float t = step[0];
+    float t = step[0] + 1.0f;
     float g = grad[i];
     float m = beta1 * m1[i] + (1.0f - beta1) * g;
     float v = beta2 * m2[i] + (1.0f - beta2) * g * g;
