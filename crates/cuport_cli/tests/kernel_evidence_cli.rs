@@ -553,6 +553,27 @@ fn an_embedding_gradient_is_confirmed_against_jax_and_a_padding_row_refuted() {
     );
 }
 
+/// A layer norm's gradient from saved statistics, added to dx, dw and db
+/// (layernorm_backward.cu) as aclnnLayerNormBackward into scratch memory
+/// and three in-place adds: the evidence draws mean and rstd as the
+/// input's own, and JAX differentiates its layer norm there. Confirmed;
+/// refuted when the input gradient overwrites dx or the weight is left out.
+#[test]
+fn a_layer_norm_gradient_is_confirmed_against_jax_and_wrong_rules_refuted() {
+    if !jax_available() {
+        return;
+    }
+    verdicts_against_jax(
+        "layernorm_backward.cu",
+        "layernorm_grad_kernel",
+        &[
+            ("layernorm_backward.toml", Some(0), "confirmed"),
+            ("layernorm_backward-overwrites.toml", Some(1), "refuted"),
+            ("layernorm_backward-no-weight.toml", Some(1), "refuted"),
+        ],
+    );
+}
+
 /// Without jax (an import of it that fails, placed first on PYTHONPATH) a
 /// rule that needs JAX is "not run" with the pip line, and a rule whose
 /// calls all have ONNX forms still runs on ONNX Runtime.

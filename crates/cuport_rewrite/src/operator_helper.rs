@@ -140,7 +140,7 @@ fn tensor_text(tensor: &KernelTensor, dtype: &str) -> String {
     let (name, param) = (tensor.name(), &tensor.param);
     let mut text = format!(
         "    const int64_t cuport_dims_{name}[] = {{{}}};\n",
-        int64_list(&dims)
+        cast_list(&dims, "int64_t")
     );
     // An optional pointer that is null stays a null tensor: only the calls
     // that run `when` it is present bind it.
@@ -182,7 +182,7 @@ fn tensor_text(tensor: &KernelTensor, dtype: &str) -> String {
     let _ = writeln!(
         text,
         "    const int64_t cuport_strides_{name}[] = {{{}}};\n    aclTensor *cuport_{name} = {guard}cuport_call.view({param}, {dtype}, cuport_dims_{name}, cuport_strides_{name}, {}, static_cast<int64_t>({offset}));",
-        int64_list(&strides),
+        cast_list(&strides, "int64_t"),
         dims.len()
     );
     text
@@ -294,7 +294,15 @@ fn attribute(
             let items = list_items(value);
             format!(
                 "        const int64_t {name}_values[] = {{{}}};\n        aclIntArray *{name} = cuport_call.ints({name}_values, {});\n",
-                int64_list(&items),
+                cast_list(&items, "int64_t"),
+                items.len()
+            )
+        }
+        "aclBoolArray*" => {
+            let items = list_items(value);
+            format!(
+                "        const bool {name}_values[] = {{{}}};\n        aclBoolArray *{name} = cuport_call.bools({name}_values, {});\n",
+                cast_list(&items, "bool"),
                 items.len()
             )
         }
@@ -345,10 +353,11 @@ fn list_items(text: &str) -> Vec<String> {
         .collect()
 }
 
-fn int64_list(items: &[String]) -> String {
+/// The items of a C array initialiser of `c_type`.
+fn cast_list(items: &[String], c_type: &str) -> String {
     items
         .iter()
-        .map(|i| format!("static_cast<int64_t>({i})"))
+        .map(|i| format!("static_cast<{c_type}>({i})"))
         .collect::<Vec<_>>()
         .join(", ")
 }

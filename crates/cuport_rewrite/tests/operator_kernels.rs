@@ -295,20 +295,20 @@ fn launch_values_and_an_optional_bias_compile_against_each_release() {
     }
 }
 
-/// A scratch tensor (memory of the function's own between two calls)
-/// becomes `CuportOpCall::scratch`, and the port compiles against the real
-/// headers of each release.
-#[test]
-fn scratch_tensors_compile_against_the_real_headers_of_each_release() {
-    let dir = fixture().with_file_name("accumulate");
-    let text = std::fs::read_to_string(dir.join("bias_grad.toml")).unwrap();
-    let (rules, problems) = load_kernel_rules("bias_grad.toml", &text, &table());
+/// Ports `dir/STEM.cu` with the rules of `dir/STEM.toml`: the port holds
+/// each of `expected` and compiles against the real headers of each
+/// release.
+fn port_compiles_against_each_release(dir: &str, stem: &str, expected: &[&str]) {
+    let dir = fixture().with_file_name(dir);
+    let (rules_file, source) = (format!("{stem}.toml"), format!("{stem}.cu"));
+    let text = std::fs::read_to_string(dir.join(&rules_file)).unwrap();
+    let (rules, problems) = load_kernel_rules(&rules_file, &text, &table());
     assert!(problems.is_empty(), "{problems:?}");
     let migration = migrate_dir(&dir, &options(rules.clone(), RELEASES[0]));
-    let ported_text = ported(&migration, "bias_grad.cu");
-    assert!(ported_text.contains(
-        "aclTensor *cuport_column_sums = cuport_call.scratch(ACL_FLOAT, cuport_dims_column_sums, 1);"
-    ), "{ported_text}");
+    let ported_text = ported(&migration, &source);
+    for line in expected {
+        assert!(ported_text.contains(line), "{line}\n{ported_text}");
+    }
     let Some(vendor) = cann_vendor() else { return };
     if !require("g++") {
         return;
@@ -316,73 +316,61 @@ fn scratch_tensors_compile_against_the_real_headers_of_each_release() {
     for release in RELEASES {
         let migration = migrate_dir(&dir, &options(rules.clone(), release));
         let out = write_output(&migration);
-        let errors = syntax_errors(&vendor, release, &out.path().join("tree"), "bias_grad.cu");
+        let errors = syntax_errors(&vendor, release, &out.path().join("tree"), &source);
         assert!(errors.is_empty(), "CANN {release}:\n{}", errors.join("\n"));
     }
+}
+
+/// A scratch tensor (memory of the function's own between two calls)
+/// becomes `CuportOpCall::scratch`.
+#[test]
+fn scratch_tensors_compile_against_the_real_headers_of_each_release() {
+    port_compiles_against_each_release(
+        "accumulate",
+        "bias_grad",
+        &["aclTensor *cuport_column_sums = cuport_call.scratch(ACL_FLOAT, cuport_dims_column_sums, 1);"],
+    );
 }
 
 /// A value tensor (a host value the function copies into a one-element
 /// tensor: aclnnApplyAdamWV2's step, from the launch value `t`) becomes
-/// `CuportOpCall::value`, each launch passes `t`, and the port compiles
-/// against the real headers of each release.
+/// `CuportOpCall::value`, and each launch passes `t`.
 #[test]
 fn value_tensors_compile_against_the_real_headers_of_each_release() {
-    let dir = fixture().with_file_name("optimizer");
-    let text = std::fs::read_to_string(dir.join("adamw.toml")).unwrap();
-    let (rules, problems) = load_kernel_rules("adamw.toml", &text, &table());
-    assert!(problems.is_empty(), "{problems:?}");
-    let migration = migrate_dir(&dir, &options(rules.clone(), RELEASES[0]));
-    let ported_text = ported(&migration, "adamw.cu");
-    for expected in [
-        "aclTensor *cuport_step = cuport_call.value(static_cast<double>(t), ACL_FLOAT, cuport_dims_step, 1);",
-        "beta2, c1, c2, eps, weight_decay, static_cast<int64_t>(t));",
-    ] {
-        assert!(ported_text.contains(expected), "{expected}\n{ported_text}");
-    }
-    let Some(vendor) = cann_vendor() else { return };
-    if !require("g++") {
-        return;
-    }
-    for release in RELEASES {
-        let migration = migrate_dir(&dir, &options(rules.clone(), release));
-        let out = write_output(&migration);
-        let errors = syntax_errors(&vendor, release, &out.path().join("tree"), "adamw.cu");
-        assert!(errors.is_empty(), "CANN {release}:\n{}", errors.join("\n"));
-    }
+    port_compiles_against_each_release(
+        "optimizer",
+        "adamw",
+        &[
+            "aclTensor *cuport_step = cuport_call.value(static_cast<double>(t - 1), ACL_FLOAT, cuport_dims_step, 1);",
+            "beta2, c1, c2, eps, weight_decay, static_cast<int64_t>(t));",
+        ],
+    );
 }
 
 /// A bool scratch mask (filled, then its lower triangle cleared) for
-/// aclnnScaledMaskedSoftmax compiles against the real headers of each
-/// release.
+/// aclnnScaledMaskedSoftmax.
 #[test]
 fn a_causal_mask_in_scratch_compiles_against_the_real_headers_of_each_release() {
-    let dir = fixture().with_file_name("causal");
-    let text = std::fs::read_to_string(dir.join("causal_softmax.toml")).unwrap();
-    let (rules, problems) = load_kernel_rules("causal_softmax.toml", &text, &table());
-    assert!(problems.is_empty(), "{problems:?}");
-    let migration = migrate_dir(&dir, &options(rules.clone(), RELEASES[0]));
-    let ported_text = ported(&migration, "causal_softmax.cu");
-    assert!(
-        ported_text.contains(
-            "aclTensor *cuport_future = cuport_call.scratch(ACL_BOOL, cuport_dims_future, 4);"
-        ),
-        "{ported_text}"
+    port_compiles_against_each_release(
+        "causal",
+        "causal_softmax",
+        &["aclTensor *cuport_future = cuport_call.scratch(ACL_BOOL, cuport_dims_future, 4);"],
     );
-    let Some(vendor) = cann_vendor() else { return };
-    if !require("g++") {
-        return;
-    }
-    for release in RELEASES {
-        let migration = migrate_dir(&dir, &options(rules.clone(), release));
-        let out = write_output(&migration);
-        let errors = syntax_errors(
-            &vendor,
-            release,
-            &out.path().join("tree"),
-            "causal_softmax.cu",
-        );
-        assert!(errors.is_empty(), "CANN {release}:\n{}", errors.join("\n"));
-    }
+}
+
+/// aclnnLayerNormBackward's outputMask becomes an aclBoolArray, and its
+/// three gradients go through scratch memory into in-place adds.
+#[test]
+fn a_layer_norm_gradient_with_an_output_mask_compiles_against_each_release() {
+    port_compiles_against_each_release(
+        "norm",
+        "layernorm_backward",
+        &[
+            "const bool cuport_a0_outputMask_values[] = {static_cast<bool>(true), static_cast<bool>(true), static_cast<bool>(true)};",
+            "aclBoolArray *cuport_a0_outputMask = cuport_call.bools(cuport_a0_outputMask_values, 3);",
+            "cuport_mean, cuport_rstd, cuport_w, nullptr, cuport_a0_outputMask, cuport_grad_x, cuport_grad_w, cuport_grad_b,",
+        ],
+    );
 }
 
 fn kernel_and_rule(op: &cuport_rules::kernel_rules::Operator) -> (String, String) {
@@ -434,6 +422,7 @@ fn kernel_and_rule(op: &cuport_rules::kernel_rules::Operator) -> (String, String
         .map(|p| {
             let value = match (p.role, p.c_type.trim_start_matches("const ").trim()) {
                 (ParamRole::Attribute, "aclIntArray*") => "[-1]".to_owned(),
+                (ParamRole::Attribute, "aclBoolArray*") => "[true, true, true]".to_owned(),
                 (ParamRole::Attribute, "aclDataType") => "float".to_owned(),
                 (ParamRole::Attribute, "bool") => "0".to_owned(),
                 (ParamRole::Attribute, "char*") => "'tanh'".to_owned(),

@@ -149,6 +149,14 @@ public:
         return fail(array);
     }
 
+    aclBoolArray *bools(const bool *values, uint64_t count) {
+        aclBoolArray *array = aclCreateBoolArray(values, count);
+        if (array != nullptr) {
+            bool_arrays_.push_back(array);
+        }
+        return fail(array);
+    }
+
     // The second phase, with a workspace of `bytes` that lives until the
     // stream has finished (finish waits for it).
     aclnnStatus run(uint64_t bytes, aclOpExecutor *executor, Launch launch) {
@@ -205,10 +213,12 @@ private:
         for (aclTensor *t : tensors_) aclDestroyTensor(t);
         for (aclScalar *s : scalars_) aclDestroyScalar(s);
         for (aclIntArray *a : arrays_) aclDestroyIntArray(a);
+        for (aclBoolArray *a : bool_arrays_) aclDestroyBoolArray(a);
         for (void *b : buffers_) aclrtFree(b);
         tensors_.clear();
         scalars_.clear();
         arrays_.clear();
+        bool_arrays_.clear();
         buffers_.clear();
     }
 
@@ -217,6 +227,7 @@ private:
     std::vector<aclTensor *> tensors_;
     std::vector<aclScalar *> scalars_;
     std::vector<aclIntArray *> arrays_;
+    std::vector<aclBoolArray *> bool_arrays_;
     std::vector<void *> buffers_;
 };
 

@@ -242,7 +242,7 @@ fn is_block_size(name: &str) -> bool {
 /// defined: row indices inside the table, an optimizer's step count of at
 /// least 1, a second moment that is not negative. Random values would make
 /// both sides read outside a table or take roots of negative numbers.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum Domain {
     /// Integers in [0, rows).
     Index(usize),
@@ -257,7 +257,15 @@ pub(super) enum Domain {
     /// `stride` apart, row-major): a softmax output, which
     /// aclnnSoftmaxBackward's `output` is by definition.
     Simplex { len: usize, stride: usize },
+    /// The mean (or, `rstd`, 1/sqrt(variance + 1e-5)) of each run of `row`
+    /// elements of input tensor `of`: the statistics a layer norm's forward
+    /// saved, which aclnnLayerNormBackward reads instead of recomputing.
+    RowStatistic { of: String, row: usize, rstd: bool },
 }
+
+/// Epsilon of the layer norm whose statistics the evidence draws (llm.c's
+/// and torch.nn.LayerNorm's default).
+const STATISTICS_EPS: f64 = 1e-5;
 
 /// The inputs whose values an operator constrains, by tensor name.
 pub(super) fn input_domains(
@@ -345,6 +353,25 @@ pub(super) fn input_domains(
                     }
                 }
             }
+            "aclnnLayerNormBackward" => {
+                let (Some(input), Some(normalized)) = (bound("input"), bound("normalizedShape"))
+                else {
+                    continue;
+                };
+                if !spec.params.iter().any(|p| p.name == input) {
+                    continue;
+                }
+                let row = expr::eval_list(&normalized, &case.scalars)?
+                    .iter()
+                    .map(|e| e.max(1.0) as usize)
+                    .product();
+                for (stat, rstd) in [("mean", false), ("rstd", true)] {
+                    if let Some(name) = bound(stat) {
+                        let of = input.clone();
+                        domains.insert(name, Domain::RowStatistic { of, row, rstd });
+                    }
+                }
+            }
             "aclnnApplyAdamWV2" => {
                 if let Some(step) = bound("step") {
                     domains.insert(step, Domain::Count);
@@ -360,12 +387,15 @@ pub(super) fn input_domains(
 }
 
 /// The values of an input with a constrained domain: deterministic.
-pub(super) fn domain_values(case: &Case, tensor: &str, count: usize, domain: Domain) -> Vec<f32> {
+pub(super) fn domain_values(case: &Case, tensor: &str, count: usize, domain: &Domain) -> Vec<f32> {
+    if let Domain::RowStatistic { of, row, rstd } = domain {
+        return row_statistics(&input_values(case, of, count * row), *row, *rstd);
+    }
     let drawn = input_values(case, tensor, count);
     let index = |v: f32, bound: usize| {
         (((f64::from(v) + 2.0) / 4.0 * bound as f64) as usize).min(bound.max(1) - 1) as f32
     };
-    match domain {
+    match *domain {
         Domain::Index(bound) => drawn.into_iter().map(|v| index(v, bound)).collect(),
         Domain::Count => drawn.into_iter().map(|v| index(v, 10) + 1.0).collect(),
         Domain::NonNegative => drawn.into_iter().map(f32::abs).collect(),
@@ -382,7 +412,28 @@ pub(super) fn domain_values(case: &Case, tensor: &str, count: usize, domain: Dom
             })
             .collect(),
         Domain::Simplex { len, stride } => simplex(&drawn, len, stride),
+        Domain::RowStatistic { .. } => drawn,
     }
+}
+
+/// Each row's mean, or 1/sqrt(biased variance + eps), in f64.
+fn row_statistics(values: &[f32], row: usize, rstd: bool) -> Vec<f32> {
+    values
+        .chunks(row.max(1))
+        .map(|run| {
+            let len = run.len() as f64;
+            let mean = run.iter().map(|v| f64::from(*v)).sum::<f64>() / len;
+            if !rstd {
+                return mean as f32;
+            }
+            let var = run
+                .iter()
+                .map(|v| (f64::from(*v) - mean).powi(2))
+                .sum::<f64>()
+                / len;
+            (1.0 / (var + STATISTICS_EPS).sqrt()) as f32
+        })
+        .collect()
 }
 
 /// `drawn` made positive (exp of the draw, clamped so that the special
@@ -553,13 +604,13 @@ mod tests {
             let domains = input_domains(&spec, &case).unwrap();
             let rows = case.scalars["rows"];
             assert_eq!(domains["ids"], Domain::Index(rows as usize));
-            let ids = domain_values(&case, "ids", 500, domains["ids"]);
+            let ids = domain_values(&case, "ids", 500, &domains["ids"]);
             assert!(ids
                 .iter()
                 .all(|&i| i >= 0.0 && f64::from(i) < rows && i.fract() == 0.0));
-            let steps = domain_values(&case, "step", 50, domains["step"]);
+            let steps = domain_values(&case, "step", 50, &domains["step"]);
             assert!(steps.iter().all(|&s| (1.0..=10.0).contains(&s)));
-            let v = domain_values(&case, "v", 500, domains["v"]);
+            let v = domain_values(&case, "v", 500, &domains["v"]);
             assert!(v.iter().all(|&x| x >= 0.0));
         }
     }
@@ -594,7 +645,7 @@ mod tests {
             // The special values (1e4, -1e4) are in the last case.
             for case in cases_for(&spec).unwrap() {
                 let (rows, cols) = (case.scalars["rows"] as usize, case.scalars["cols"] as usize);
-                let domain = input_domains(&spec, &case).unwrap()["y"];
+                let domain = &input_domains(&spec, &case).unwrap()["y"];
                 let y = domain_values(&case, "y", rows * cols, domain);
                 assert!(y.iter().all(|v| v.is_finite() && *v > 0.0), "{dim}");
                 let (outer, inner) = if rows_sum { (rows, cols) } else { (cols, rows) };

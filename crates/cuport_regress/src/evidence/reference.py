@@ -10,13 +10,13 @@ LayerNormalization, so the oracle of a layer norm is ONNX's own
 decomposition of it (ReduceMean, Sub, Mul, Sqrt, Reciprocal) in double.
 
 ONNX has no gradient operators, so a rule with a call that has no ONNX
-form (aclnnGeluBackwardV2, aclnnSoftmaxBackward,
-aclnnEmbeddingDenseBackward, aclnnApplyAdamWV2) runs all its calls in JAX
+form (aclnnGeluBackwardV2, aclnnSoftmaxBackward, aclnnEmbeddingDenseBackward,
+aclnnLayerNormBackward, aclnnApplyAdamWV2) runs all its calls in JAX
 instead, float32 for the reference and float64 (x64 enabled) for the
 oracle. Gradients there are JAX's autodiff (jax.vjp) of JAX's own
 functions, never a derivative formula written here; the AdamW step is
-optax's. A rule whose calls all
-have ONNX forms stays on ONNX Runtime, so its evidence does not change;
+optax's. A rule whose calls all have ONNX forms stays on ONNX Runtime, so
+its evidence does not change;
 CUPORT_REFERENCE=jax sends every rule to JAX (a cross-check of the forms).
 
 Usage: reference.py DIR...   (each DIR/manifest.json in, DIR/reference.json
@@ -534,6 +534,33 @@ def jax_embedding_backward(call, e):
     return {tensor(call, "out"): dtable}
 
 
+def jax_layer_norm_backward(call, e):
+    """aclnn_layer_norm_backward.h: the gradients of a layer norm over the
+    last len(normalizedShape) axes, by jax.vjp of a layer norm composed of
+    jax.numpy's mean and var. The operator reads the forward's mean and
+    rstd instead of recomputing them; the evidence draws them as `input`'s
+    own (cases.rs, RowStatistic), so the layer norm at `input` has that
+    mean, and the eps that reproduces the given rstd (rstd^-2 - var, per
+    row, a constant) makes its rstd the given one."""
+    jnp = e.jnp
+    dims = len(value(call, "normalizedShape"))
+    axes = tuple(range(-dims, 0))
+    x, rstd = e.get(call, "input"), e.get(call, "rstd")
+    eps = rstd.astype(e.real) ** -2 - jnp.var(x, axis=axes, keepdims=True)
+    w, b = e.get(call, "weightOptional"), e.get(call, "biasOptional")
+    w = jnp.ones(x.shape[-dims:], dtype=e.real) if w is None else w
+    b = jnp.zeros(x.shape[-dims:], dtype=e.real) if b is None else b
+
+    def norm(x, w, b):
+        centred = x - jnp.mean(x, axis=axes, keepdims=True)
+        return centred * e.jax.lax.rsqrt(jnp.var(x, axis=axes, keepdims=True) + eps) * w + b
+    _, pullback = e.jax.vjp(norm, x, w, b)
+    grads = pullback(e.get(call, "gradOut"))
+    mask = value(call, "outputMask", [1, 1, 1])
+    names = ("gradInputOut", "gradWeightOut", "gradBiasOut")
+    return {tensor(call, n): g for n, g, on in zip(names, grads, mask) if on and tensor(call, n)}
+
+
 OPTAX_PIN = "optax==0.2.8"
 
 
@@ -603,6 +630,12 @@ JAX_OPERATORS = {
     "aclnnSoftmaxBackward": jax_softmax_backward,
     "aclnnEmbeddingDenseBackward": jax_embedding_backward,
     "aclnnApplyAdamWV2": jax_apply_adamw,
+    "aclnnLayerNormBackward": jax_layer_norm_backward,
+    # selfRef += alpha * other, other broadcast to selfRef's shape.
+    "aclnnInplaceAdd": lambda call, e: {tensor(call, "selfRef"): e.get(call, "selfRef") + float(
+        value(call, "alpha", 1.0)) * e.get(call, "other")},
+    "aclnnInplaceTriu": lambda call, e: {tensor(call, "selfRef"): e.jnp.triu(
+        e.get(call, "selfRef"), k=int(value(call, "diagonal")))},
 }
 
 

@@ -264,7 +264,7 @@ fn write_inputs(spec: &KernelSpec, case: &Case, dir: &Path) -> Result<(), Eviden
                 let values = if !role.is_read() {
                     vec![f32::NAN; count]
                 } else if let Some(domain) = domains.get(&p.name) {
-                    domain_values(case, &p.name, count, *domain)
+                    domain_values(case, &p.name, count, domain)
                 } else {
                     input_values(case, &p.name, count)
                 };
