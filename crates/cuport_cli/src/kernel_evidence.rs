@@ -40,6 +40,7 @@ pub(crate) fn not_run(why: String) -> Evidence {
         max_abs: 0.0,
         max_rel: 0.0,
         cases: Vec::new(),
+        schedule_dependent: Vec::new(),
     }
 }
 

@@ -851,6 +851,46 @@ fn a_fused_classifier_runs_its_calls_by_which_pointers_are_given() {
         if verdict == "refuted" {
             let why = k["evidence"]["why"].as_str().unwrap_or_default();
             assert!(why.contains("without-probs-dlosses"), "{why}");
+            // A wrong rule for a kernel without a race: the rerun in the
+            // other thread order finds nothing to blame on the kernel.
+            assert!(k["evidence"].get("schedule_dependent").is_none(), "{k}");
+            assert!(!why.contains("data race"), "{why}");
         }
     }
+}
+
+/// The same rule for a kernel with llm.c's fused-classifier race
+/// (classifier_racy.cu: thread 0 reads the target's logit while another
+/// thread overwrites it): refuted, and the refuted cases, run again with
+/// each block's threads in the opposite order, give other losses, which
+/// the evidence reports as the kernel's own race; the gradients it writes
+/// over the logits do not change.
+#[test]
+fn a_kernel_whose_outputs_depend_on_the_thread_order_is_reported_as_racy() {
+    if !tools_available() {
+        return;
+    }
+    let (file, rules) = (
+        fixture("classifier_racy.cu"),
+        fixture("classifier_racy.toml"),
+    );
+    let (json, err, status) = run(&[
+        "kernels", "--to", "ascend", "--verify", "--format", "json", &file, "--rules", &rules,
+    ]);
+    assert_eq!(status, Some(1), "{err}");
+    let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
+    let evidence = &kernels[0]["evidence"];
+    assert_eq!(evidence["verdict"], "refuted", "{evidence}");
+    let why = evidence["why"].as_str().unwrap();
+    assert!(why.contains("a data race in the kernel"), "{why}");
+    let racy: Vec<&str> = evidence["schedule_dependent"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap())
+        .collect();
+    assert!(
+        !racy.is_empty() && racy.iter().all(|s| s.contains("`losses`")),
+        "{racy:?}"
+    );
 }

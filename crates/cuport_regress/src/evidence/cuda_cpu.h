@@ -137,6 +137,17 @@ inline void trampoline() {
   swapcontext(&self().context, &block().scheduler);
 }
 
+// CUPORT_SCHEDULE=reverse resumes the fibers of a block last thread
+// first. The evidence reruns a refuted case so: outputs that change with
+// the order are a data race in the kernel.
+inline bool reversed_schedule() {
+  static const bool reversed = [] {
+    const char* order = std::getenv("CUPORT_SCHEDULE");
+    return order != nullptr && std::strcmp(order, "reverse") == 0;
+  }();
+  return reversed;
+}
+
 // Runs every thread of the current block to completion.
 inline void run_block(size_t stack_bytes) {
   Block& b = block();
@@ -158,7 +169,8 @@ inline void run_block(size_t stack_bytes) {
   }
   for (bool pending = true; pending;) {
     pending = false;
-    for (unsigned r = 0; r < n; ++r) {
+    for (unsigned i = 0; i < n; ++i) {
+      unsigned r = reversed_schedule() ? n - 1 - i : i;
       if (b.fibers[r].done) continue;
       b.current = int(r);
       swapcontext(&b.scheduler, &b.fibers[r].context);

@@ -96,6 +96,19 @@ pub struct KernelSpec {
     pub size_multiples: BTreeMap<String, u64>,
 }
 
+impl KernelSpec {
+    /// The tensor parameters the kernel writes (the runner saves each to
+    /// `<name>.out.bin`), with their element types.
+    fn written_tensors(&self) -> impl Iterator<Item = (&str, DType)> {
+        self.params.iter().filter_map(|p| match p.kind {
+            ParamKind::Tensor { role, dtype, .. } if role.is_written() => {
+                Some((p.name.as_str(), dtype))
+            }
+            _ => None,
+        })
+    }
+}
+
 /// A strided view of a tensor parameter (a slice of an interleaved buffer,
 /// a transposed matrix), as a `[[kernel]]` tensor with `strides` or
 /// `offset` declares it.
@@ -230,6 +243,11 @@ pub struct Evidence {
     pub max_abs: f64,
     pub max_rel: f64,
     pub cases: Vec<CaseEvidence>,
+    /// Outputs of a refuted case that the kernel itself computes
+    /// differently when the threads of a block run in the opposite order
+    /// (`losses`: 80 of 260 elements): a data race in the kernel.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub schedule_dependent: Vec<String>,
 }
 
 /// One generated case and how its outputs compared.
@@ -278,6 +296,7 @@ pub fn verify(spec: &KernelSpec, tools: &Toolchain) -> Evidence {
         max_abs: 0.0,
         max_rel: 0.0,
         cases: Vec::new(),
+        schedule_dependent: Vec::new(),
     };
     if let Err(err) = run_cases(spec, tools, &mut evidence) {
         evidence.verdict = Verdict::NotRun;
@@ -306,9 +325,68 @@ fn run_cases(
         let checked = reference::compare_case(spec, case, dir, &reference)?;
         record(evidence, case, checked);
     }
+    if evidence.verdict == Verdict::Refuted && tools.runner == Runner::Fibers {
+        check_schedule(spec, &cases, &dirs, &binary, evidence)?;
+    }
     if evidence.verdict == Verdict::NotRun {
         evidence.verdict = Verdict::Confirmed;
         evidence.why = format!("{} cases within tolerance", evidence.cases.len());
+    }
+    Ok(())
+}
+
+/// Reruns each failed case with the threads of every block resumed in the
+/// opposite order; outputs that change are the kernel's own race, which
+/// the refutation then names (it may be the kernel's fault, not the
+/// rule's).
+fn check_schedule(
+    spec: &KernelSpec,
+    cases: &[Case],
+    dirs: &[PathBuf],
+    binary: &std::path::Path,
+    evidence: &mut Evidence,
+) -> Result<(), EvidenceError> {
+    let failed: Vec<&str> = evidence
+        .cases
+        .iter()
+        .filter(|c| !c.passed)
+        .map(|c| c.name.as_str())
+        .collect();
+    for (case, dir) in cases.iter().zip(dirs) {
+        if !failed.contains(&case.name.as_str()) {
+            continue;
+        }
+        let reversed = runner::rerun_reversed(case, binary, dir)?;
+        for (tensor, dtype) in spec.written_tensors() {
+            let file = format!("{tensor}.out.bin");
+            let (Ok(first), Ok(second)) = (
+                std::fs::read(dir.join(&file)),
+                std::fs::read(reversed.join(&file)),
+            ) else {
+                continue;
+            };
+            let width = dtype.size_bytes().max(1);
+            let differ = first
+                .chunks(width)
+                .zip(second.chunks(width))
+                .filter(|(a, b)| a != b)
+                .count();
+            if differ > 0 {
+                let of = first.len() / width;
+                let seen = format!(
+                    "case `{}`: `{tensor}`, {differ} of {of} elements",
+                    case.name
+                );
+                evidence.schedule_dependent.push(seen);
+            }
+        }
+    }
+    if !evidence.schedule_dependent.is_empty() {
+        evidence.why = format!(
+            "{}; the kernel's own outputs change when the threads of a block run in another order ({}): a data race in the kernel, so the mismatch may be the kernel's rather than the rule's",
+            evidence.why,
+            evidence.schedule_dependent.join("; ")
+        );
     }
     Ok(())
 }

@@ -214,8 +214,45 @@ pub(super) fn run_case(
     std::fs::create_dir_all(dir).map_err(EvidenceError::io(dir))?;
     write_inputs(spec, case, dir)?;
     write_launch(spec, case, dir)?;
+    execute(case, binary, dir, &[])
+}
+
+/// Runs the fiber runner again on the inputs of `dir`, with the threads of
+/// each block resumed in the opposite order, in a new directory beside it
+/// (returned), whose `<param>.out.bin` can be compared with `dir`'s.
+pub(super) fn rerun_reversed(
+    case: &Case,
+    binary: &Path,
+    dir: &Path,
+) -> Result<PathBuf, EvidenceError> {
+    let mut name = dir.file_name().unwrap_or_default().to_os_string();
+    name.push("-reversed");
+    let reversed = dir.with_file_name(name);
+    std::fs::create_dir_all(&reversed).map_err(EvidenceError::io(&reversed))?;
+    for entry in std::fs::read_dir(dir).map_err(EvidenceError::io(dir))? {
+        let path = entry.map_err(EvidenceError::io(dir))?.path();
+        let file = path.file_name().unwrap_or_default().to_string_lossy();
+        let written = [".out.bin", ".ref.bin", ".oracle.bin"]
+            .iter()
+            .any(|end| file.ends_with(end));
+        if path.is_file() && !written {
+            let to = reversed.join(path.file_name().unwrap_or_default());
+            std::fs::copy(&path, &to).map_err(EvidenceError::io(&to))?;
+        }
+    }
+    execute(case, binary, &reversed, &[("CUPORT_SCHEDULE", "reverse")])?;
+    Ok(reversed)
+}
+
+fn execute(
+    case: &Case,
+    binary: &Path,
+    dir: &Path,
+    env: &[(&str, &str)],
+) -> Result<(), EvidenceError> {
     let mut child = Command::new(binary)
         .arg(dir)
+        .envs(env.iter().copied())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .spawn()
