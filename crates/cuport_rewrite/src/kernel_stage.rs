@@ -135,6 +135,17 @@ pub(crate) fn operator_mapping<'o>(
     OperatorMapping::Applies(rule)
 }
 
+/// Whether kernels that rules map become operator calls on `target`:
+/// where the kernel would otherwise be ported by hand, and under Ascend C
+/// SIMT too (a vendor operator for a standard operation, SIMT for the
+/// rest). A target that compiles CUDA kernels keeps them.
+pub(crate) fn takes_operators(options: &MigrateOptions, target: Target) -> bool {
+    matches!(
+        disposition(options, target),
+        Disposition::Skeleton | Disposition::Simt
+    )
+}
+
 /// Whether rules for `target` become generated code: only against
 /// header-checked operator tables, since what calls an unchecked one (CNNL)
 /// could not be compile-checked.
@@ -171,7 +182,7 @@ pub(crate) fn replaced_kernels<'o>(
     let one_way = matches!(options.mode, crate::options::Mode::OneWay(_));
     if !one_way
         || !generates_code(target)
-        || disposition(options, target) != Disposition::Skeleton
+        || !takes_operators(options, target)
         || options.kernel_rules.is_empty()
     {
         return Vec::new();
@@ -346,7 +357,7 @@ pub(crate) fn kernel_records(
                 diagnostics: codes.clone(),
             };
             // Looked up only for a kernel the planner replaced.
-            if !((replaced || named) && record.disposition == Disposition::Skeleton) {
+            if !((replaced || named) && takes_operators(options, target)) {
                 records.push(record);
                 continue;
             }

@@ -13,7 +13,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::simt::cann_vendor;
+use common::simt::{cann_vendor, rewrite_launches, simt_flags};
 use common::{migrate_dir, require, write_output};
 use cuport_model::{SdkVersion, Target};
 use cuport_rewrite::{codes, Disposition, MigrateOptions, Migration};
@@ -129,6 +129,65 @@ fn mapped_kernels_become_operator_calls_and_the_rest_stay_manual() {
         .iter()
         .any(|g| g.path == "cuport_kernel_ops.h"));
     insta::assert_snapshot!("operator_kernels_ops_cu", text);
+}
+
+/// Under Ascend C SIMT (CANN 9.1.0) the rules still apply: a mapped kernel
+/// becomes its operator calls, the one whose rule is stale stays a SIMT
+/// kernel (launched with chevrons) and says why the rule was not applied.
+#[test]
+fn under_simt_mapped_kernels_become_operator_calls_and_the_rest_stay_simt() {
+    let mut simt = options(fixture_rules(), "9.1.0");
+    simt.kernel_models
+        .insert(Target::Ascend, cuport_model::KernelModel::Simt);
+    let migration = migrate_dir(&fixture(), &simt);
+    let text = ported(&migration, "ops.cu");
+    assert!(
+        !text.contains("__global__ void gelu_forward_kernel"),
+        "{text}"
+    );
+    assert!(text.contains("cuport_kernel_gelu_forward_kernel(stream, out, inp, N);"));
+    let file = migration
+        .files
+        .iter()
+        .find(|f| f.path == "scale.cu")
+        .unwrap();
+    let scale = String::from_utf8(file.result.output.clone()).unwrap();
+    assert!(scale.contains("__global__ void scale_kernel"), "{scale}");
+    assert!(scale.contains("scale_kernel<<<"), "{scale}");
+    assert!(file.result.diagnostics.iter().any(|d| {
+        d.code == codes::KERNEL_RULE_NOT_APPLIED && d.message.contains("its parameters are")
+    }));
+    assert_eq!(file.result.kernels[0].disposition, Disposition::Simt);
+    let ops = migration.files.iter().find(|f| f.path == "ops.cu").unwrap();
+    assert!(ops
+        .result
+        .kernels
+        .iter()
+        .all(|k| k.disposition == Disposition::Operator));
+    // Both files, the operator functions and the SIMT kernel, pass the
+    // SIMT syntax check against 9.1.0's devkit and aclnn headers.
+    let Some(vendor) = cann_vendor() else { return };
+    if !require("g++") {
+        return;
+    }
+    let out = write_output(&migration);
+    let tree = out.path().join("tree");
+    for file in ["ops.cu", "scale.cu"] {
+        let text = std::fs::read_to_string(tree.join(file)).unwrap();
+        let checked = tree.join(format!("{file}.simt-check.cpp"));
+        std::fs::write(&checked, rewrite_launches(&text)).unwrap();
+        let output = Command::new("g++")
+            .args(simt_flags(&vendor, "9.1.0"))
+            .arg(format!("-I{}", tree.display()))
+            .arg(&checked)
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{file}: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
 }
 
 #[test]

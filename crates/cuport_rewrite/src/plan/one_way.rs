@@ -872,7 +872,18 @@ impl<'a> Planner<'a> {
 
     fn kernel_definition(&mut self, site: &Site) {
         let kernels = &self.profile().kernels;
-        if self.kernels().compiles() || self.replace_kernel(site) || self.name_operators(site) {
+        if self.replace_kernel(site) {
+            return;
+        }
+        if self.kernels().compiles() {
+            // Under SIMT a rule that was not applied leaves the kernel to
+            // SIMT: say why (a HIP-like target has no operator tables).
+            if crate::kernel_stage::generates_code(self.target()) {
+                self.rule_not_applied(site);
+            }
+            return;
+        }
+        if self.name_operators(site) {
             return;
         }
         self.rule_not_applied(site);
@@ -903,11 +914,11 @@ impl<'a> Planner<'a> {
             return;
         }
         let kernels = &self.profile().kernels;
-        if self.kernels().compiles() {
-            self.respell_spaced_chevrons(site);
+        if self.operator_launch(site) {
             return;
         }
-        if self.operator_launch(site) {
+        if self.kernels().compiles() {
+            self.respell_spaced_chevrons(site);
             return;
         }
         let message = format!(
