@@ -432,22 +432,40 @@ fn strided_views_of_one_parameter_are_confirmed_and_a_swapped_slice_refuted() {
     if !tools_available() {
         return;
     }
-    let file = fixture("views.cu");
-    for (rules, code, verdict) in [
-        ("views.toml", Some(0), "confirmed"),
-        ("views-wrong.toml", Some(1), "refuted"),
-    ] {
+    verdicts_for(
+        "views.cu",
+        &["split_kernel", "join_kernel"],
+        &[
+            ("views.toml", Some(0), "confirmed"),
+            ("views-wrong.toml", Some(1), "refuted"),
+        ],
+    );
+}
+
+/// Runs `cuport kernels --verify` on fixture `file` once per rule file of
+/// `expected` (rules, exit status, verdict): every kernel of `kernels`
+/// gets that verdict. Returns each run's kernels, in `expected`'s order.
+fn verdicts_for(
+    file: &str,
+    kernels: &[&str],
+    expected: &[(&str, Option<i32>, &str)],
+) -> Vec<Vec<Value>> {
+    let file = fixture(file);
+    let mut runs = Vec::new();
+    for (rules, code, verdict) in expected {
         let rules = fixture(rules);
         let (json, err, status) = run(&[
             "kernels", "--to", "ascend", "--verify", "--format", "json", &file, "--rules", &rules,
         ]);
-        assert_eq!(status, code, "{err}");
-        let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
-        for name in ["split_kernel", "join_kernel"] {
-            let k = kernels.iter().find(|k| k["name"] == name).unwrap();
-            assert_eq!(k["evidence"]["verdict"], verdict, "{rules}: {k}");
+        assert_eq!(status, *code, "{rules}: {err}");
+        let found: Vec<Value> = serde_json::from_str(&json).unwrap();
+        for name in kernels {
+            let k = found.iter().find(|k| k["name"] == *name).unwrap();
+            assert_eq!(k["evidence"]["verdict"], *verdict, "{rules}: {k}");
         }
+        runs.push(found);
     }
+    runs
 }
 
 /// Whether the evidence Python also has JAX (the reference for operators
@@ -478,17 +496,9 @@ fn jax_available() -> bool {
 /// Runs `file` against each rules file and checks the kernel's verdict and
 /// that JAX, not ONNX Runtime, was the reference.
 fn verdicts_against_jax(file: &str, kernel: &str, expected: &[(&str, Option<i32>, &str)]) {
-    let file = fixture(file);
-    for (rules, code, verdict) in expected {
-        let rules = fixture(rules);
-        let (json, err, status) = run(&[
-            "kernels", "--to", "ascend", "--verify", "--format", "json", &file, "--rules", &rules,
-        ]);
-        assert_eq!(status, *code, "{rules}: {err}");
-        let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
-        let k = kernels.iter().find(|k| k["name"] == kernel).unwrap();
+    for (found, (rules, ..)) in verdicts_for(file, &[kernel], expected).iter().zip(expected) {
+        let k = found.iter().find(|k| k["name"] == kernel).unwrap();
         let evidence = &k["evidence"];
-        assert_eq!(evidence["verdict"], *verdict, "{rules}: {k}");
         assert!(
             evidence["reference"].as_str().unwrap().starts_with("jax "),
             "{rules}: {k}"
@@ -681,39 +691,23 @@ fn launch_values_and_a_null_bias_are_run_and_a_wrong_layout_refuted() {
     if !tools_available() {
         return;
     }
-    let file = fixture("linear.cu");
-    for (rules, code, verdict) in [
-        ("linear.toml", Some(0), "confirmed"),
-        ("linear-wrong.toml", Some(1), "refuted"),
-    ] {
-        let rules = fixture(rules);
-        let (json, err, status) = run(&[
-            "kernels", "--to", "ascend", "--verify", "--format", "json", &file, "--rules", &rules,
-        ]);
-        assert_eq!(status, code, "{err}");
-        let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
-        let k = kernels
-            .iter()
-            .find(|k| k["name"] == "linear_kernel")
-            .unwrap();
-        assert_eq!(k["evidence"]["verdict"], verdict, "{rules}: {k}");
-        if verdict == "confirmed" {
-            let cases: Vec<&str> = k["evidence"]["cases"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|c| c["name"].as_str().unwrap())
-                .collect();
-            assert!(cases.contains(&"without-bias"), "{cases:?}");
-            let odd = k["evidence"]["cases"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|c| c["name"] == "odd")
-                .unwrap();
-            assert!(odd["sizes"]["rows"].as_i64().unwrap() > 1, "{odd}");
-        }
-    }
+    let runs = verdicts_for(
+        "linear.cu",
+        &["linear_kernel"],
+        &[
+            ("linear.toml", Some(0), "confirmed"),
+            ("linear-wrong.toml", Some(1), "refuted"),
+        ],
+    );
+    let confirmed = runs[0]
+        .iter()
+        .find(|k| k["name"] == "linear_kernel")
+        .unwrap();
+    let cases = confirmed["evidence"]["cases"].as_array().unwrap();
+    let names: Vec<&str> = cases.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"without-bias"), "{names:?}");
+    let odd = cases.iter().find(|c| c["name"] == "odd").unwrap();
+    assert!(odd["sizes"]["rows"].as_i64().unwrap() > 1, "{odd}");
 }
 
 /// A kernel that accumulates (bias_grad.cu: `dbias[col] += sum`): the rule
@@ -725,23 +719,14 @@ fn an_accumulating_kernel_needs_scratch_and_an_in_place_add() {
     if !tools_available() {
         return;
     }
-    let file = fixture("bias_grad.cu");
-    for (rules, code, verdict) in [
-        ("bias_grad.toml", Some(0), "confirmed"),
-        ("bias_grad-overwrites.toml", Some(1), "refuted"),
-    ] {
-        let rules = fixture(rules);
-        let (json, err, status) = run(&[
-            "kernels", "--to", "ascend", "--verify", "--format", "json", &file, "--rules", &rules,
-        ]);
-        assert_eq!(status, code, "{err}");
-        let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
-        let k = kernels
-            .iter()
-            .find(|k| k["name"] == "bias_grad_kernel")
-            .unwrap();
-        assert_eq!(k["evidence"]["verdict"], verdict, "{rules}: {k}");
-    }
+    verdicts_for(
+        "bias_grad.cu",
+        &["bias_grad_kernel"],
+        &[
+            ("bias_grad.toml", Some(0), "confirmed"),
+            ("bias_grad-overwrites.toml", Some(1), "refuted"),
+        ],
+    );
 }
 
 /// A causal softmax that writes only the lower triangle (causal_softmax.cu)
@@ -753,23 +738,14 @@ fn a_causal_softmax_is_compared_where_the_kernel_writes_and_a_wrong_mask_refuted
     if !tools_available() {
         return;
     }
-    let file = fixture("causal_softmax.cu");
-    for (rules, code, verdict) in [
-        ("causal_softmax.toml", Some(0), "confirmed"),
-        ("causal_softmax-diagonal.toml", Some(1), "refuted"),
-    ] {
-        let rules = fixture(rules);
-        let (json, err, status) = run(&[
-            "kernels", "--to", "ascend", "--verify", "--format", "json", &file, "--rules", &rules,
-        ]);
-        assert_eq!(status, code, "{err}");
-        let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
-        let k = kernels
-            .iter()
-            .find(|k| k["name"] == "causal_softmax_kernel")
-            .unwrap();
-        assert_eq!(k["evidence"]["verdict"], verdict, "{rules}: {k}");
-    }
+    verdicts_for(
+        "causal_softmax.cu",
+        &["causal_softmax_kernel"],
+        &[
+            ("causal_softmax.toml", Some(0), "confirmed"),
+            ("causal_softmax-diagonal.toml", Some(1), "refuted"),
+        ],
+    );
 }
 
 /// One AdamW step (adamw.cu) as aclnnApplyAdamWV2 against optax.adamw:
@@ -802,23 +778,14 @@ fn a_causal_softmax_gradient_needs_the_callers_lower_triangular_contract() {
     if !tools_available() {
         return;
     }
-    let file = fixture("causal_softmax_backward.cu");
-    for (rules, code, verdict) in [
-        ("causal_softmax_backward.toml", Some(0), "confirmed"),
-        ("causal_softmax_backward-full-rows.toml", Some(1), "refuted"),
-    ] {
-        let rules = fixture(rules);
-        let (json, err, status) = run(&[
-            "kernels", "--to", "ascend", "--verify", "--format", "json", &file, "--rules", &rules,
-        ]);
-        assert_eq!(status, code, "{err}");
-        let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
-        let k = kernels
-            .iter()
-            .find(|k| k["name"] == "causal_softmax_backward_kernel")
-            .unwrap();
-        assert_eq!(k["evidence"]["verdict"], verdict, "{rules}: {k}");
-    }
+    verdicts_for(
+        "causal_softmax_backward.cu",
+        &["causal_softmax_backward_kernel"],
+        &[
+            ("causal_softmax_backward.toml", Some(0), "confirmed"),
+            ("causal_softmax_backward-full-rows.toml", Some(1), "refuted"),
+        ],
+    );
 }
 
 /// A softmax cross-entropy that writes its gradient over the logits
@@ -832,31 +799,21 @@ fn a_fused_classifier_runs_its_calls_by_which_pointers_are_given() {
     if !tools_available() {
         return;
     }
-    let file = fixture("classifier.cu");
-    for (rules, code, verdict) in [
-        ("classifier.toml", Some(0), "confirmed"),
-        ("classifier-default-scale.toml", Some(1), "refuted"),
-    ] {
-        let rules = fixture(rules);
-        let (json, err, status) = run(&[
-            "kernels", "--to", "ascend", "--verify", "--format", "json", &file, "--rules", &rules,
-        ]);
-        assert_eq!(status, code, "{err}");
-        let kernels: Vec<Value> = serde_json::from_str(&json).unwrap();
-        let k = kernels
-            .iter()
-            .find(|k| k["name"] == "classifier_kernel")
-            .unwrap();
-        assert_eq!(k["evidence"]["verdict"], verdict, "{rules}: {k}");
-        if verdict == "refuted" {
-            let why = k["evidence"]["why"].as_str().unwrap_or_default();
-            assert!(why.contains("without-probs-dlosses"), "{why}");
-            // A wrong rule for a kernel without a race: the rerun in the
-            // other thread order finds nothing to blame on the kernel.
-            assert!(k["evidence"].get("schedule_dependent").is_none(), "{k}");
-            assert!(!why.contains("data race"), "{why}");
-        }
-    }
+    let runs = verdicts_for(
+        "classifier.cu",
+        &["classifier_kernel"],
+        &[
+            ("classifier.toml", Some(0), "confirmed"),
+            ("classifier-default-scale.toml", Some(1), "refuted"),
+        ],
+    );
+    let refuted = &runs[1][0]["evidence"];
+    let why = refuted["why"].as_str().unwrap_or_default();
+    assert!(why.contains("without-probs-dlosses"), "{why}");
+    // A wrong rule for a kernel without a race: the rerun in the other
+    // thread order finds nothing to blame on the kernel.
+    assert!(refuted.get("schedule_dependent").is_none(), "{refuted}");
+    assert!(!why.contains("data race"), "{why}");
 }
 
 /// The same rule for a kernel with llm.c's fused-classifier race

@@ -292,13 +292,14 @@ fn strided_views_compile_against_the_real_headers_of_each_release() {
 /// compiled against the real headers of each release.
 #[test]
 fn launch_values_and_an_optional_bias_compile_against_each_release() {
-    let linear = fixture().with_file_name("linear");
+    let shared = evidence_fixture("linear");
+    let linear = shared.path();
     let text = std::fs::read_to_string(linear.join("linear.toml")).unwrap();
     let (rules, problems) = load_kernel_rules("linear.toml", &text, &table());
     assert!(problems.is_empty(), "{problems:?}");
     let mut dual = MigrateOptions::dual_stack(vec![Target::Ascend, Target::Hip]);
     dual.kernel_rules = rules.clone();
-    let dual_migration = migrate_dir(&linear, &dual);
+    let dual_migration = migrate_dir(linear, &dual);
     let dual_text = ported(&dual_migration, "linear.cu");
     assert!(dual_text.contains(
         "CUPORT_OPERATOR_LAUNCH_VALUES(cuport_kernel_linear_kernel, (stream), (linear_kernel), (B * T, 128, 0, stream), (static_cast<int64_t>(B * T)), out, inp, weight, bias, C, OC);"
@@ -309,7 +310,7 @@ fn launch_values_and_an_optional_bias_compile_against_each_release() {
         return;
     }
     for release in RELEASES {
-        let migration = migrate_dir(&linear, &options(rules.clone(), release));
+        let migration = migrate_dir(linear, &options(rules.clone(), release));
         let ported_text = ported(&migration, "linear.cu");
         for expected in [
             "int C, int OC, int64_t rows)",
@@ -354,11 +355,25 @@ fn launch_values_and_an_optional_bias_compile_against_each_release() {
     }
 }
 
-/// Ports `dir/STEM.cu` with the rules of `dir/STEM.toml`: the port holds
-/// each of `expected` and compiles against the real headers of each
-/// release.
-fn port_compiles_against_each_release(dir: &str, stem: &str, expected: &[&str]) {
-    let dir = fixture().with_file_name(dir);
+/// A folder holding only `STEM.cu` and `STEM.toml` of the CLI's evidence
+/// fixtures: the kernels whose rules the evidence tests confirm are the
+/// ones whose ports are compiled here.
+fn evidence_fixture(stem: &str) -> tempfile::TempDir {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR")).join("../cuport_cli/tests/kernels/evidence");
+    let dir = tempfile::tempdir().unwrap();
+    for ext in ["cu", "toml"] {
+        let name = format!("{stem}.{ext}");
+        std::fs::copy(from.join(&name), dir.path().join(&name)).unwrap();
+    }
+    dir
+}
+
+/// Ports the evidence fixture `STEM.cu` with the rules of `STEM.toml`: the
+/// port holds each of `expected` and compiles against the real headers of
+/// each release.
+fn port_compiles_against_each_release(stem: &str, expected: &[&str]) {
+    let shared = evidence_fixture(stem);
+    let dir = shared.path();
     let (rules_file, source) = (format!("{stem}.toml"), format!("{stem}.cu"));
     let text = std::fs::read_to_string(dir.join(&rules_file)).unwrap();
     let (rules, problems) = load_kernel_rules(&rules_file, &text, &table());
@@ -385,7 +400,6 @@ fn port_compiles_against_each_release(dir: &str, stem: &str, expected: &[&str]) 
 #[test]
 fn scratch_tensors_compile_against_the_real_headers_of_each_release() {
     port_compiles_against_each_release(
-        "accumulate",
         "bias_grad",
         &["aclTensor *cuport_column_sums = cuport_call.scratch(ACL_FLOAT, cuport_dims_column_sums, 1);"],
     );
@@ -397,7 +411,6 @@ fn scratch_tensors_compile_against_the_real_headers_of_each_release() {
 #[test]
 fn value_tensors_compile_against_the_real_headers_of_each_release() {
     port_compiles_against_each_release(
-        "optimizer",
         "adamw",
         &[
             "aclTensor *cuport_step = cuport_call.value(static_cast<double>(t - 1), ACL_FLOAT, cuport_dims_step, 1);",
@@ -411,7 +424,6 @@ fn value_tensors_compile_against_the_real_headers_of_each_release() {
 #[test]
 fn a_causal_mask_in_scratch_compiles_against_the_real_headers_of_each_release() {
     port_compiles_against_each_release(
-        "causal",
         "causal_softmax",
         &["aclTensor *cuport_future = cuport_call.scratch(ACL_BOOL, cuport_dims_future, 4);"],
     );
@@ -422,7 +434,6 @@ fn a_causal_mask_in_scratch_compiles_against_the_real_headers_of_each_release() 
 #[test]
 fn a_layer_norm_gradient_with_an_output_mask_compiles_against_each_release() {
     port_compiles_against_each_release(
-        "norm",
         "layernorm_backward",
         &[
             "const bool cuport_a0_outputMask_values[] = {static_cast<bool>(true), static_cast<bool>(true), static_cast<bool>(true)};",
