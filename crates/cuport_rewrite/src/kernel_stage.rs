@@ -153,6 +153,66 @@ pub(crate) fn generates_code(target: Target) -> bool {
     crate::kernels::operator_table(target).is_some_and(|t| !t.unchecked)
 }
 
+/// A launch value of a rule that names something not in scope at one of
+/// the kernel's launches: the launch could not pass it, so the rule is not
+/// applied in that file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct OutOfScope {
+    pub(crate) value: String,
+    pub(crate) expr: String,
+    pub(crate) missing: String,
+    pub(crate) function: Option<String>,
+    pub(crate) line: u32,
+}
+
+impl std::fmt::Display for OutOfScope {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let place = self
+            .function
+            .as_deref()
+            .map_or_else(String::new, |name| format!(" in `{name}`"));
+        write!(
+            f,
+            "its launch value `{} = {}` uses `{}`, which nothing declares{place} before the launch on line {}; pass it to that function (or write the launch value over what is there) and run again",
+            self.value, self.expr, self.missing, self.line
+        )
+    }
+}
+
+/// The first launch value of `rule` that a launch of `kernel` among
+/// `sites` cannot see (`V = "V"` where the launching function has no `V`).
+pub(crate) fn launch_value_out_of_scope(
+    src: &[u8],
+    sites: &[cuport_analyze::Site],
+    kernel: &str,
+    rule: &KernelRule,
+) -> Option<OutOfScope> {
+    if rule.launch_values.is_empty() {
+        return None;
+    }
+    let launches = sites
+        .iter()
+        .filter(|s| s.kind == SiteKind::KernelLaunch && s.name == kernel);
+    for launch in launches {
+        let scope = crate::scope::scope_at(src, launch.range.start);
+        for (value, expr) in &rule.launch_values {
+            let missing = crate::scope::free_names(expr)
+                .into_iter()
+                .find(|name| !scope.names.contains(name));
+            if let Some(missing) = missing {
+                return Some(OutOfScope {
+                    value: value.clone(),
+                    expr: expr.clone(),
+                    missing: missing.to_owned(),
+                    function: scope.function.map(str::to_owned),
+                    line: launch.line,
+                });
+            }
+        }
+    }
+    None
+}
+
 /// A kernel definition an applied rule replaces with the function that
 /// runs its operators: the text from its `__global__` to the end of its
 /// body (or declaration).
@@ -214,6 +274,9 @@ pub(crate) fn replaced_kernels<'o>(
         ) else {
             continue;
         };
+        if launch_value_out_of_scope(src, &analysis.sites, &kernel.name, rule).is_some() {
+            continue;
+        }
         let Some(&start) = globals.iter().rev().find(|&&g| g < kernel.range.start) else {
             continue;
         };

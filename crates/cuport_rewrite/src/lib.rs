@@ -20,6 +20,7 @@ mod pysource;
 mod rename;
 mod result;
 mod run;
+mod scope;
 mod sdk;
 mod skeleton;
 mod source_text;

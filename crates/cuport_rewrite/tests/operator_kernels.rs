@@ -386,6 +386,56 @@ fn evidence_fixture(stem: &str) -> tempfile::TempDir {
     dir
 }
 
+/// A launch value the launching function cannot see (linear.cu's
+/// `rows = "B * T"` where a second launcher has only the row count: no B,
+/// no T): the
+/// rule is not applied in that file, the kernel and its launches stay, and
+/// CP0037 names the missing name, the function and the launch's line;
+/// where both launchers have B and T, it is applied.
+#[test]
+fn a_launch_value_out_of_scope_at_a_launch_keeps_the_kernel_and_says_what_is_missing() {
+    let shared = evidence_fixture("linear");
+    let dir = shared.path();
+    let source = std::fs::read_to_string(dir.join("linear.cu")).unwrap();
+    let text = std::fs::read_to_string(dir.join("linear.toml")).unwrap();
+    let (rules, problems) = load_kernel_rules("linear.toml", &text, &table());
+    assert!(problems.is_empty(), "{problems:?}");
+    let second = "\nvoid linear_rows(float* out, const float* inp, const float* weight, int rows, int C, int OC) {\n    linear_kernel<<<rows, 128>>>(out, inp, weight, nullptr, C, OC);\n}\n";
+    std::fs::write(dir.join("linear.cu"), format!("{source}{second}")).unwrap();
+    let migration = migrate_dir(dir, &options(rules.clone(), RELEASES[2]));
+    let ported_text = ported(&migration, "linear.cu");
+    assert!(
+        ported_text.contains("__global__ void linear_kernel"),
+        "{ported_text}"
+    );
+    assert!(
+        !ported_text.contains("cuport_kernel_linear_kernel"),
+        "{ported_text}"
+    );
+    let file = &migration.files[0];
+    let launch_line = source.lines().count() + 3;
+    let not_applied = file
+        .result
+        .diagnostics
+        .iter()
+        .find(|d| d.code == codes::KERNEL_RULE_NOT_APPLIED)
+        .expect("a CP0037 on linear_kernel");
+    assert_eq!(
+        not_applied.message,
+        format!("the [[kernel]] rule for `linear_kernel` was not applied: its launch value `rows = B * T` uses `B`, which nothing declares in `linear_rows` before the launch on line {launch_line}; pass it to that function (or write the launch value over what is there) and run again")
+    );
+    let fixed = second
+        .replace("int rows, int C", "int B, int T, int C")
+        .replace("<<<rows,", "<<<B * T,");
+    std::fs::write(dir.join("linear.cu"), format!("{source}{fixed}")).unwrap();
+    let migration = migrate_dir(dir, &options(rules, RELEASES[2]));
+    let ported_text = ported(&migration, "linear.cu");
+    assert!(
+        ported_text.contains("cuport_kernel_linear_kernel(nullptr, out, inp, weight, nullptr, C, OC, static_cast<int64_t>(B * T));"),
+        "{ported_text}"
+    );
+}
+
 /// Ports the evidence fixture `STEM.cu` with the rules of `STEM.toml`: the
 /// port holds each of `expected` and compiles against the real headers of
 /// each release.

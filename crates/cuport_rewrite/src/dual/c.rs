@@ -343,7 +343,13 @@ fn operator_launch_target(planner: &DualPlanner<'_>, site: &Site) -> Option<(Tar
             crate::kernel_stage::ParamsSeen::Count(passed),
         ) {
             crate::kernel_stage::OperatorMapping::Applies(rule) => {
-                Some((target, launch_arguments(rule)))
+                let blocked = crate::kernel_stage::launch_value_out_of_scope(
+                    planner.src,
+                    planner.sites,
+                    &site.name,
+                    rule,
+                );
+                blocked.is_none().then(|| (target, launch_arguments(rule)))
             }
             _ => None,
         }

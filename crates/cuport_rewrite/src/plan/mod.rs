@@ -113,6 +113,9 @@ pub(crate) struct Planner<'a> {
     /// The argument lists of the file's calls: a directive inside one is
     /// part of that call, and deleting it would change what a rerun sees.
     pub(crate) calls: Vec<TextRange>,
+    /// The file's sites, for what a decision about one kernel needs of all
+    /// its launches (a rule's launch values must be in scope at each).
+    pub(crate) sites: &'a [cuport_analyze::Site],
 }
 
 impl<'a> Planner<'a> {
@@ -136,6 +139,7 @@ impl<'a> Planner<'a> {
             replaced: Vec::new(),
             path: "",
             calls: Vec::new(),
+            sites: &[],
         }
     }
 
@@ -145,6 +149,7 @@ impl<'a> Planner<'a> {
         let mut planner =
             Planner::new(input.src, input.language, input.rules, options, input.lines);
         planner.path = input.path;
+        planner.sites = &input.analysis.sites;
         planner.replaced = crate::kernel_stage::replaced_kernels(
             input.analysis,
             input.src,

@@ -8,7 +8,8 @@ use cuport_model::{Effort, TextRange};
 use super::Planner;
 use crate::diagnostic::{codes, Level};
 use crate::kernel_stage::{
-    operator_mapping, param_names, KernelAt, OperatorMapping, ParamsSeen, ReplacedKernel,
+    launch_value_out_of_scope, operator_mapping, param_names, KernelAt, OperatorMapping,
+    ParamsSeen, ReplacedKernel,
 };
 use crate::operator_helper::{helper_name, helper_text, launch_arguments};
 use crate::source_text::holds_directive_line;
@@ -177,8 +178,11 @@ impl<'a> Planner<'a> {
             OperatorMapping::Refuted => {
                 "its evidence refuted it (running the kernel did not match the operators; see the rule file)".to_owned()
             }
-            OperatorMapping::Applies(_) => {
-                "its definition could not be delimited (a directive between `__global__` and the name)".to_owned()
+            OperatorMapping::Applies(rule) => {
+                match launch_value_out_of_scope(self.src, self.sites, &site.name, rule) {
+                    Some(out_of_scope) => out_of_scope.to_string(),
+                    None => "its definition could not be delimited (a directive between `__global__` and the name)".to_owned(),
+                }
             }
         };
         let message = format!(
@@ -221,6 +225,9 @@ impl<'a> Planner<'a> {
         let (Some(first), true) = (site.args.first(), passed > 0) else {
             return false;
         };
+        if launch_value_out_of_scope(self.src, self.sites, &site.name, rule).is_some() {
+            return false;
+        }
         if site.template_args.is_some() || holds_directive_line(self.text(call)) {
             return false;
         }
