@@ -52,7 +52,8 @@ pub(crate) fn scope_at(src: &[u8], at: usize) -> Scope<'_> {
                 continue;
             }
             (b'/', Some(b'*')) => {
-                i = memchr::memmem::find(&src[i + 2..at], b"*/").map_or(at, |n| i + n + 4);
+                let rest = src.get(i + 2..at).unwrap_or_default();
+                i = memchr::memmem::find(rest, b"*/").map_or(at, |n| i + n + 4);
                 continue;
             }
             (quote @ (b'"' | b'\''), _) => {
@@ -223,6 +224,19 @@ mod tests {
             assert!(scope.names.contains(name), "{name}");
         }
         assert!(!scope.names.contains("C") && !scope.names.contains("D"));
+    }
+
+    proptest::proptest! {
+        /// Any text and any offset: no panic, and the names are words of
+        /// the text.
+        #[test]
+        fn any_text_and_offset_gives_names_from_the_text(text in "[ -~\n\t{}();/*\"'é]{0,200}", at in 0usize..220) {
+            let scope = scope_at(text.as_bytes(), at);
+            for name in &scope.names {
+                proptest::prop_assert!(text.contains(name));
+            }
+            let _ = free_names(&text);
+        }
     }
 
     #[test]
