@@ -213,6 +213,59 @@ pub(crate) fn launch_value_out_of_scope(
     None
 }
 
+/// Why a rule that maps `kernel` cannot be applied in this file, though
+/// its operators and parameters match: a launch value out of scope at a
+/// launch, or a tensor parameter whose element type has no `aclDataType`
+/// (`float4*`: the port has no such type). None when it can.
+pub(crate) fn blocked_here(
+    src: &[u8],
+    sites: &[cuport_analyze::Site],
+    kernel: &str,
+    rule: &KernelRule,
+    target: Target,
+) -> Option<String> {
+    if let Some(out_of_scope) = launch_value_out_of_scope(src, sites, kernel, rule) {
+        return Some(out_of_scope.to_string());
+    }
+    let table = crate::kernels::operator_table(target)?;
+    let definition = sites
+        .iter()
+        .find(|s| s.kind == SiteKind::KernelDefinition && s.name == kernel)?;
+    let tensors: Vec<&str> = rule
+        .tensors
+        .iter()
+        .filter(|t| !t.scratch && t.value.is_none())
+        .map(|t| t.param.as_str())
+        .collect();
+    definition.args.iter().find_map(|range| {
+        let text = String::from_utf8_lossy(src.get(range.start..range.end)?);
+        let name = declared_name(&text);
+        if !tensors.contains(&name.as_str()) {
+            return None;
+        }
+        let element = pointee(&text, &name);
+        (table.dtype(&element).is_none()).then(|| {
+            format!("its tensor `{name}` is a `{element}*` in the kernel, an element type with no aclDataType (the port has no `{element}`); declare the kernel over plain element pointers first")
+        })
+    })
+}
+
+/// The element type of pointer parameter `text` named `name`:
+/// `const float4* __restrict__ wte` gives `float4`.
+fn pointee(text: &str, name: &str) -> String {
+    let without_name = text.trim().strip_suffix(name).unwrap_or(text);
+    without_name
+        .split(|c: char| c == '*' || c == '&' || c.is_whitespace())
+        .filter(|word| {
+            !matches!(
+                *word,
+                "" | "const" | "__restrict__" | "__restrict" | "volatile"
+            )
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// A kernel definition an applied rule replaces with the function that
 /// runs its operators: the text from its `__global__` to the end of its
 /// body (or declaration).
@@ -274,7 +327,7 @@ pub(crate) fn replaced_kernels<'o>(
         ) else {
             continue;
         };
-        if launch_value_out_of_scope(src, &analysis.sites, &kernel.name, rule).is_some() {
+        if blocked_here(src, &analysis.sites, &kernel.name, rule, target).is_some() {
             continue;
         }
         let Some(&start) = globals.iter().rev().find(|&&g| g < kernel.range.start) else {
@@ -449,6 +502,13 @@ pub(crate) fn kernel_records(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pointee_of_a_parameter_is_its_type_without_qualifiers() {
+        assert_eq!(pointee("const float4* __restrict__ wte", "wte"), "float4");
+        assert_eq!(pointee("float *out", "out"), "float");
+        assert_eq!(pointee("const unsigned int* p", "p"), "unsigned int");
+    }
 
     #[test]
     fn the_kernel_model_decides_the_disposition() {

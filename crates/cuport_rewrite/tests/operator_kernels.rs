@@ -436,6 +436,52 @@ fn a_launch_value_out_of_scope_at_a_launch_keeps_the_kernel_and_says_what_is_mis
     );
 }
 
+/// A rule over a kernel that takes `float4*` (llm.c's encoder_forward_kernel3
+/// loads 128 bits at a time): the Ascend port has no `float4`, so the
+/// function would not compile; the rule is not applied and CP0037 says
+/// why, and the launch stays a manual port.
+#[test]
+fn a_rule_over_vector_pointers_is_not_applied_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = "__global__ void add4_kernel(float4* out, const float4* a, const float4* b, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n / 4) out[i] = make_float4(a[i].x + b[i].x, a[i].y + b[i].y, a[i].z + b[i].z, a[i].w + b[i].w);\n}\nvoid add4(float* out, const float* a, const float* b, int n) {\n    add4_kernel<<<(n / 4 + 255) / 256, 256>>>((float4*) out, (const float4*) a, (const float4*) b, n);\n}\n";
+    std::fs::write(dir.path().join("add4.cu"), source).unwrap();
+    let rule = r#"
+[[kernel]]
+name = "add4_kernel"
+target = "ascend"
+params = ["out", "a", "b", "n"]
+tensors = [
+    { param = "a", role = "input", shape = "n", dtype = "float" },
+    { param = "b", role = "input", shape = "n", dtype = "float" },
+    { param = "out", role = "output", shape = "n", dtype = "float" },
+]
+calls = [{ operator = "aclnnAdd", args = { self = "a", other = "b", alpha = "1", out = "out" } }]
+"#;
+    let (rules, problems) = load_kernel_rules("add4.toml", rule, &table());
+    assert!(problems.is_empty(), "{problems:?}");
+    let migration = migrate_dir(dir.path(), &options(rules, RELEASES[2]));
+    let ported_text = ported(&migration, "add4.cu");
+    assert!(
+        !ported_text.contains("cuport_kernel_add4_kernel"),
+        "{ported_text}"
+    );
+    let diagnostics = &migration.files[0].result.diagnostics;
+    let not_applied = diagnostics
+        .iter()
+        .find(|d| d.code == codes::KERNEL_RULE_NOT_APPLIED)
+        .expect("a CP0037 on add4_kernel");
+    assert!(
+        not_applied
+            .message
+            .ends_with("its tensor `out` is a `float4*` in the kernel, an element type with no aclDataType (the port has no `float4`); declare the kernel over plain element pointers first"),
+        "{}",
+        not_applied.message
+    );
+    assert!(diagnostics
+        .iter()
+        .any(|d| d.code == codes::LAUNCH_MANUAL && d.cuda_name == "add4_kernel"));
+}
+
 /// Ports the evidence fixture `STEM.cu` with the rules of `STEM.toml`: the
 /// port holds each of `expected` and compiles against the real headers of
 /// each release.

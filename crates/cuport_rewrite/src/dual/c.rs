@@ -343,11 +343,12 @@ fn operator_launch_target(planner: &DualPlanner<'_>, site: &Site) -> Option<(Tar
             crate::kernel_stage::ParamsSeen::Count(passed),
         ) {
             crate::kernel_stage::OperatorMapping::Applies(rule) => {
-                let blocked = crate::kernel_stage::launch_value_out_of_scope(
+                let blocked = crate::kernel_stage::blocked_here(
                     planner.src,
                     planner.sites,
                     &site.name,
                     rule,
+                    target,
                 );
                 blocked.is_none().then(|| (target, launch_arguments(rule)))
             }

@@ -8,8 +8,8 @@ use cuport_model::{Effort, TextRange};
 use super::Planner;
 use crate::diagnostic::{codes, Level};
 use crate::kernel_stage::{
-    launch_value_out_of_scope, operator_mapping, param_names, KernelAt, OperatorMapping,
-    ParamsSeen, ReplacedKernel,
+    blocked_here, operator_mapping, param_names, KernelAt, OperatorMapping, ParamsSeen,
+    ReplacedKernel,
 };
 use crate::operator_helper::{helper_name, helper_text, launch_arguments};
 use crate::source_text::holds_directive_line;
@@ -179,10 +179,9 @@ impl<'a> Planner<'a> {
                 "its evidence refuted it (running the kernel did not match the operators; see the rule file)".to_owned()
             }
             OperatorMapping::Applies(rule) => {
-                match launch_value_out_of_scope(self.src, self.sites, &site.name, rule) {
-                    Some(out_of_scope) => out_of_scope.to_string(),
-                    None => "its definition could not be delimited (a directive between `__global__` and the name)".to_owned(),
-                }
+                blocked_here(self.src, self.sites, &site.name, rule, self.target()).unwrap_or_else(|| {
+                    "its definition could not be delimited (a directive between `__global__` and the name)".to_owned()
+                })
             }
         };
         let message = format!(
@@ -225,7 +224,7 @@ impl<'a> Planner<'a> {
         let (Some(first), true) = (site.args.first(), passed > 0) else {
             return false;
         };
-        if launch_value_out_of_scope(self.src, self.sites, &site.name, rule).is_some() {
+        if blocked_here(self.src, self.sites, &site.name, rule, self.target()).is_some() {
             return false;
         }
         if site.template_args.is_some() || holds_directive_line(self.text(call)) {
