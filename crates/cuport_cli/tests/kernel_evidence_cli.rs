@@ -468,6 +468,30 @@ fn verdicts_for(
     runs
 }
 
+/// A kernel over float4 pointers (add4.cu): the runner passes its float
+/// buffers as float4, and the rule over n floats is confirmed when n is
+/// whole float4s (`size-multiples`); without that, the run stops with the
+/// reason before the kernel could read past a buffer.
+#[test]
+fn a_kernel_over_float4_runs_on_whole_vectors_only() {
+    if !tools_available() {
+        return;
+    }
+    let runs = verdicts_for(
+        "add4.cu",
+        &["add4_kernel"],
+        &[
+            ("add4.toml", Some(0), "confirmed"),
+            ("add4-partial.toml", Some(0), "not-run"),
+        ],
+    );
+    let why = runs[1][0]["evidence"]["why"].as_str().unwrap();
+    assert!(
+        why.contains("`out` has 1 elements, no multiple of 4 (float4)"),
+        "{why}"
+    );
+}
+
 /// Whether the evidence Python also has JAX (the reference for operators
 /// ONNX has no form for); a loud skip when not, a failure when CI requires
 /// it (.ci/run installs it).

@@ -98,14 +98,22 @@ fn errors(stderr: &[u8]) -> (Vec<usize>, String) {
     (lines, message.to_string())
 }
 
-fn element_type(c_type: &str) -> Option<&'static str> {
+/// How the runner holds a pointer parameter's elements: the scalar type
+/// of its buffer, and for CUDA's vector types (`float4*`: llm.c's encoder
+/// loads 128 bits at a time) the vector type and its width, the buffer
+/// then being passed as that many scalars per element.
+fn element_type(c_type: &str) -> Option<(&'static str, Option<(&'static str, usize)>)> {
     let base = c_type
         .replace("const", " ")
         .replace("__restrict__", " ")
         .replace('*', " ");
     match base.trim() {
-        "float" => Some("float"),
-        "int" => Some("int"),
+        "float" => Some(("float", None)),
+        "int" => Some(("int", None)),
+        "float2" => Some(("float", Some(("float2", 2)))),
+        "float4" => Some(("float", Some(("float4", 4)))),
+        "int2" => Some(("int", Some(("int2", 2)))),
+        "int4" => Some(("int", Some(("int4", 4)))),
         _ => None,
     }
 }
@@ -116,22 +124,36 @@ fn main_source(spec: &KernelSpec, runner: &Runner) -> Result<String, EvidenceErr
     for (i, p) in spec.params.iter().enumerate() {
         let line = match &p.kind {
             ParamKind::Tensor { optional, .. } => {
-                let ty = element_type(&p.c_type).ok_or_else(|| {
+                let (ty, vector) = element_type(&p.c_type).ok_or_else(|| {
                     EvidenceError::Unsupported(format!(
-                        "parameter `{}` has element type `{}`; the runner handles float and int",
+                        "parameter `{}` has element type `{}`; the runner handles float, int and their 2- and 4-wide vectors",
                         p.name, p.c_type
                     ))
                 })?;
+                let data = match vector {
+                    Some((vector, _)) => format!("reinterpret_cast<{vector}*>(p{i}.data())"),
+                    None => format!("p{i}.data()"),
+                };
                 // A case without the file passes the optional pointer as null.
                 args.push(if *optional {
-                    format!("p{i}.empty() ? nullptr : p{i}.data()")
+                    format!("p{i}.empty() ? nullptr : {data}")
                 } else {
-                    format!("p{i}.data()")
+                    data
                 });
-                format!(
+                let mut line = format!(
                     "  std::vector<{ty}> p{i} = load<{ty}>(dir, \"{}\");\n",
                     p.name
-                )
+                );
+                if let Some((vector, width)) = vector {
+                    // A buffer of whole vectors only: the kernel would read
+                    // past a partial one.
+                    let _ = writeln!(
+                        line,
+                        "  if (p{i}.size() % {width} != 0) {{ std::fprintf(stderr, \"`{}` has %zu elements, no multiple of {width} ({vector})\\n\", p{i}.size()); return 4; }}",
+                        p.name
+                    );
+                }
+                line
             }
             ParamKind::Scalar if p.c_type.contains('*') => {
                 return Err(EvidenceError::Unsupported(format!(
@@ -265,7 +287,18 @@ fn execute(
     loop {
         match child.try_wait().map_err(EvidenceError::io(binary))? {
             Some(status) if status.success() => return Ok(()),
-            Some(status) => return Err(failed(format!("the runner exited with {status}"))),
+            Some(status) => {
+                let mut said = String::new();
+                if let Some(mut stderr) = child.stderr.take() {
+                    let _ = std::io::Read::read_to_string(&mut stderr, &mut said);
+                }
+                let last = said.lines().rev().find(|l| !l.trim().is_empty());
+                let why = match last {
+                    Some(line) => format!("the runner exited with {status}: {}", line.trim()),
+                    None => format!("the runner exited with {status}"),
+                };
+                return Err(failed(why));
+            }
             None if started.elapsed() > CASE_TIMEOUT => {
                 let _ = child.kill();
                 return Err(failed(format!(
