@@ -12,7 +12,7 @@
 //! compiler would find.
 use std::collections::HashSet;
 
-use crate::source_text::{is_word, word_at};
+use crate::source_text::{after_literal, is_word, word_at};
 
 /// The names visible at `at`, and the name of the function whose body
 /// holds `at` (None at file scope).
@@ -132,20 +132,6 @@ pub(crate) fn scope_at(src: &[u8], at: usize) -> Scope<'_> {
 
 fn inside_function(blocks: &[Block<'_>]) -> bool {
     blocks.iter().any(|b| b.closes_names)
-}
-
-/// The offset after the string or character literal opening at `at`.
-fn after_literal(src: &[u8], at: usize, end: usize, quote: u8) -> usize {
-    let mut k = at + 1;
-    while k < end {
-        match src[k] {
-            b'\\' => k += 2,
-            b'\n' => return k,
-            b if b == quote => return k + 1,
-            _ => k += 1,
-        }
-    }
-    end
 }
 
 /// The names an expression reads from its scope: its identifiers less

@@ -126,7 +126,7 @@ pub(crate) fn code_words(src: &[u8], start: usize, end: usize) -> Vec<(usize, &s
 }
 
 /// The offset after the string or character literal opening at `at`.
-fn after_literal(src: &[u8], at: usize, end: usize, quote: u8) -> usize {
+pub(crate) fn after_literal(src: &[u8], at: usize, end: usize, quote: u8) -> usize {
     let mut k = at + 1;
     while k < end {
         match src[k] {
