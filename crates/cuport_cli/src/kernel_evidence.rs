@@ -11,7 +11,7 @@ use cuport_regress::evidence::{
     ScratchSpec, TensorRole, Toolchain, ValueSpec, Verdict, ViewSpec, RUNNER,
 };
 use cuport_rules::kernel_rules::{
-    EvidenceVerdict, KernelRule, KernelTensor, ParamRole, RuleEvidence,
+    list_items, EvidenceVerdict, KernelRule, KernelTensor, ParamRole, RuleEvidence,
 };
 
 /// The evidence for `rule` on `kernel` of `file` (whose text is `text`).
@@ -175,7 +175,7 @@ fn views(rule: &KernelRule) -> Result<Vec<ViewSpec>, String> {
 
 /// The row-major strides of `shape` as expressions.
 fn row_major(shape: &str) -> String {
-    let dims = items(shape);
+    let dims = list_items(shape);
     let mut strides = vec!["1".to_string(); dims.len()];
     for i in (0..dims.len().saturating_sub(1)).rev() {
         strides[i] = format!("({}) * ({})", strides[i + 1], dims[i + 1]);
@@ -183,41 +183,12 @@ fn row_major(shape: &str) -> String {
     strides.join(", ")
 }
 
-/// The comma-separated items of `text` at bracket depth 0.
-fn items(text: &str) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut depth = 0usize;
-    for c in text
-        .trim()
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .chars()
-    {
-        match c {
-            '(' => depth += 1,
-            ')' => depth = depth.saturating_sub(1),
-            ',' if depth == 0 => {
-                out.push(String::new());
-                continue;
-            }
-            _ => {}
-        }
-        if let Some(last) = out.last_mut() {
-            last.push(c);
-        }
-    }
-    out.into_iter()
-        .map(|s| s.trim().to_string())
-        .filter(|s| !s.is_empty())
-        .collect()
-}
-
 /// One past the last element the view reaches from its parameter's
 /// pointer: offset + sum of (extent - 1) * stride, plus one.
 fn view_end(t: &KernelTensor) -> String {
-    let strides = items(&t.strides.clone().unwrap_or_else(|| row_major(&t.shape)));
+    let strides = list_items(&t.strides.clone().unwrap_or_else(|| row_major(&t.shape)));
     let mut end = format!("({}) + 1", t.offset.as_deref().unwrap_or("0"));
-    for (dim, stride) in items(&t.shape).iter().zip(&strides) {
+    for (dim, stride) in list_items(&t.shape).iter().zip(&strides) {
         end.push_str(&format!(" + (({dim}) - 1) * ({stride})"));
     }
     end

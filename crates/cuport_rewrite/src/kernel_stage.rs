@@ -153,40 +153,15 @@ pub(crate) fn generates_code(target: Target) -> bool {
     crate::kernels::operator_table(target).is_some_and(|t| !t.unchecked)
 }
 
-/// A launch value of a rule that names something not in scope at one of
-/// the kernel's launches: the launch could not pass it, so the rule is not
-/// applied in that file.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct OutOfScope {
-    pub(crate) value: String,
-    pub(crate) expr: String,
-    pub(crate) missing: String,
-    pub(crate) function: Option<String>,
-    pub(crate) line: u32,
-}
-
-impl std::fmt::Display for OutOfScope {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let place = self
-            .function
-            .as_deref()
-            .map_or_else(String::new, |name| format!(" in `{name}`"));
-        write!(
-            f,
-            "its launch value `{} = {}` uses `{}`, which nothing declares{place} before the launch on line {}; pass it to that function (or write the launch value over what is there) and run again",
-            self.value, self.expr, self.missing, self.line
-        )
-    }
-}
-
-/// The first launch value of `rule` that a launch of `kernel` among
-/// `sites` cannot see (`V = "V"` where the launching function has no `V`).
-pub(crate) fn launch_value_out_of_scope(
+/// Why a launch of `kernel` among `sites` cannot pass a launch value of
+/// `rule` (`V = "V"` where the launching function has no `V`): the first
+/// such value, the name it misses, where.
+fn launch_value_out_of_scope(
     src: &[u8],
     sites: &[cuport_analyze::Site],
     kernel: &str,
     rule: &KernelRule,
-) -> Option<OutOfScope> {
+) -> Option<String> {
     if rule.launch_values.is_empty() {
         return None;
     }
@@ -200,13 +175,13 @@ pub(crate) fn launch_value_out_of_scope(
                 .into_iter()
                 .find(|name| !scope.names.contains(name));
             if let Some(missing) = missing {
-                return Some(OutOfScope {
-                    value: value.clone(),
-                    expr: expr.clone(),
-                    missing: missing.to_owned(),
-                    function: scope.function.map(str::to_owned),
-                    line: launch.line,
-                });
+                let place = scope
+                    .function
+                    .map_or_else(String::new, |name| format!(" in `{name}`"));
+                return Some(format!(
+                    "its launch value `{value} = {expr}` uses `{missing}`, which nothing declares{place} before the launch on line {}; pass it to that function (or write the launch value over what is there) and run again",
+                    launch.line
+                ));
             }
         }
     }
@@ -225,7 +200,7 @@ pub(crate) fn blocked_here(
     target: Target,
 ) -> Option<String> {
     if let Some(out_of_scope) = launch_value_out_of_scope(src, sites, kernel, rule) {
-        return Some(out_of_scope.to_string());
+        return Some(out_of_scope);
     }
     let table = crate::kernels::operator_table(target)?;
     let definition = sites

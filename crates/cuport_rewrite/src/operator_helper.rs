@@ -9,8 +9,8 @@
 use std::fmt::Write as _;
 
 use cuport_rules::kernel_rules::{
-    is_string_param, string_literal, KernelCall, KernelRule, KernelTensor, Operator, OperatorTable,
-    ParamRole,
+    is_string_param, list_items, string_literal, KernelCall, KernelRule, KernelTensor, Operator,
+    OperatorTable, ParamRole,
 };
 
 /// The name of the function a kernel's launches call instead.
@@ -336,21 +336,6 @@ fn scalar_type(
         Some("ACL_INT64") => ("int64_t", "ACL_INT64"),
         _ => ("float", "ACL_FLOAT"),
     }
-}
-
-/// The items of `B*T, C` or `[C]`.
-fn list_items(text: &str) -> Vec<String> {
-    let trimmed = text.trim();
-    let inner = trimmed
-        .strip_prefix('[')
-        .and_then(|t| t.strip_suffix(']'))
-        .unwrap_or(trimmed);
-    inner
-        .split(',')
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned)
-        .collect()
 }
 
 /// The items of a C array initialiser of `c_type`.

@@ -388,18 +388,15 @@ pub(super) fn input_domains(
 
 /// The values of an input with a constrained domain: deterministic.
 pub(super) fn domain_values(case: &Case, tensor: &str, count: usize, domain: &Domain) -> Vec<f32> {
-    if let Domain::RowStatistic { of, row, rstd } = domain {
-        return row_statistics(&input_values(case, of, count * row), *row, *rstd);
-    }
-    let drawn = input_values(case, tensor, count);
+    let drawn = || input_values(case, tensor, count);
     let index = |v: f32, bound: usize| {
         (((f64::from(v) + 2.0) / 4.0 * bound as f64) as usize).min(bound.max(1) - 1) as f32
     };
     match *domain {
-        Domain::Index(bound) => drawn.into_iter().map(|v| index(v, bound)).collect(),
-        Domain::Count => drawn.into_iter().map(|v| index(v, 10) + 1.0).collect(),
-        Domain::NonNegative => drawn.into_iter().map(f32::abs).collect(),
-        Domain::LowerTriangular(rows, cols) => drawn
+        Domain::Index(bound) => drawn().into_iter().map(|v| index(v, bound)).collect(),
+        Domain::Count => drawn().into_iter().map(|v| index(v, 10) + 1.0).collect(),
+        Domain::NonNegative => drawn().into_iter().map(f32::abs).collect(),
+        Domain::LowerTriangular(rows, cols) => drawn()
             .into_iter()
             .enumerate()
             .map(|(i, v)| {
@@ -411,8 +408,11 @@ pub(super) fn domain_values(case: &Case, tensor: &str, count: usize, domain: &Do
                 }
             })
             .collect(),
-        Domain::Simplex { len, stride } => simplex(&drawn, len, stride),
-        Domain::RowStatistic { .. } => drawn,
+        Domain::Simplex { len, stride } => simplex(&drawn(), len, stride),
+        // The statistics of the input's own values, drawn as the input is.
+        Domain::RowStatistic {
+            ref of, row, rstd, ..
+        } => row_statistics(&input_values(case, of, count * row), row, rstd),
     }
 }
 

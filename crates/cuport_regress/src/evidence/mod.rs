@@ -346,16 +346,9 @@ fn check_schedule(
     binary: &std::path::Path,
     evidence: &mut Evidence,
 ) -> Result<(), EvidenceError> {
-    let failed: Vec<&str> = evidence
-        .cases
-        .iter()
-        .filter(|c| !c.passed)
-        .map(|c| c.name.as_str())
-        .collect();
-    for (case, dir) in cases.iter().zip(dirs) {
-        if !failed.contains(&case.name.as_str()) {
-            continue;
-        }
+    // `record` kept the cases in their order.
+    let failed: Vec<bool> = evidence.cases.iter().map(|c| !c.passed).collect();
+    for ((case, dir), _) in cases.iter().zip(dirs).zip(failed).filter(|(_, f)| *f) {
         let reversed = runner::rerun_reversed(case, binary, dir)?;
         for (tensor, dtype) in spec.written_tensors() {
             let file = format!("{tensor}.out.bin");

@@ -46,6 +46,37 @@ pub fn names_in(text: &str) -> Result<Vec<String>, ExprError> {
     Ok(names)
 }
 
+/// The comma-separated items of a shape, strides or list attribute
+/// (`B * T, C`, `[0, 2, 1, 3]`), split at bracket depth 0 so that a call
+/// (`min(T, 96)`) stays one item; a `[...]` around the whole is dropped.
+pub fn list_items(text: &str) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut depth = 0usize;
+    for c in text
+        .trim()
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .chars()
+    {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                out.push(String::new());
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(last) = out.last_mut() {
+            last.push(c);
+        }
+    }
+    out.into_iter()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+        .collect()
+}
+
 /// Words that are values, not names.
 fn is_literal_word(word: &str) -> bool {
     matches!(word, "true" | "false")

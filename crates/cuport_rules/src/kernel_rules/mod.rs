@@ -7,7 +7,7 @@ mod kernel;
 mod operators;
 mod propose;
 
-pub use expr::{names_in, ExprError};
+pub use expr::{list_items, names_in, ExprError};
 pub use kernel::{
     check_rule, is_string_param, kernel_rules_toml, load_kernel_rules, same_file, string_literal,
     Confidence, EvidenceVerdict, KernelCall, KernelLaunch, KernelRule, KernelTensor, RuleEvidence,
