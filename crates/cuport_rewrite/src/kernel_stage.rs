@@ -153,76 +153,205 @@ pub(crate) fn generates_code(target: Target) -> bool {
     crate::kernels::operator_table(target).is_some_and(|t| !t.unchecked)
 }
 
+/// The names a launch value of `rule` uses that nothing declares before
+/// `launch` (`V = "V"` where the launching function has no `V`).
+pub(crate) fn missing_launch_names<'r>(
+    src: &[u8],
+    launch: &cuport_analyze::Site,
+    rule: &'r KernelRule,
+) -> Vec<&'r str> {
+    let scope = crate::scope::scope_at(src, launch.range.start);
+    let mut missing: Vec<&str> = rule
+        .launch_values
+        .values()
+        .flat_map(|expr| crate::scope::free_names(expr))
+        .filter(|name| !scope.names.contains(name))
+        .collect();
+    missing.sort_unstable();
+    missing.dedup();
+    missing
+}
+
 /// Why a launch of `kernel` among `sites` cannot pass a launch value of
-/// `rule` (`V = "V"` where the launching function has no `V`): the first
-/// such value, the name it misses, where.
+/// `rule`: the first such value, the name it misses, where, and (one-way)
+/// why the launching function cannot take the name from its callers
+/// (`crate::pass_down`).
 fn launch_value_out_of_scope(
     src: &[u8],
     sites: &[cuport_analyze::Site],
     kernel: &str,
     rule: &KernelRule,
+    args: LaunchArgs,
 ) -> Option<String> {
-    if rule.launch_values.is_empty() {
-        return None;
-    }
     let launches = sites
         .iter()
         .filter(|s| s.kind == SiteKind::KernelLaunch && s.name == kernel);
     for launch in launches {
-        let scope = crate::scope::scope_at(src, launch.range.start);
-        for (value, expr) in &rule.launch_values {
-            let missing = crate::scope::free_names(expr)
-                .into_iter()
-                .find(|name| !scope.names.contains(name));
-            if let Some(missing) = missing {
-                let place = scope
-                    .function
-                    .map_or_else(String::new, |name| format!(" in `{name}`"));
-                return Some(format!(
-                    "its launch value `{value} = {expr}` uses `{missing}`, which nothing declares{place} before the launch on line {}; pass it to that function (or write the launch value over what is there) and run again",
-                    launch.line
-                ));
+        let missing = missing_launch_names(src, launch, rule);
+        let Some(&first) = missing.first() else {
+            continue;
+        };
+        let not_passed = match args {
+            LaunchArgs::Own => match crate::pass_down::pass_down(src, launch.range.start, missing) {
+                Ok(_) => continue,
+                Err(why) => why,
+            },
+            LaunchArgs::SharedWithCuda => {
+                "a dual-stack port does not add parameters to host functions".to_owned()
             }
-        }
+        };
+        let (value, expr) = rule
+            .launch_values
+            .iter()
+            .find(|(_, expr)| crate::scope::free_names(expr).contains(&first))?;
+        let function = crate::scope::scope_at(src, launch.range.start).function;
+        let place = function.map_or_else(String::new, |name| format!(" in `{name}`"));
+        return Some(format!(
+            "its launch value `{value} = {expr}` uses `{first}`, which nothing declares{place} before the launch on line {}, and cuport cannot pass it down: {not_passed}; pass it to that function (or write the launch value over what is there) and run again",
+            launch.line
+        ));
     }
     None
 }
 
+/// How a port passes a launch's arguments to the function that runs a
+/// rule's operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum LaunchArgs {
+    /// One-way: the launch becomes the call, and a cast to a vector
+    /// pointer (`(float4*) out`) can go.
+    Own,
+    /// Dual-stack: the CUDA launch and the call share the argument text,
+    /// so a vector-typed tensor would need the vector type on the target.
+    SharedWithCuda,
+}
+
 /// Why a rule that maps `kernel` cannot be applied in this file, though
 /// its operators and parameters match: a launch value out of scope at a
-/// launch, or a tensor parameter whose element type has no `aclDataType`
-/// (`float4*`: the port has no such type). None when it can.
+/// launch, or a tensor parameter whose element type the port cannot pass
+/// (one with no `aclDataType`, or a vector type where a launch needs it).
+/// None when it can.
 pub(crate) fn blocked_here(
     src: &[u8],
     sites: &[cuport_analyze::Site],
     kernel: &str,
     rule: &KernelRule,
     target: Target,
+    args: LaunchArgs,
 ) -> Option<String> {
-    if let Some(out_of_scope) = launch_value_out_of_scope(src, sites, kernel, rule) {
+    if let Some(out_of_scope) = launch_value_out_of_scope(src, sites, kernel, rule, args) {
         return Some(out_of_scope);
     }
     let table = crate::kernels::operator_table(target)?;
-    let definition = sites
+    tensor_params(src, sites, kernel, rule)
+        .into_iter()
+        .find_map(|param| match table.vector(&param.element) {
+            _ if table.dtype(&param.element).is_some() => None,
+            Some(vector) => vector_blocked(src, sites, kernel, &param, &vector.scalar, args),
+            None => Some(format!(
+                "its tensor `{}` is a `{}*` in the kernel, an element type with no aclDataType (the port has no `{}`); declare the kernel over plain element pointers first",
+                param.name, param.element, param.element
+            )),
+        })
+}
+
+/// A tensor parameter of a kernel definition: its position, name and
+/// element type.
+pub(crate) struct TensorParam {
+    pub(crate) index: usize,
+    pub(crate) name: String,
+    pub(crate) element: String,
+}
+
+/// The parameters of `kernel`'s definition that `rule` reads or writes as
+/// tensors (not its scratch or value tensors).
+pub(crate) fn tensor_params(
+    src: &[u8],
+    sites: &[cuport_analyze::Site],
+    kernel: &str,
+    rule: &KernelRule,
+) -> Vec<TensorParam> {
+    let Some(definition) = sites
         .iter()
-        .find(|s| s.kind == SiteKind::KernelDefinition && s.name == kernel)?;
+        .find(|s| s.kind == SiteKind::KernelDefinition && s.name == kernel)
+    else {
+        return Vec::new();
+    };
     let tensors: Vec<&str> = rule
         .tensors
         .iter()
         .filter(|t| !t.scratch && t.value.is_none())
         .map(|t| t.param.as_str())
         .collect();
-    definition.args.iter().find_map(|range| {
-        let text = String::from_utf8_lossy(src.get(range.start..range.end)?);
-        let name = declared_name(&text);
-        if !tensors.contains(&name.as_str()) {
-            return None;
-        }
-        let element = pointee(&text, &name);
-        (table.dtype(&element).is_none()).then(|| {
-            format!("its tensor `{name}` is a `{element}*` in the kernel, an element type with no aclDataType (the port has no `{element}`); declare the kernel over plain element pointers first")
+    definition
+        .args
+        .iter()
+        .enumerate()
+        .filter_map(|(index, range)| {
+            let text = String::from_utf8_lossy(src.get(range.start..range.end)?);
+            let name = declared_name(&text);
+            tensors.contains(&name.as_str()).then(|| TensorParam {
+                index,
+                element: pointee(&text, &name),
+                name,
+            })
         })
-    })
+        .collect()
+}
+
+/// The tensors of `rule` that `kernel` takes as vector pointers
+/// (`float4*`), which the operator function takes as `void*`.
+pub(crate) fn vector_tensors(
+    src: &[u8],
+    sites: &[cuport_analyze::Site],
+    kernel: &str,
+    rule: &KernelRule,
+    target: Target,
+) -> Vec<TensorParam> {
+    let Some(table) = crate::kernels::operator_table(target) else {
+        return Vec::new();
+    };
+    tensor_params(src, sites, kernel, rule)
+        .into_iter()
+        .filter(|p| table.dtype(&p.element).is_none() && table.vector(&p.element).is_some())
+        .collect()
+}
+
+/// Why a `float4*` tensor cannot be passed: in a dual-stack source at all,
+/// one-way where a launch casts to the vector type inside a larger
+/// expression.
+fn vector_blocked(
+    src: &[u8],
+    sites: &[cuport_analyze::Site],
+    kernel: &str,
+    param: &TensorParam,
+    scalar: &str,
+    args: LaunchArgs,
+) -> Option<String> {
+    let element = &param.element;
+    if args == LaunchArgs::SharedWithCuda {
+        return Some(format!(
+            "its tensor `{}` is a `{element}*` in the kernel; a dual-stack launch passes the same arguments to the kernel and to the operators, and the target has no `{element}` (a one-way port passes the buffer as `void*`)",
+            param.name
+        ));
+    }
+    sites
+        .iter()
+        .filter(|s| s.kind == SiteKind::KernelLaunch && s.name == kernel)
+        .find_map(|launch| {
+            let arg = *launch.args.get(param.index)?;
+            let entangled = crate::vector_args::vector_arg(src, arg, element)
+                == crate::vector_args::VectorArg::Entangled;
+            entangled.then(|| {
+                let text = String::from_utf8_lossy(src.get(arg.start..arg.end).unwrap_or_default());
+                format!(
+                    "the launch on line {} passes `{}` for its `{element}*` tensor `{}`; the target has no `{element}`, and the cast is part of a larger expression (it steps in vectors); compute the address as a `{scalar}*` first",
+                    launch.line,
+                    text.trim(),
+                    param.name,
+                )
+            })
+        })
 }
 
 /// The element type of pointer parameter `text` named `name`:
@@ -264,6 +393,7 @@ pub(crate) fn replaced_kernels<'o>(
     path: &str,
     options: &'o MigrateOptions,
     target: Target,
+    args: LaunchArgs,
 ) -> Vec<ReplacedKernel<'o>> {
     // A dual-stack run asks per target (`options.one_way_to`): its own
     // options plan the CUDA source, which keeps every kernel.
@@ -302,7 +432,7 @@ pub(crate) fn replaced_kernels<'o>(
         ) else {
             continue;
         };
-        if blocked_here(src, &analysis.sites, &kernel.name, rule, target).is_some() {
+        if blocked_here(src, &analysis.sites, &kernel.name, rule, target, args).is_some() {
             continue;
         }
         let Some(&start) = globals.iter().rev().find(|&&g| g < kernel.range.start) else {

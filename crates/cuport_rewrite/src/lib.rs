@@ -13,6 +13,7 @@ mod kernel_stage;
 mod kernels;
 mod mode;
 mod operator_helper;
+mod pass_down;
 mod options;
 mod passes;
 mod plan;
@@ -25,6 +26,7 @@ mod sdk;
 mod skeleton;
 mod source_text;
 mod suppress;
+mod vector_args;
 mod write;
 
 pub use diagnostic::{code_info, codes, effort_hours, CodeInfo, Diagnostic, Level, CODES};

@@ -121,3 +121,50 @@ fn a_row_with_another_signature_fails_the_check() {
     rms.header = "aclnnop/aclnn_rms_norm.h".into();
     assert!(!problems(&rms, &include, "9.1.0").is_empty());
 }
+
+/// Every `[[vector]]` row is what CUDA's own `vector_types.h` declares:
+/// `lanes` members of the scalar type and nothing else in the size. g++
+/// checks it against the header of the CUDA 13 wheel that carries
+/// `CUPORT_NVCC` (tests/corpus/fetch_toolchains.sh); without one the test
+/// says so and passes, as CI always has one.
+#[test]
+fn vector_rows_match_cuda_vector_types() {
+    let Some(nvcc) = std::env::var_os("CUPORT_NVCC") else {
+        eprintln!("CUPORT_NVCC unset: the [[vector]] rows were not checked against vector_types.h");
+        return;
+    };
+    let include = Path::new(&nvcc)
+        .parent()
+        .and_then(Path::parent)
+        .expect("nvcc in <toolkit>/bin")
+        .join("include");
+    let (table, diags) = OperatorTable::builtin("ascend");
+    assert!(diags.is_empty(), "{diags:#?}");
+    assert!(!table.vectors.is_empty());
+    let mut source = String::from("#include <vector_types.h>\n#include <type_traits>\n");
+    for v in &table.vectors {
+        let members = ["x", "y", "z", "w"];
+        let member = members[(v.lanes as usize).min(4) - 1];
+        source.push_str(&format!(
+            "static_assert(sizeof({t}) == {n} * sizeof({s}), \"{t}\");\n\
+             static_assert(std::is_same<decltype({t}::{member}), {s}>::value, \"{t}.{member}\");\n",
+            t = v.c_type,
+            n = v.lanes,
+            s = v.scalar,
+        ));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("vectors.cpp");
+    std::fs::write(&file, &source).unwrap();
+    let out = std::process::Command::new("g++")
+        .args(["-std=c++17", "-fsyntax-only", "-I"])
+        .arg(&include)
+        .arg(&file)
+        .output()
+        .expect("g++");
+    assert!(
+        out.status.success(),
+        "{}\n{source}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

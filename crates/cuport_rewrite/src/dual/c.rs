@@ -349,6 +349,7 @@ fn operator_launch_target(planner: &DualPlanner<'_>, site: &Site) -> Option<(Tar
                     &site.name,
                     rule,
                     target,
+                    crate::kernel_stage::LaunchArgs::SharedWithCuda,
                 );
                 blocked.is_none().then(|| (target, launch_arguments(rule)))
             }

@@ -41,6 +41,7 @@ pub(crate) fn plan_file(input: &FileInput<'_>) -> PlannedFile {
                 input.path,
                 options,
                 options.planned_target(),
+                crate::kernel_stage::LaunchArgs::SharedWithCuda,
             )
         })
         .collect();

@@ -156,6 +156,7 @@ impl<'a> Planner<'a> {
             input.path,
             options,
             options.planned_target(),
+            crate::kernel_stage::LaunchArgs::Own,
         );
         planner.calls = input.analysis.sites.iter().filter_map(|s| s.call).collect();
         planner
@@ -190,6 +191,15 @@ impl<'a> Planner<'a> {
     /// one target's branch of them).
     fn in_dual_stack(&self) -> bool {
         self.for_dual_stack || matches!(self.options.mode, crate::options::Mode::Dual(_))
+    }
+
+    /// How launches here pass their arguments to an operator function.
+    pub(crate) fn launch_args(&self) -> crate::kernel_stage::LaunchArgs {
+        if self.in_dual_stack() {
+            crate::kernel_stage::LaunchArgs::SharedWithCuda
+        } else {
+            crate::kernel_stage::LaunchArgs::Own
+        }
     }
 
     fn profile(&self) -> &'static TargetProfile {

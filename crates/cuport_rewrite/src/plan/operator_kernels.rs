@@ -8,9 +8,10 @@ use cuport_model::{Effort, TextRange};
 use super::Planner;
 use crate::diagnostic::{codes, Level};
 use crate::kernel_stage::{
-    blocked_here, operator_mapping, param_names, KernelAt, OperatorMapping, ParamsSeen,
-    ReplacedKernel,
+    blocked_here, missing_launch_names, operator_mapping, param_names, vector_tensors, KernelAt,
+    OperatorMapping, ParamsSeen, ReplacedKernel,
 };
+use crate::vector_args::{vector_arg, void_param, VectorArg};
 use crate::operator_helper::{helper_name, helper_text, launch_arguments};
 use crate::source_text::holds_directive_line;
 
@@ -38,7 +39,16 @@ impl<'a> Planner<'a> {
             .find(|k| k.name_at == site.range.start)
             .cloned()?;
         let table = crate::kernels::operator_table(kernel.target)?;
-        let params: Vec<String> = site.args.iter().map(|&r| self.text(r).to_owned()).collect();
+        let vectors = vector_tensors(self.src, self.sites, &site.name, kernel.rule, kernel.target);
+        let params: Vec<String> = site
+            .args
+            .iter()
+            .enumerate()
+            .map(|(index, &r)| match vectors.iter().find(|v| v.index == index) {
+                Some(vector) => void_param(self.text(r), &vector.element),
+                None => self.text(r).to_owned(),
+            })
+            .collect();
         match helper_text(kernel.rule, table, &params, kernel.linkage) {
             Ok(text) => Some((kernel, text)),
             Err(err) => {
@@ -179,7 +189,7 @@ impl<'a> Planner<'a> {
                 "its evidence refuted it (running the kernel did not match the operators; see the rule file)".to_owned()
             }
             OperatorMapping::Applies(rule) => {
-                blocked_here(self.src, self.sites, &site.name, rule, self.target()).unwrap_or_else(|| {
+                blocked_here(self.src, self.sites, &site.name, rule, self.target(), self.launch_args()).unwrap_or_else(|| {
                     "its definition could not be delimited (a directive between `__global__` and the name)".to_owned()
                 })
             }
@@ -224,7 +234,7 @@ impl<'a> Planner<'a> {
         let (Some(first), true) = (site.args.first(), passed > 0) else {
             return false;
         };
-        if blocked_here(self.src, self.sites, &site.name, rule, self.target()).is_some() {
+        if blocked_here(self.src, self.sites, &site.name, rule, self.target(), self.launch_args()).is_some() {
             return false;
         }
         if site.template_args.is_some() || holds_directive_line(self.text(call)) {
@@ -254,6 +264,8 @@ impl<'a> Planner<'a> {
                 &site.name,
             ),
         }
+        self.drop_vector_casts(site, rule);
+        let passed_down = self.pass_launch_values_down(site, rule);
         let extra = launch_arguments(rule);
         if let (Some(last), false) = (site.args.last(), extra.is_empty()) {
             self.edit(
@@ -265,7 +277,7 @@ impl<'a> Planner<'a> {
         }
         self.operator_headers(rule);
         let message = format!(
-            "launch of `{}` calls `{name}` ({}), which returns an aclError (0: success) when the operators are done; aclrtGetLastError does not see its failures",
+            "launch of `{}` calls `{name}` ({}), which returns an aclError (0: success) when the operators are done; aclrtGetLastError does not see its failures{passed_down}",
             site.name,
             operator_names(rule)
         );
@@ -275,6 +287,58 @@ impl<'a> Planner<'a> {
             "check the value `{name}` returns where the CUDA code checked the launch"
         ));
         true
+    }
+
+    /// Gives the function that holds `site` the launch values' names it
+    /// lacks as parameters, passed by each of its calls in the file
+    /// (`crate::pass_down`; `blocked_here` has refused a launch where that
+    /// is not possible). The clause the launch's note gets, empty when
+    /// nothing was missing.
+    fn pass_launch_values_down(
+        &mut self,
+        site: &Site,
+        rule: &cuport_rules::kernel_rules::KernelRule,
+    ) -> String {
+        let missing = missing_launch_names(self.src, site, rule);
+        if missing.is_empty() {
+            return String::new();
+        }
+        let Ok(plan) = crate::pass_down::pass_down(self.src, site.range.start, missing) else {
+            return String::new();
+        };
+        let mut inserts = vec![(plan.params_close, plan.parameters_text())];
+        inserts.extend(plan.calls.iter().map(|&(close, empty)| (close, plan.arguments_text(empty))));
+        for (at, text) in inserts {
+            let range = TextRange::new(at, at);
+            // Another launch in the same function may have added it.
+            let added = self.out.edits.iter().any(|e| e.range == range && e.replacement == text);
+            if !added {
+                self.edit(range, text, codes::KERNEL_OPERATOR, &site.name);
+            }
+        }
+        format!(
+            "; `{}` takes {} as new parameters (`{}`), which its {} call(s) in this file pass; a call from another file must pass them too",
+            plan.function,
+            plan.names.iter().map(|n| format!("`{n}`")).collect::<Vec<_>>().join(", "),
+            plan.parameters_text().trim_start_matches(", "),
+            plan.calls.len()
+        )
+    }
+
+    /// `(float4*) out` → `out` in a launch's arguments: the operator
+    /// function takes the buffer as `void*`, and the target has no `float4`
+    /// (`blocked_here` has refused a launch whose cast cannot go).
+    fn drop_vector_casts(&mut self, site: &Site, rule: &cuport_rules::kernel_rules::KernelRule) {
+        for vector in vector_tensors(self.src, self.sites, &site.name, rule, self.target()) {
+            let Some(&arg) = site.args.get(vector.index) else {
+                continue;
+            };
+            if let VectorArg::Cast(ranges) = vector_arg(self.src, arg, &vector.element) {
+                for range in ranges {
+                    self.edit(range, String::new(), codes::KERNEL_OPERATOR, &site.name);
+                }
+            }
+        }
     }
 
     /// The generated header and each operator's own header.

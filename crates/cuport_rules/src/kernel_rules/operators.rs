@@ -21,6 +21,8 @@ struct RawOperatorFile {
     #[serde(default)]
     dtype: Vec<Spanned<Dtype>>,
     #[serde(default)]
+    vector: Vec<Spanned<VectorType>>,
+    #[serde(default)]
     recipe: Vec<Spanned<Recipe>>,
 }
 
@@ -171,6 +173,19 @@ pub struct Dtype {
     pub target: String,
 }
 
+/// A CUDA vector type a kernel may take pointers to (`float4*`: llm.c's
+/// encoder loads 128 bits at a time): `lanes` consecutive `scalar`s. The
+/// target has no such type, so the operator function takes the buffer as
+/// `void*` and its tensor reads it as scalars.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct VectorType {
+    pub c_type: String,
+    /// A `c-type` of the `[[dtype]]` rows.
+    pub scalar: String,
+    pub lanes: u32,
+}
+
 /// The operator calls that compute one recognised kernel pattern. Argument
 /// values may name the pattern's slots (`$x`, `$out`, `$n`), which a
 /// proposal fills from the kernel.
@@ -205,6 +220,7 @@ pub struct OperatorTable {
     pub constants: Option<String>,
     pub operators: Vec<Operator>,
     pub dtypes: Vec<Dtype>,
+    pub vectors: Vec<VectorType>,
     pub recipes: Vec<Recipe>,
 }
 
@@ -264,6 +280,11 @@ impl OperatorTable {
         }
         self.dtypes
             .extend(raw.dtype.into_iter().map(Spanned::into_inner));
+        for vector in raw.vector {
+            let place = at(vector.span().start);
+            diags.extend(self.check_vector(vector.get_ref(), &place));
+            self.vectors.push(vector.into_inner());
+        }
         for recipe in raw.recipe {
             let place = at(recipe.span().start);
             diags.extend(self.check_recipe(recipe.get_ref(), &place));
@@ -286,6 +307,11 @@ impl OperatorTable {
             .iter()
             .find(|d| d.c_type == c_type)
             .map(|d| d.target.as_str())
+    }
+
+    /// The vector type `c_type` (`float4`), if the tables list it.
+    pub fn vector(&self, c_type: &str) -> Option<&VectorType> {
+        self.vectors.iter().find(|v| v.c_type == c_type)
     }
 
     /// Whether `value` names an element type: a C type of the tables or
@@ -361,6 +387,33 @@ impl OperatorTable {
                     ),
                 ));
             }
+        }
+        diags
+    }
+
+    /// A vector row's scalar must be a dtype row (listed above it) and it
+    /// must have at least two lanes.
+    fn check_vector(&self, vector: &VectorType, at: &Location) -> Vec<Diagnostic> {
+        let mut diags = Vec::new();
+        if self.dtype(&vector.scalar).is_none() {
+            diags.push(diag(
+                at.clone(),
+                DiagKind::UnknownName,
+                format!(
+                    "vector `{}` has scalar `{}`, which no [[dtype]] row above it declares",
+                    vector.c_type, vector.scalar
+                ),
+            ));
+        }
+        if vector.lanes < 2 {
+            diags.push(diag(
+                at.clone(),
+                DiagKind::Conflict,
+                format!(
+                    "vector `{}` has {} lanes; a vector row needs at least 2",
+                    vector.c_type, vector.lanes
+                ),
+            ));
         }
         diags
     }
