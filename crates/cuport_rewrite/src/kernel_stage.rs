@@ -192,10 +192,12 @@ fn launch_value_out_of_scope(
             continue;
         };
         let not_passed = match args {
-            LaunchArgs::Own => match crate::pass_down::pass_down(src, launch.range.start, missing) {
-                Ok(_) => continue,
-                Err(why) => why,
-            },
+            LaunchArgs::Own => {
+                match crate::pass_down::pass_down(src, launch.range.start, missing) {
+                    Ok(_) => continue,
+                    Err(why) => why,
+                }
+            }
             LaunchArgs::SharedWithCuda => {
                 "a dual-stack port does not add parameters to host functions".to_owned()
             }

@@ -114,7 +114,11 @@ struct ParenthesisedUse {
 }
 
 fn parenthesised_use(src: &[u8], after_name: usize) -> Option<ParenthesisedUse> {
-    let open = after_name + src.get(after_name..)?.iter().position(|b| !b.is_ascii_whitespace())?;
+    let open = after_name
+        + src
+            .get(after_name..)?
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())?;
     if src[open] != b'(' {
         return None;
     }
@@ -172,7 +176,7 @@ mod tests {
     const LLMC: &str = "void encoder(float* out, int B, int T) {\n  LAUNCH;\n}\n\
                         void forward(int V, int B, int T) {\n  float* p = 0;\n  encoder(p, B, T); // encoder(\n}\n";
 
-    fn passing(src: &str, names: Vec<&'static str>) -> Result<PassDown<'_>, String> {
+    fn passing<'a>(src: &'a str, names: Vec<&'static str>) -> Result<PassDown<'a>, String> {
         pass_down(src.as_bytes(), src.find("LAUNCH").unwrap(), names)
     }
 
@@ -197,10 +201,16 @@ mod tests {
     #[test]
     fn a_prototype_an_address_or_no_caller_refuses() {
         let prototype = format!("void encoder(float* out, int B, int T);\n{LLMC}");
-        assert!(passing(&prototype, vec!["V"]).unwrap_err().contains("declared on line 1"));
+        assert!(passing(&prototype, vec!["V"])
+            .unwrap_err()
+            .contains("declared on line 1"));
         let address = format!("{LLMC}void (*f)(float*, int, int) = encoder;\n");
-        assert!(passing(&address, vec!["V"]).unwrap_err().contains("other than by a call"));
+        assert!(passing(&address, vec!["V"])
+            .unwrap_err()
+            .contains("other than by a call"));
         let alone = "void encoder(int B) {\n  LAUNCH;\n}\n";
-        assert!(passing(alone, vec!["V"]).unwrap_err().contains("nothing in this file calls"));
+        assert!(passing(alone, vec!["V"])
+            .unwrap_err()
+            .contains("nothing in this file calls"));
     }
 }

@@ -33,7 +33,9 @@ pub(crate) fn vector_arg(src: &[u8], arg: TextRange, vector: &str) -> VectorArg 
     }
     let lead = text.len() - text.trim_start().len();
     let trimmed = text.trim();
-    let at = |r: std::ops::Range<usize>| TextRange::new(arg.start + lead + r.start, arg.start + lead + r.end);
+    let at = |r: std::ops::Range<usize>| {
+        TextRange::new(arg.start + lead + r.start, arg.start + lead + r.end)
+    };
     let removed = c_style_cast(trimmed, vector)
         .map(|r| vec![at(r)])
         .or_else(|| named_cast(trimmed, vector).map(|(open, close)| vec![at(open), at(close)]));
@@ -76,7 +78,10 @@ fn c_style_cast(text: &str, vector: &str) -> Option<std::ops::Range<usize>> {
 
 /// `reinterpret_cast<float4*>(expr)` (or `static_cast`) spanning the whole
 /// argument: the ranges of `reinterpret_cast<float4*>(` and of its `)`.
-fn named_cast(text: &str, vector: &str) -> Option<(std::ops::Range<usize>, std::ops::Range<usize>)> {
+fn named_cast(
+    text: &str,
+    vector: &str,
+) -> Option<(std::ops::Range<usize>, std::ops::Range<usize>)> {
     let after = ["reinterpret_cast", "static_cast"]
         .iter()
         .find_map(|c| text.strip_prefix(c))?;
@@ -120,10 +125,12 @@ fn is_postfix_expression(text: &str) -> bool {
     while i < bytes.len() {
         match bytes[i] {
             b'(' | b'[' => depth += 1,
-            b')' | b']' => depth = match depth.checked_sub(1) {
-                Some(d) => d,
-                None => return false,
-            },
+            b')' | b']' => {
+                depth = match depth.checked_sub(1) {
+                    Some(d) => d,
+                    None => return false,
+                }
+            }
             _ if depth > 0 => {}
             b'-' if bytes.get(i + 1) == Some(&b'>') => i += 1,
             b'.' | b':' => {}
@@ -156,7 +163,11 @@ fn matching_close(text: &str, open: usize) -> Option<usize> {
 /// `text` (starting at absolute offset `base`) without `ranges`.
 fn remaining(text: &str, ranges: &[TextRange], base: usize) -> String {
     text.char_indices()
-        .filter(|(i, _)| !ranges.iter().any(|r| r.start <= base + i && base + i < r.end))
+        .filter(|(i, _)| {
+            !ranges
+                .iter()
+                .any(|r| r.start <= base + i && base + i < r.end)
+        })
         .map(|(_, c)| c)
         .collect()
 }
@@ -192,7 +203,10 @@ mod tests {
     #[test]
     fn casts_of_a_whole_operand_are_dropped() {
         assert_eq!(passed("(float4*) out"), "out");
-        assert_eq!(passed(" (const float4 *)model->params.wte"), "model->params.wte");
+        assert_eq!(
+            passed(" (const float4 *)model->params.wte"),
+            " model->params.wte"
+        );
         assert_eq!(passed("(float4*)(base + off)"), "(base + off)");
         assert_eq!(passed("(float4*) bufs[i]"), "bufs[i]");
         assert_eq!(passed("reinterpret_cast<float4*>(a + 4 * n)"), "a + 4 * n");
@@ -203,7 +217,10 @@ mod tests {
     fn a_cast_inside_a_larger_expression_is_entangled() {
         assert_eq!(form("(float4*) out + 1"), VectorArg::Entangled);
         assert_eq!(form("(float4*) a ? b : c"), VectorArg::Entangled);
-        assert_eq!(form("reinterpret_cast<float4*>(a) + 1"), VectorArg::Entangled);
+        assert_eq!(
+            form("reinterpret_cast<float4*>(a) + 1"),
+            VectorArg::Entangled
+        );
         assert_eq!(form("(float4*) (float4*) a"), VectorArg::Entangled);
         assert_eq!(form("sizeof(float4) + p"), VectorArg::Entangled);
     }

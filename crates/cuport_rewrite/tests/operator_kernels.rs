@@ -422,7 +422,7 @@ fn a_launch_value_out_of_scope_at_a_launch_keeps_the_kernel_and_says_what_is_mis
         .expect("a CP0037 on linear_kernel");
     assert_eq!(
         not_applied.message,
-        format!("the [[kernel]] rule for `linear_kernel` was not applied: its launch value `rows = B * T` uses `B`, which nothing declares in `linear_rows` before the launch on line {launch_line}; pass it to that function (or write the launch value over what is there) and run again")
+        format!("the [[kernel]] rule for `linear_kernel` was not applied: its launch value `rows = B * T` uses `B`, which nothing declares in `linear_rows` before the launch on line {launch_line}, and cuport cannot pass it down: nothing in this file calls `linear_rows`; pass it to that function (or write the launch value over what is there) and run again")
     );
     let fixed = second
         .replace("int rows, int C", "int B, int T, int C")
@@ -436,16 +436,79 @@ fn a_launch_value_out_of_scope_at_a_launch_keeps_the_kernel_and_says_what_is_mis
     );
 }
 
-/// A rule over a kernel that takes `float4*` (llm.c's encoder_forward_kernel3
-/// loads 128 bits at a time): the Ascend port has no `float4`, so the
-/// function would not compile; the rule is not applied and CP0037 says
-/// why, and the launch stays a manual port.
+/// A launch value the launching function lacks but each of its callers
+/// has (llm.c's `encoder_forward` has no vocabulary size, `gpt2_forward`
+/// has): the function takes the names as new parameters, its call passes
+/// them, and the port compiles against each release. A caller that lacks
+/// them too keeps the kernel, and CP0037 names that call.
 #[test]
-fn a_rule_over_vector_pointers_is_not_applied_and_says_why() {
-    let dir = tempfile::tempdir().unwrap();
-    let source = "__global__ void add4_kernel(float4* out, const float4* a, const float4* b, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n / 4) out[i] = make_float4(a[i].x + b[i].x, a[i].y + b[i].y, a[i].z + b[i].z, a[i].w + b[i].w);\n}\nvoid add4(float* out, const float* a, const float* b, int n) {\n    add4_kernel<<<(n / 4 + 255) / 256, 256>>>((float4*) out, (const float4*) a, (const float4*) b, n);\n}\n";
-    std::fs::write(dir.path().join("add4.cu"), source).unwrap();
-    let rule = r#"
+fn a_launch_value_the_callers_have_is_passed_down_one_function() {
+    let shared = evidence_fixture("linear");
+    let dir = shared.path();
+    let source = std::fs::read_to_string(dir.join("linear.cu")).unwrap();
+    let text = std::fs::read_to_string(dir.join("linear.toml")).unwrap();
+    let (rules, problems) = load_kernel_rules("linear.toml", &text, &table());
+    assert!(problems.is_empty(), "{problems:?}");
+    let rows = "\nvoid linear_rows(float* out, const float* inp, const float* weight, int rows, int C, int OC) {\n    linear_kernel<<<rows, 128>>>(out, inp, weight, nullptr, C, OC);\n}\n";
+    let caller = "void forward(float* out, const float* inp, const float* weight, int C, int OC) {\n    int B = 4, T = 64;\n    linear_rows(out, inp, weight, B * T, C, OC);\n}\n";
+    std::fs::write(dir.join("linear.cu"), format!("{source}{rows}{caller}")).unwrap();
+    let migration = migrate_dir(dir, &options(rules.clone(), RELEASES[2]));
+    let ported_text = ported(&migration, "linear.cu");
+    for line in [
+        "void linear_rows(float* out, const float* inp, const float* weight, int rows, int C, int OC, int64_t B, int64_t T) {",
+        "    cuport_kernel_linear_kernel(nullptr, out, inp, weight, nullptr, C, OC, static_cast<int64_t>(B * T));",
+        "    linear_rows(out, inp, weight, B * T, C, OC, B, T);",
+    ] {
+        assert!(ported_text.contains(line), "{line}\n{ported_text}");
+    }
+    let note = &migration.files[0]
+        .result
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == codes::KERNEL_OPERATOR)
+        .map(|d| d.message.as_str())
+        .collect::<Vec<_>>();
+    assert!(
+        note.iter().any(|m| m.ends_with("; `linear_rows` takes `B`, `T` as new parameters (`int64_t B, int64_t T`), which its 1 call(s) in this file pass; a call from another file must pass them too")),
+        "{note:#?}"
+    );
+    if let (Some(vendor), true) = (cann_vendor(), require("g++")) {
+        for release in RELEASES {
+            let migration = migrate_dir(dir, &options(rules.clone(), release));
+            let out = write_output(&migration);
+            let errors = syntax_errors(&vendor, release, &out.path().join("tree"), "linear.cu");
+            assert!(errors.is_empty(), "CANN {release}:\n{}", errors.join("\n"));
+        }
+    }
+    let lacking = "void backward(float* out, const float* inp, const float* weight, int C, int OC, int rows) {\n    linear_rows(out, inp, weight, rows, C, OC);\n}\n";
+    let full = format!("{source}{rows}{caller}{lacking}");
+    std::fs::write(dir.join("linear.cu"), &full).unwrap();
+    let migration = migrate_dir(dir, &options(rules, RELEASES[2]));
+    let ported_text = ported(&migration, "linear.cu");
+    assert!(
+        !ported_text.contains("cuport_kernel_linear_kernel"),
+        "{ported_text}"
+    );
+    let not_applied = migration.files[0]
+        .result
+        .diagnostics
+        .iter()
+        .find(|d| d.code == codes::KERNEL_RULE_NOT_APPLIED)
+        .expect("a CP0037 on linear_kernel");
+    let backward_call = 1 + full
+        .lines()
+        .position(|l| l.contains("linear_rows(out, inp, weight, rows, C, OC);"))
+        .unwrap();
+    assert!(
+        not_applied.message.contains(&format!("cuport cannot pass it down: its call of `linear_rows` on line {backward_call} has no `B` either")),
+        "{}",
+        not_applied.message
+    );
+}
+
+const ADD4: &str = "__global__ void add4_kernel(float4* out, const float4* a, const float4* b, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n / 4) out[i] = make_float4(a[i].x + b[i].x, a[i].y + b[i].y, a[i].z + b[i].z, a[i].w + b[i].w);\n}\nvoid add4(float* out, const float* a, const float* b, int n) {\n    add4_kernel<<<(n / 4 + 255) / 256, 256>>>((float4*) out, (const float4*) a, reinterpret_cast<const float4*>(b), n);\n}\n";
+
+const ADD4_RULE: &str = r#"
 [[kernel]]
 name = "add4_kernel"
 target = "ascend"
@@ -457,7 +520,84 @@ tensors = [
 ]
 calls = [{ operator = "aclnnAdd", args = { self = "a", other = "b", alpha = "1", out = "out" } }]
 "#;
-    let (rules, problems) = load_kernel_rules("add4.toml", rule, &table());
+
+/// A rule over a kernel that takes `float4*` (llm.c's encoder_forward_kernel3
+/// loads 128 bits at a time): the Ascend port has no `float4`, so the
+/// function takes the buffers as `void*` (its tensors count floats), the
+/// launch's casts to `float4*` go, and the port compiles against each
+/// release.
+#[test]
+fn a_rule_over_vector_pointers_takes_the_buffers_as_void_and_compiles() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("add4.cu"), ADD4).unwrap();
+    let (rules, problems) = load_kernel_rules("add4.toml", ADD4_RULE, &table());
+    assert!(problems.is_empty(), "{problems:?}");
+    let migration = migrate_dir(dir.path(), &options(rules.clone(), RELEASES[2]));
+    let ported_text = ported(&migration, "add4.cu");
+    for line in [
+        "aclError cuport_kernel_add4_kernel(aclrtStream cuport_stream, void* out, const void* a, const void* b, int n) {",
+        "    cuport_kernel_add4_kernel(nullptr, out, a, b, n);",
+    ] {
+        assert!(ported_text.contains(line), "{line}\n{ported_text}");
+    }
+    assert!(!ported_text.contains("float4"), "{ported_text}");
+    let Some(vendor) = cann_vendor() else { return };
+    if !require("g++") {
+        return;
+    }
+    for release in RELEASES {
+        let migration = migrate_dir(dir.path(), &options(rules.clone(), release));
+        let out = write_output(&migration);
+        let errors = syntax_errors(&vendor, release, &out.path().join("tree"), "add4.cu");
+        assert!(errors.is_empty(), "CANN {release}:\n{}", errors.join("\n"));
+    }
+}
+
+/// Dual-stack: the CUDA launch and the operator call share the arguments,
+/// and the Ascend branch has no `float4`, so the kernel stays for every
+/// backend and CP0037 says why (a finding of this test: the per-target
+/// planning once saw no other site of the file and reported the launch as
+/// an operator call).
+#[test]
+fn dual_stack_keeps_a_kernel_over_vector_pointers_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("add4.cu"), ADD4).unwrap();
+    let (rules, problems) = load_kernel_rules("add4.toml", ADD4_RULE, &table());
+    assert!(problems.is_empty(), "{problems:?}");
+    let mut options = MigrateOptions::dual_stack(vec![Target::Ascend, Target::Hip]);
+    options.kernel_rules = rules;
+    let migration = migrate_dir(dir.path(), &options);
+    let text = ported(&migration, "add4.cu");
+    assert!(
+        text.contains("CUPORT_KERNEL_LAUNCH((add4_kernel)"),
+        "{text}"
+    );
+    assert!(!text.contains("cuport_kernel_add4_kernel"), "{text}");
+    let diagnostics = &migration.files[0].result.diagnostics;
+    assert!(
+        !diagnostics.iter().any(|d| d.code == codes::KERNEL_OPERATOR),
+        "{diagnostics:#?}"
+    );
+    let not_applied = diagnostics
+        .iter()
+        .find(|d| d.code == codes::KERNEL_RULE_NOT_APPLIED)
+        .expect("a CP0037 on add4_kernel");
+    assert!(
+        not_applied.message.ends_with("its tensor `out` is a `float4*` in the kernel; a dual-stack launch passes the same arguments to the kernel and to the operators, and the target has no `float4` (a one-way port passes the buffer as `void*`)"),
+        "{}",
+        not_applied.message
+    );
+}
+
+/// A launch whose cast to `float4*` is part of a larger expression (`(float4*)
+/// out + 1` steps in vectors) cannot pass its buffer without the type: the
+/// rule is not applied, and CP0037 says which launch and what to do.
+#[test]
+fn a_vector_cast_inside_an_expression_keeps_the_kernel_and_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = ADD4.replace("((float4*) out,", "((float4*) out + 1,");
+    std::fs::write(dir.path().join("add4.cu"), &source).unwrap();
+    let (rules, problems) = load_kernel_rules("add4.toml", ADD4_RULE, &table());
     assert!(problems.is_empty(), "{problems:?}");
     let migration = migrate_dir(dir.path(), &options(rules, RELEASES[2]));
     let ported_text = ported(&migration, "add4.cu");
@@ -471,9 +611,7 @@ calls = [{ operator = "aclnnAdd", args = { self = "a", other = "b", alpha = "1",
         .find(|d| d.code == codes::KERNEL_RULE_NOT_APPLIED)
         .expect("a CP0037 on add4_kernel");
     assert!(
-        not_applied
-            .message
-            .ends_with("its tensor `out` is a `float4*` in the kernel, an element type with no aclDataType (the port has no `float4`); declare the kernel over plain element pointers first"),
+        not_applied.message.ends_with("the launch on line 6 passes `(float4*) out + 1` for its `float4*` tensor `out`; the target has no `float4`, and the cast is part of a larger expression (it steps in vectors); compute the address as a `float*` first"),
         "{}",
         not_applied.message
     );

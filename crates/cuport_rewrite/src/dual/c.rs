@@ -87,6 +87,9 @@ fn one_way_plans(planner: &DualPlanner<'_>, site: &Site) -> Vec<(Target, Planned
             );
             sub.for_dual_stack = true;
             sub.path = planner.path;
+            // Whether a rule applies depends on the file's other sites
+            // (the kernel's definition, its launches: `blocked_here`).
+            sub.sites = planner.sites;
             sub.one_way_site(site);
             let rewrite_code = sub.pending.first().map(|rewrite| rewrite.code());
             let mut planned = sub.out;

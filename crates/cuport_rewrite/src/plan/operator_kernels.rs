@@ -11,9 +11,9 @@ use crate::kernel_stage::{
     blocked_here, missing_launch_names, operator_mapping, param_names, vector_tensors, KernelAt,
     OperatorMapping, ParamsSeen, ReplacedKernel,
 };
-use crate::vector_args::{vector_arg, void_param, VectorArg};
 use crate::operator_helper::{helper_name, helper_text, launch_arguments};
 use crate::source_text::holds_directive_line;
+use crate::vector_args::{vector_arg, void_param, VectorArg};
 
 /// The generated header the replacing functions include.
 pub(crate) const KERNEL_OPS_HEADER: &str = "cuport_kernel_ops.h";
@@ -44,10 +44,12 @@ impl<'a> Planner<'a> {
             .args
             .iter()
             .enumerate()
-            .map(|(index, &r)| match vectors.iter().find(|v| v.index == index) {
-                Some(vector) => void_param(self.text(r), &vector.element),
-                None => self.text(r).to_owned(),
-            })
+            .map(
+                |(index, &r)| match vectors.iter().find(|v| v.index == index) {
+                    Some(vector) => void_param(self.text(r), &vector.element),
+                    None => self.text(r).to_owned(),
+                },
+            )
             .collect();
         match helper_text(kernel.rule, table, &params, kernel.linkage) {
             Ok(text) => Some((kernel, text)),
@@ -234,7 +236,16 @@ impl<'a> Planner<'a> {
         let (Some(first), true) = (site.args.first(), passed > 0) else {
             return false;
         };
-        if blocked_here(self.src, self.sites, &site.name, rule, self.target(), self.launch_args()).is_some() {
+        if blocked_here(
+            self.src,
+            self.sites,
+            &site.name,
+            rule,
+            self.target(),
+            self.launch_args(),
+        )
+        .is_some()
+        {
             return false;
         }
         if site.template_args.is_some() || holds_directive_line(self.text(call)) {
@@ -307,11 +318,19 @@ impl<'a> Planner<'a> {
             return String::new();
         };
         let mut inserts = vec![(plan.params_close, plan.parameters_text())];
-        inserts.extend(plan.calls.iter().map(|&(close, empty)| (close, plan.arguments_text(empty))));
+        inserts.extend(
+            plan.calls
+                .iter()
+                .map(|&(close, empty)| (close, plan.arguments_text(empty))),
+        );
         for (at, text) in inserts {
             let range = TextRange::new(at, at);
             // Another launch in the same function may have added it.
-            let added = self.out.edits.iter().any(|e| e.range == range && e.replacement == text);
+            let added = self
+                .out
+                .edits
+                .iter()
+                .any(|e| e.range == range && e.replacement == text);
             if !added {
                 self.edit(range, text, codes::KERNEL_OPERATOR, &site.name);
             }
