@@ -170,6 +170,7 @@ fn line_of(src: &[u8], at: usize) -> usize {
 }
 
 #[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::panic)]
 mod tests {
     use super::*;
 
