@@ -3,6 +3,7 @@
 //! and never overlapping; every site that cannot be ported automatically is
 //! a coded diagnostic.
 
+mod dead_helpers;
 mod diagnostic;
 mod dual;
 mod edit;

@@ -107,6 +107,12 @@ pub(crate) struct Planner<'a> {
     /// Kernel definitions `[[kernel]]` rules replace with operator calls:
     /// the sites inside them are not planned.
     pub(crate) replaced: Vec<crate::kernel_stage::ReplacedKernel<'a>>,
+    /// `__device__` functions only the replaced kernels called: they go
+    /// with them (`crate::dead_helpers`), and whether each is gone yet.
+    pub(crate) dead_helpers: Vec<(crate::dead_helpers::DeadHelper<'a>, bool)>,
+    /// Text a launch's rewrite removed (its chevrons, a cast to `float4*`):
+    /// the sites inside are not planned.
+    pub(crate) dropped: Vec<TextRange>,
     /// The file, relative to the migrated root (`[[kernel]]` rules may be
     /// for one file).
     pub(crate) path: &'a str,
@@ -137,6 +143,8 @@ impl<'a> Planner<'a> {
             for_dual_stack: false,
             included: Vec::new(),
             replaced: Vec::new(),
+            dead_helpers: Vec::new(),
+            dropped: Vec::new(),
             path: "",
             calls: Vec::new(),
             sites: &[],
@@ -159,7 +167,49 @@ impl<'a> Planner<'a> {
             crate::kernel_stage::LaunchArgs::Own,
         );
         planner.calls = input.analysis.sites.iter().filter_map(|s| s.call).collect();
+        planner.dead_helpers = planner.dead_code(input.analysis);
         planner
+    }
+
+    /// What only the kernels replaced by operator calls needed, in a one-way
+    /// port (`crate::dead_helpers`): `__device__` functions (not in a
+    /// header, whose functions may serve other files) and `dim3` variables
+    /// of launches that become calls.
+    fn dead_code(
+        &self,
+        analysis: &cuport_analyze::FileAnalysis,
+    ) -> Vec<(crate::dead_helpers::DeadHelper<'a>, bool)> {
+        if self.in_dual_stack() {
+            return Vec::new();
+        }
+        let mut dead = Vec::new();
+        if !self.replaced.is_empty() && !cuport_analyze::is_header_path(self.path) {
+            let spans: Vec<TextRange> = self.replaced.iter().map(|k| k.span).collect();
+            dead = crate::dead_helpers::dead_helpers(self.src, &analysis.sites, &spans);
+        }
+        let configs: Vec<TextRange> = self
+            .sites
+            .iter()
+            .filter(|s| s.kind == SiteKind::KernelLaunch && self.launch_rule(s).is_some())
+            .flat_map(|s| s.launch_config.iter().take(2).copied())
+            .collect();
+        if !configs.is_empty() {
+            dead.extend(crate::dead_helpers::dead_launch_configs(self.src, &configs));
+        }
+        if !self.replaced.is_empty() {
+            let gone: Vec<TextRange> = self
+                .replaced
+                .iter()
+                .map(|k| k.span)
+                .chain(dead.iter().map(|d| d.span))
+                .collect();
+            dead.extend(crate::dead_helpers::dead_cooperative_groups(
+                self.src,
+                &analysis.sites,
+                &gone,
+            ));
+        }
+        dead.into_iter().map(|d| (d, false)).collect()
     }
 
     /// Whether `at` lies inside a call's argument list.

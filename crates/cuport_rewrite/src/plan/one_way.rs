@@ -47,7 +47,7 @@ impl PlanSite for Planner<'_> {
 impl<'a> Planner<'a> {
     /// Plans one site for the one-way target.
     pub(crate) fn one_way_site(&mut self, site: &Site) {
-        if self.inside_replaced_kernel(site) {
+        if self.inside_replaced_kernel(site) || self.inside_dead_helper(site) {
             return;
         }
         match site.kind {

@@ -29,6 +29,37 @@ impl<'a> Planner<'a> {
         })
     }
 
+    /// Whether `site` lies in code only replaced kernels needed (a
+    /// `__device__` function, a launch's `dim3`); the first such site of
+    /// each removes it.
+    pub(crate) fn inside_dead_helper(&mut self, site: &Site) -> bool {
+        if self
+            .dropped
+            .iter()
+            .any(|r| r.start <= site.range.start && site.range.end <= r.end)
+        {
+            return true;
+        }
+        let Some(index) = self
+            .dead_helpers
+            .iter()
+            .position(|(h, _)| h.span.start <= site.range.start && site.range.end <= h.span.end)
+        else {
+            return false;
+        };
+        let (helper, removed) = self.dead_helpers[index].clone();
+        if !removed {
+            self.dead_helpers[index].1 = true;
+            let message = helper.message();
+            self.edit(helper.span, helper.replacement(), codes::KERNEL_OPERATOR, helper.name);
+            for line in &helper.also {
+                self.edit(*line, String::new(), codes::KERNEL_OPERATOR, helper.name);
+            }
+            self.diagnose(site, codes::KERNEL_OPERATOR, Level::Note, message);
+        }
+        true
+    }
+
     /// The kernel defined at `site` that an applied rule replaces, with the
     /// text of the function that replaces it. A rule that cannot become
     /// one is reported (CP0037) and the kernel planned as any other.
@@ -212,14 +243,12 @@ impl<'a> Planner<'a> {
         format!("`{operator}` is not known to be declared by the headers of {release} (the operator tables list the releases checked)")
     }
 
-    /// `k<<<g, b, s, q>>>(a, b)` → `cuport_kernel_k(q, a, b)` for a kernel
-    /// an applied rule maps; false for any other launch. Only the text
-    /// around the stream and the arguments changes: what is inside them
-    /// keeps its own edits.
-    pub(crate) fn operator_launch(&mut self, site: &Site) -> bool {
-        let Some(call) = site.call else { return false };
+    /// The applied rule a launch of `site`'s kernel becomes a call of the
+    /// operator function by; None where the launch stays.
+    pub(crate) fn launch_rule(&self, site: &Site) -> Option<&'a cuport_rules::kernel_rules::KernelRule> {
+        let call = site.call?;
         if !crate::kernel_stage::generates_code(self.target()) {
-            return false;
+            return None;
         }
         let passed = self.passed_arguments(&site.args);
         let OperatorMapping::Applies(rule) = operator_mapping(
@@ -231,28 +260,46 @@ impl<'a> Planner<'a> {
             },
             ParamsSeen::Count(passed),
         ) else {
-            return false;
+            return None;
         };
-        let (Some(first), true) = (site.args.first(), passed > 0) else {
-            return false;
-        };
-        if blocked_here(
+        if site.args.is_empty() || passed == 0 {
+            return None;
+        }
+        let blocked = blocked_here(
             self.src,
             self.sites,
             &site.name,
             rule,
             self.target(),
             self.launch_args(),
-        )
-        .is_some()
-        {
+        );
+        let kept = blocked.is_some()
+            || site.template_args.is_some()
+            || holds_directive_line(self.text(call));
+        (!kept).then_some(rule)
+    }
+
+    /// `k<<<g, b, s, q>>>(a, b)` → `cuport_kernel_k(q, a, b)` for a kernel
+    /// an applied rule maps; false for any other launch. Only the text
+    /// around the stream and the arguments changes: what is inside them
+    /// keeps its own edits.
+    pub(crate) fn operator_launch(&mut self, site: &Site) -> bool {
+        let (Some(call), Some(first), Some(rule)) =
+            (site.call, site.args.first(), self.launch_rule(site))
+        else {
             return false;
-        }
-        if site.template_args.is_some() || holds_directive_line(self.text(call)) {
-            return false;
-        }
+        };
         let start = crate::source_text::qualified_name_start(self.src, call.start);
         let name = helper_name(&site.name);
+        // The configuration goes (the stream stays, as the first argument):
+        // what is inside it is not planned.
+        match site.launch_config.get(3) {
+            Some(stream) => self.dropped.extend([
+                TextRange::new(start, stream.start),
+                TextRange::new(stream.end, first.start),
+            ]),
+            None => self.dropped.push(TextRange::new(start, first.start)),
+        }
         match site.launch_config.get(3) {
             Some(stream) => {
                 self.edit(
@@ -355,6 +402,7 @@ impl<'a> Planner<'a> {
             if let VectorArg::Cast(ranges) = vector_arg(self.src, arg, &vector.element) {
                 for range in ranges {
                     self.edit(range, String::new(), codes::KERNEL_OPERATOR, &site.name);
+                    self.dropped.push(range);
                 }
             }
         }
