@@ -52,7 +52,7 @@ impl DeadHelper<'_> {
                 self.name
             ),
             DeadKind::Include => format!(
-                "`#include <{}>` is gone, with any namespace alias of cooperative groups: only kernels that [[kernel]] rules replace with operator calls used the library",
+                "`#include {}` is gone, with any namespace alias of cooperative groups: only kernels that [[kernel]] rules replace with operator calls used the library",
                 self.name
             ),
         }
@@ -131,13 +131,18 @@ fn alias_lines(src: &[u8]) -> Vec<TextRange> {
 /// The line holding `range`, with its line break, when nothing else is on
 /// it (an include directive).
 fn whole_line(src: &[u8], range: TextRange) -> Option<TextRange> {
-    let start = src[..range.start].iter().rposition(|&b| b == b'\n').map_or(0, |n| n + 1);
+    let start = src[..range.start]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |n| n + 1);
     let end = src[range.end..]
         .iter()
         .position(|&b| b == b'\n')
         .map_or(src.len(), |n| range.end + n + 1);
     let text = String::from_utf8_lossy(&src[start..end]);
-    text.trim_start().starts_with('#').then(|| TextRange::new(start, end))
+    text.trim_start()
+        .starts_with('#')
+        .then(|| TextRange::new(start, end))
 }
 
 /// The `dim3` declarations that only `configs` (the grid and block of
@@ -179,10 +184,17 @@ fn dim3_declaration(src: &[u8], before: usize, name: &str) -> Option<TextRange> 
     let index = words.iter().rposition(|&(_, w)| w == name)?;
     let (dim3_at, dim3) = *words.get(index.checked_sub(1)?)?;
     let name_at = words[index].0;
-    if dim3 != "dim3" || !src[dim3_at + 4..name_at].iter().all(u8::is_ascii_whitespace) {
+    if dim3 != "dim3"
+        || !src[dim3_at + 4..name_at]
+            .iter()
+            .all(u8::is_ascii_whitespace)
+    {
         return None;
     }
-    let line_start = src[..dim3_at].iter().rposition(|&b| b == b'\n').map_or(0, |n| n + 1);
+    let line_start = src[..dim3_at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |n| n + 1);
     if !src[line_start..dim3_at].iter().all(u8::is_ascii_whitespace) {
         return None;
     }
@@ -242,7 +254,8 @@ pub(crate) fn dead_helpers<'s>(
     if candidates.is_empty() {
         return Vec::new();
     }
-    let mut uses: HashMap<&str, Vec<usize>> = candidates.iter().map(|c| (c.name, Vec::new())).collect();
+    let mut uses: HashMap<&str, Vec<usize>> =
+        candidates.iter().map(|c| (c.name, Vec::new())).collect();
     for (at, word) in code_words(src, 0, src.len()) {
         if let Some(list) = uses.get_mut(word) {
             list.push(at);
@@ -270,7 +283,10 @@ pub(crate) fn dead_helpers<'s>(
                     .copied()
                     .filter(|&at| !overloads.iter().any(|r| contains(*r, at)))
                     .collect();
-                !calls.is_empty() && calls.iter().all(|&at| gone.iter().any(|r| contains(*r, at)))
+                !calls.is_empty()
+                    && calls
+                        .iter()
+                        .all(|&at| gone.iter().any(|r| contains(*r, at)))
             })
             .cloned()
             .collect();
@@ -295,16 +311,30 @@ fn device_function(src: &[u8], qualifier: TextRange) -> Option<DeadHelper<'_>> {
         .rposition(|&b| b == b'\n')
         .map_or(0, |n| n + 1);
     let before = std::str::from_utf8(&src[line_start..qualifier.start]).ok()?;
-    const SPECIFIERS: [&str; 5] = ["static", "inline", "__forceinline__", "__inline__", "__noinline__"];
-    if !before.split_whitespace().all(|w| SPECIFIERS.contains(&w)) || after_template_header(src, line_start) {
+    const SPECIFIERS: [&str; 5] = [
+        "static",
+        "inline",
+        "__forceinline__",
+        "__inline__",
+        "__noinline__",
+    ];
+    if !before.split_whitespace().all(|w| SPECIFIERS.contains(&w))
+        || after_template_header(src, line_start)
+    {
         return None;
     }
-    let open = qualifier.end + src[qualifier.end..].iter().position(|&b| matches!(b, b'(' | b';' | b'{' | b'='))?;
+    let open = qualifier.end
+        + src[qualifier.end..]
+            .iter()
+            .position(|&b| matches!(b, b'(' | b';' | b'{' | b'='))?;
     if src[open] != b'(' {
         return None;
     }
     let head = std::str::from_utf8(&src[qualifier.end..open]).ok()?;
-    if head.split(|c: char| !(c.is_alphanumeric() || c == '_')).any(|w| w == "__host__") {
+    if head
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|w| w == "__host__")
+    {
         return None;
     }
     let name_end = qualifier.end + head.trim_end().len();
@@ -317,7 +347,11 @@ fn device_function(src: &[u8], qualifier: TextRange) -> Option<DeadHelper<'_>> {
         return None;
     }
     let close = matching(src, open, b'(', b')')?;
-    let body = close + 1 + src[close + 1..].iter().position(|b| !b.is_ascii_whitespace())?;
+    let body = close
+        + 1
+        + src[close + 1..]
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())?;
     if src[body] != b'{' {
         return None;
     }

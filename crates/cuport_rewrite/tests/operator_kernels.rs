@@ -620,6 +620,97 @@ fn a_vector_cast_inside_an_expression_keeps_the_kernel_and_says_why() {
         .any(|d| d.code == codes::LAUNCH_MANUAL && d.cuda_name == "add4_kernel"));
 }
 
+const HELPED: &str = "#include <cooperative_groups.h>\n#include <cstdio>\nnamespace cg = cooperative_groups;\n\n__device__ inline float plus(float a, float b) { return a + b; }\n\n__global__ void add_kernel(float* out, const float* a, const float* b, int n) {\n    cg::thread_block block = cg::this_thread_block();\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) out[i] = plus(a[i], b[i]);\n    block.sync();\n}\n\nvoid add(float* out, const float* a, const float* b, int n) {\n    dim3 grid((n + 255) / 256);\n    dim3 block(256);\n    add_kernel<<<grid, block>>>(out, a, b, n);\n    printf(\"%d\\n\", n);\n}\n";
+
+const ADD_RULE: &str = r#"
+[[kernel]]
+name = "add_kernel"
+target = "ascend"
+params = ["out", "a", "b", "n"]
+tensors = [
+    { param = "a", role = "input", shape = "n", dtype = "float" },
+    { param = "b", role = "input", shape = "n", dtype = "float" },
+    { param = "out", role = "output", shape = "n", dtype = "float" },
+]
+calls = [{ operator = "aclnnAdd", args = { self = "a", other = "b", alpha = "1", out = "out" } }]
+"#;
+
+/// What only a replaced kernel needed goes with it: the `__device__`
+/// function it called, the `dim3` variables of its launch, and the
+/// cooperative-groups include and alias; each says so, and the whole port
+/// compiles against each release.
+#[test]
+fn what_only_a_replaced_kernel_needed_goes_with_it_and_the_port_compiles() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("add.cu"), HELPED).unwrap();
+    let (rules, problems) = load_kernel_rules("add.toml", ADD_RULE, &table());
+    assert!(problems.is_empty(), "{problems:?}");
+    let migration = migrate_dir(dir.path(), &options(rules.clone(), RELEASES[2]));
+    let text = ported(&migration, "add.cu");
+    for gone in ["cooperative_groups", "dim3", "__device__ inline float plus"] {
+        assert!(!text.contains(gone), "{gone}\n{text}");
+    }
+    assert!(
+        text.contains("// cuport: `__device__` function `plus` is gone: only kernels that [[kernel]] rules replace with operator calls called it.\n"),
+        "{text}"
+    );
+    assert!(text.contains("void add(float* out, const float* a, const float* b, int n) {\n    cuport_kernel_add_kernel(nullptr, out, a, b, n);\n"), "{text}");
+    let notes: Vec<&str> = migration.files[0]
+        .result
+        .diagnostics
+        .iter()
+        .map(|d| d.message.as_str())
+        .collect();
+    for note in [
+        "`dim3 grid` is gone: only the configuration of a launch that became an operator call read it",
+        "`dim3 block` is gone: only the configuration of a launch that became an operator call read it",
+        "`#include <cooperative_groups.h>` is gone, with any namespace alias of cooperative groups: only kernels that [[kernel]] rules replace with operator calls used the library",
+    ] {
+        assert!(notes.contains(&note), "{note}\n{notes:#?}");
+    }
+    let Some(vendor) = cann_vendor() else { return };
+    if !require("g++") {
+        return;
+    }
+    for release in RELEASES {
+        let migration = migrate_dir(dir.path(), &options(rules.clone(), release));
+        let out = write_output(&migration);
+        let errors = syntax_errors(&vendor, release, &out.path().join("tree"), "add.cu");
+        assert!(errors.is_empty(), "CANN {release}:\n{}", errors.join("\n"));
+    }
+}
+
+/// A `__device__` function a kept kernel still calls stays, and so do the
+/// cooperative groups a kept kernel uses; a `dim3` another launch reads
+/// stays too.
+#[test]
+fn what_kept_code_still_uses_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let kept = "\n__global__ void double_kernel(float* x, int n) {\n    cg::thread_block block = cg::this_thread_block();\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) x[i] = plus(x[i], x[i]);\n}\nvoid twice(float* x, int n) {\n    dim3 grid((n + 255) / 256);\n    double_kernel<<<grid, 256>>>(x, n);\n}\n";
+    let shared_grid = HELPED.replace("    dim3 block(256);\n    add_kernel<<<grid, block>>>(out, a, b, n);", "    dim3 block(256);\n    add_kernel<<<grid, block>>>(out, a, b, n);\n    double_kernel<<<grid, block>>>(out, n);");
+    let source = format!(
+        "{}{kept}",
+        shared_grid.replace(
+            "void add(",
+            "__global__ void double_kernel(float* x, int n);\nvoid add("
+        )
+    );
+    std::fs::write(dir.path().join("add.cu"), &source).unwrap();
+    let (rules, problems) = load_kernel_rules("add.toml", ADD_RULE, &table());
+    assert!(problems.is_empty(), "{problems:?}");
+    let migration = migrate_dir(dir.path(), &options(rules, RELEASES[2]));
+    let text = ported(&migration, "add.cu");
+    for stays in [
+        "#include <cooperative_groups.h>",
+        "namespace cg = cooperative_groups;",
+        "__device__ inline float plus(float a, float b)",
+        "    dim3 grid((n + 255) / 256);\n    dim3 block(256);",
+        "    cuport_kernel_add_kernel(nullptr, out, a, b, n);",
+    ] {
+        assert!(text.contains(stays), "{stays}\n{text}");
+    }
+}
+
 /// Ports the evidence fixture `STEM.cu` with the rules of `STEM.toml`: the
 /// port holds each of `expected` and compiles against the real headers of
 /// each release.

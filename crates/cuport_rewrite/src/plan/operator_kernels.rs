@@ -51,7 +51,12 @@ impl<'a> Planner<'a> {
         if !removed {
             self.dead_helpers[index].1 = true;
             let message = helper.message();
-            self.edit(helper.span, helper.replacement(), codes::KERNEL_OPERATOR, helper.name);
+            self.edit(
+                helper.span,
+                helper.replacement(),
+                codes::KERNEL_OPERATOR,
+                helper.name,
+            );
             for line in &helper.also {
                 self.edit(*line, String::new(), codes::KERNEL_OPERATOR, helper.name);
             }
@@ -245,7 +250,10 @@ impl<'a> Planner<'a> {
 
     /// The applied rule a launch of `site`'s kernel becomes a call of the
     /// operator function by; None where the launch stays.
-    pub(crate) fn launch_rule(&self, site: &Site) -> Option<&'a cuport_rules::kernel_rules::KernelRule> {
+    pub(crate) fn launch_rule(
+        &self,
+        site: &Site,
+    ) -> Option<&'a cuport_rules::kernel_rules::KernelRule> {
         let call = site.call?;
         if !crate::kernel_stage::generates_code(self.target()) {
             return None;
