@@ -66,6 +66,8 @@ pub struct TargetProfile {
     pub versions: VersionFacts,
     #[serde(default, rename = "implicit-std-headers")]
     pub implicit_std_headers: ImplicitStdHeaders,
+    #[serde(default, rename = "host-min-max")]
+    pub host_min_max: HostMinMax,
     /// How one-way ports write nvcc builds in Makefiles (absent: Makefiles
     /// are reported, not ported).
     #[serde(default)]
@@ -191,6 +193,20 @@ pub struct ImplicitStdHeaders {
     /// C++ header (`cstring`) → the functions of it a port may rely on.
     #[serde(default)]
     pub headers: BTreeMap<String, Vec<String>>,
+    pub reference: Option<String>,
+}
+
+/// CUDA's host `max`/`min` overloads (nvcc's math headers declare them for
+/// host code too), which the target's host compiler lacks: each call in a
+/// `.cu` file's host code becomes the named helper of `header` (a `[shim]`
+/// header-only helper).
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct HostMinMax {
+    /// CUDA name (`max`) → the helper (`cuport_max`).
+    #[serde(default)]
+    pub helpers: BTreeMap<String, String>,
+    pub header: Option<String>,
     pub reference: Option<String>,
 }
 

@@ -162,6 +162,10 @@ cuport_codes! {
     /// the calls and their header; no code is generated, since nothing could
     /// compile-check it.
     KERNEL_OPERATOR_UNCHECKED = "CP0038", true, "A kernel a [[kernel]] rule maps to operators no header checked (CNNL): the calls are named, no code is generated";
+    /// CUDA's host `max`/`min` (nvcc's math headers declare them for host
+    /// code), which the target's host compiler lacks: the call became a
+    /// cuport helper that compares in the same common type.
+    HOST_MIN_MAX = "CP0039", true, "CUDA's host max or min, which the target's host compiler lacks, replaced by a cuport helper";
     /// Dual-stack: the source keeps a CUDA spelling that a target spells
     /// differently and the shim cannot provide (a preprocessor test, C++
     /// framework API, build rule).

@@ -15,6 +15,7 @@ use crate::plan::{FileInput, Planned};
 mod coordinate_casts;
 mod dim3_initialisers;
 mod effort;
+mod host_min_max;
 mod implicit_std_headers;
 mod initialised_arrays;
 mod integer_handles;
@@ -114,6 +115,12 @@ const ADD_SIMT_CMAKE_PRELUDE: Pass = Pass {
     run: simt_build::add_simt_cmake_prelude,
 };
 
+const PORT_HOST_MIN_MAX: Pass = Pass {
+    name: "port-host-min-max",
+    languages: C_FAMILY,
+    run: host_min_max::port_host_min_max,
+};
+
 const ADD_IMPLICIT_STD_HEADERS: Pass = Pass {
     name: "add-implicit-std-headers",
     languages: C_FAMILY,
@@ -133,6 +140,7 @@ pub(crate) const ONE_WAY: &[Pass] = &[
     REPORT_INITIALISED_VLAS,
     REPORT_SIMT_LIMITS,
     ADD_SIMT_CMAKE_PRELUDE,
+    PORT_HOST_MIN_MAX,
     ADD_IMPLICIT_STD_HEADERS,
 ];
 
