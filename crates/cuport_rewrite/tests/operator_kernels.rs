@@ -237,6 +237,22 @@ fn syntax_errors(vendor: &Path, release: &str, root: &Path, file: &str) -> Vec<S
     errors
 }
 
+/// Ports `dir` with `rules` for each release and asserts that g++ finds no
+/// error in the ported `file` against that release's headers; says so and
+/// returns where the headers or g++ are missing.
+fn assert_port_compiles(dir: &Path, rules: &[KernelRule], file: &str) {
+    let Some(vendor) = cann_vendor() else { return };
+    if !require("g++") {
+        return;
+    }
+    for release in RELEASES {
+        let migration = migrate_dir(dir, &options(rules.to_vec(), release));
+        let out = write_output(&migration);
+        let errors = syntax_errors(&vendor, release, &out.path().join("tree"), file);
+        assert!(errors.is_empty(), "CANN {release}:\n{}", errors.join("\n"));
+    }
+}
+
 #[test]
 fn the_port_compiles_against_the_real_headers_of_each_release() {
     let Some(vendor) = cann_vendor() else { return };
@@ -472,14 +488,7 @@ fn a_launch_value_the_callers_have_is_passed_down_one_function() {
         note.iter().any(|m| m.ends_with("; `linear_rows` takes `B`, `T` as new parameters (`int64_t B, int64_t T`), which its 1 call(s) in this file pass; a call from another file must pass them too")),
         "{note:#?}"
     );
-    if let (Some(vendor), true) = (cann_vendor(), require("g++")) {
-        for release in RELEASES {
-            let migration = migrate_dir(dir, &options(rules.clone(), release));
-            let out = write_output(&migration);
-            let errors = syntax_errors(&vendor, release, &out.path().join("tree"), "linear.cu");
-            assert!(errors.is_empty(), "CANN {release}:\n{}", errors.join("\n"));
-        }
-    }
+    assert_port_compiles(dir, &rules, "linear.cu");
     let lacking = "void backward(float* out, const float* inp, const float* weight, int C, int OC, int rows) {\n    linear_rows(out, inp, weight, rows, C, OC);\n}\n";
     let full = format!("{source}{rows}{caller}{lacking}");
     std::fs::write(dir.join("linear.cu"), &full).unwrap();
@@ -508,18 +517,23 @@ fn a_launch_value_the_callers_have_is_passed_down_one_function() {
 
 const ADD4: &str = "__global__ void add4_kernel(float4* out, const float4* a, const float4* b, int n) {\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n / 4) out[i] = make_float4(a[i].x + b[i].x, a[i].y + b[i].y, a[i].z + b[i].z, a[i].w + b[i].w);\n}\nvoid add4(float* out, const float* a, const float* b, int n) {\n    add4_kernel<<<(n / 4 + 255) / 256, 256>>>((float4*) out, (const float4*) a, reinterpret_cast<const float4*>(b), n);\n}\n";
 
-const ADD4_RULE: &str = r#"
+/// A rule computing kernel `name(out, a, b, n)` as aclnnAdd over n floats.
+fn add_rule(name: &str) -> String {
+    format!(
+        r#"
 [[kernel]]
-name = "add4_kernel"
+name = "{name}"
 target = "ascend"
 params = ["out", "a", "b", "n"]
 tensors = [
-    { param = "a", role = "input", shape = "n", dtype = "float" },
-    { param = "b", role = "input", shape = "n", dtype = "float" },
-    { param = "out", role = "output", shape = "n", dtype = "float" },
+    {{ param = "a", role = "input", shape = "n", dtype = "float" }},
+    {{ param = "b", role = "input", shape = "n", dtype = "float" }},
+    {{ param = "out", role = "output", shape = "n", dtype = "float" }},
 ]
-calls = [{ operator = "aclnnAdd", args = { self = "a", other = "b", alpha = "1", out = "out" } }]
-"#;
+calls = [{{ operator = "aclnnAdd", args = {{ self = "a", other = "b", alpha = "1", out = "out" }} }}]
+"#
+    )
+}
 
 /// A rule over a kernel that takes `float4*` (llm.c's encoder_forward_kernel3
 /// loads 128 bits at a time): the Ascend port has no `float4`, so the
@@ -530,7 +544,7 @@ calls = [{ operator = "aclnnAdd", args = { self = "a", other = "b", alpha = "1",
 fn a_rule_over_vector_pointers_takes_the_buffers_as_void_and_compiles() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("add4.cu"), ADD4).unwrap();
-    let (rules, problems) = load_kernel_rules("add4.toml", ADD4_RULE, &table());
+    let (rules, problems) = load_kernel_rules("add4.toml", &add_rule("add4_kernel"), &table());
     assert!(problems.is_empty(), "{problems:?}");
     let migration = migrate_dir(dir.path(), &options(rules.clone(), RELEASES[2]));
     let ported_text = ported(&migration, "add4.cu");
@@ -541,16 +555,7 @@ fn a_rule_over_vector_pointers_takes_the_buffers_as_void_and_compiles() {
         assert!(ported_text.contains(line), "{line}\n{ported_text}");
     }
     assert!(!ported_text.contains("float4"), "{ported_text}");
-    let Some(vendor) = cann_vendor() else { return };
-    if !require("g++") {
-        return;
-    }
-    for release in RELEASES {
-        let migration = migrate_dir(dir.path(), &options(rules.clone(), release));
-        let out = write_output(&migration);
-        let errors = syntax_errors(&vendor, release, &out.path().join("tree"), "add4.cu");
-        assert!(errors.is_empty(), "CANN {release}:\n{}", errors.join("\n"));
-    }
+    assert_port_compiles(dir.path(), &rules, "add4.cu");
 }
 
 /// Dual-stack: the CUDA launch and the operator call share the arguments,
@@ -562,7 +567,7 @@ fn a_rule_over_vector_pointers_takes_the_buffers_as_void_and_compiles() {
 fn dual_stack_keeps_a_kernel_over_vector_pointers_and_says_why() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("add4.cu"), ADD4).unwrap();
-    let (rules, problems) = load_kernel_rules("add4.toml", ADD4_RULE, &table());
+    let (rules, problems) = load_kernel_rules("add4.toml", &add_rule("add4_kernel"), &table());
     assert!(problems.is_empty(), "{problems:?}");
     let mut options = MigrateOptions::dual_stack(vec![Target::Ascend, Target::Hip]);
     options.kernel_rules = rules;
@@ -597,7 +602,7 @@ fn a_vector_cast_inside_an_expression_keeps_the_kernel_and_says_why() {
     let dir = tempfile::tempdir().unwrap();
     let source = ADD4.replace("((float4*) out,", "((float4*) out + 1,");
     std::fs::write(dir.path().join("add4.cu"), &source).unwrap();
-    let (rules, problems) = load_kernel_rules("add4.toml", ADD4_RULE, &table());
+    let (rules, problems) = load_kernel_rules("add4.toml", &add_rule("add4_kernel"), &table());
     assert!(problems.is_empty(), "{problems:?}");
     let migration = migrate_dir(dir.path(), &options(rules, RELEASES[2]));
     let ported_text = ported(&migration, "add4.cu");
@@ -622,19 +627,6 @@ fn a_vector_cast_inside_an_expression_keeps_the_kernel_and_says_why() {
 
 const HELPED: &str = "#include <cooperative_groups.h>\n#include <cstdio>\nnamespace cg = cooperative_groups;\n\n__device__ inline float plus(float a, float b) { return a + b; }\n\n__global__ void add_kernel(float* out, const float* a, const float* b, int n) {\n    cg::thread_block block = cg::this_thread_block();\n    int i = blockIdx.x * blockDim.x + threadIdx.x;\n    if (i < n) out[i] = plus(a[i], b[i]);\n    block.sync();\n}\n\nvoid add(float* out, const float* a, const float* b, int n) {\n    dim3 grid((n + 255) / 256);\n    dim3 block(256);\n    add_kernel<<<grid, block>>>(out, a, b, n);\n    printf(\"%d\\n\", n);\n}\n";
 
-const ADD_RULE: &str = r#"
-[[kernel]]
-name = "add_kernel"
-target = "ascend"
-params = ["out", "a", "b", "n"]
-tensors = [
-    { param = "a", role = "input", shape = "n", dtype = "float" },
-    { param = "b", role = "input", shape = "n", dtype = "float" },
-    { param = "out", role = "output", shape = "n", dtype = "float" },
-]
-calls = [{ operator = "aclnnAdd", args = { self = "a", other = "b", alpha = "1", out = "out" } }]
-"#;
-
 /// What only a replaced kernel needed goes with it: the `__device__`
 /// function it called, the `dim3` variables of its launch, and the
 /// cooperative-groups include and alias; each says so, and the whole port
@@ -643,7 +635,7 @@ calls = [{ operator = "aclnnAdd", args = { self = "a", other = "b", alpha = "1",
 fn what_only_a_replaced_kernel_needed_goes_with_it_and_the_port_compiles() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("add.cu"), HELPED).unwrap();
-    let (rules, problems) = load_kernel_rules("add.toml", ADD_RULE, &table());
+    let (rules, problems) = load_kernel_rules("add.toml", &add_rule("add_kernel"), &table());
     assert!(problems.is_empty(), "{problems:?}");
     let migration = migrate_dir(dir.path(), &options(rules.clone(), RELEASES[2]));
     let text = ported(&migration, "add.cu");
@@ -668,16 +660,7 @@ fn what_only_a_replaced_kernel_needed_goes_with_it_and_the_port_compiles() {
     ] {
         assert!(notes.contains(&note), "{note}\n{notes:#?}");
     }
-    let Some(vendor) = cann_vendor() else { return };
-    if !require("g++") {
-        return;
-    }
-    for release in RELEASES {
-        let migration = migrate_dir(dir.path(), &options(rules.clone(), release));
-        let out = write_output(&migration);
-        let errors = syntax_errors(&vendor, release, &out.path().join("tree"), "add.cu");
-        assert!(errors.is_empty(), "CANN {release}:\n{}", errors.join("\n"));
-    }
+    assert_port_compiles(dir.path(), &rules, "add.cu");
 }
 
 /// A `__device__` function a kept kernel still calls stays, and so do the
@@ -696,7 +679,7 @@ fn what_kept_code_still_uses_stays() {
         )
     );
     std::fs::write(dir.path().join("add.cu"), &source).unwrap();
-    let (rules, problems) = load_kernel_rules("add.toml", ADD_RULE, &table());
+    let (rules, problems) = load_kernel_rules("add.toml", &add_rule("add_kernel"), &table());
     assert!(problems.is_empty(), "{problems:?}");
     let migration = migrate_dir(dir.path(), &options(rules, RELEASES[2]));
     let text = ported(&migration, "add.cu");
@@ -726,16 +709,7 @@ fn port_compiles_against_each_release(stem: &str, expected: &[&str]) {
     for line in expected {
         assert!(ported_text.contains(line), "{line}\n{ported_text}");
     }
-    let Some(vendor) = cann_vendor() else { return };
-    if !require("g++") {
-        return;
-    }
-    for release in RELEASES {
-        let migration = migrate_dir(dir, &options(rules.clone(), release));
-        let out = write_output(&migration);
-        let errors = syntax_errors(&vendor, release, &out.path().join("tree"), &source);
-        assert!(errors.is_empty(), "CANN {release}:\n{}", errors.join("\n"));
-    }
+    assert_port_compiles(dir, &rules, &source);
 }
 
 /// A scratch tensor (memory of the function's own between two calls)
