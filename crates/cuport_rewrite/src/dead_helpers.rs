@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use cuport_analyze::Site;
 use cuport_model::{Library, SiteKind, TextRange};
 
-use crate::source_text::{after_literal, code_words};
+use crate::source_text::{closing_bracket, code_words};
 
 /// Code that goes with the replaced kernels: the name it declares, what
 /// it is, and its text from the start of its line (a function: to its
@@ -346,7 +346,7 @@ fn device_function(src: &[u8], qualifier: TextRange) -> Option<DeadHelper<'_>> {
     if name.is_empty() || name.as_bytes()[0].is_ascii_digit() {
         return None;
     }
-    let close = matching(src, open, b'(', b')')?;
+    let close = closing_bracket(src, open, b'(', b')')?;
     let body = close
         + 1
         + src[close + 1..]
@@ -355,7 +355,7 @@ fn device_function(src: &[u8], qualifier: TextRange) -> Option<DeadHelper<'_>> {
     if src[body] != b'{' {
         return None;
     }
-    let end = matching(src, body, b'{', b'}')? + 1;
+    let end = closing_bracket(src, body, b'{', b'}')? + 1;
     Some(DeadHelper {
         name,
         kind: DeadKind::DeviceFunction,
@@ -373,37 +373,4 @@ fn after_template_header(src: &[u8], line_start: usize) -> bool {
         .rev()
         .find(|l| !l.trim().is_empty())
         .is_some_and(|l| l.trim_start().starts_with("template"))
-}
-
-/// The byte that closes the bracket `open_b` at `open`, skipping comments
-/// and literals.
-fn matching(src: &[u8], open: usize, open_b: u8, close_b: u8) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut i = open;
-    while i < src.len() {
-        match (src[i], src.get(i + 1).copied()) {
-            (b'/', Some(b'/')) => {
-                i = memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |n| i + n);
-                continue;
-            }
-            (b'/', Some(b'*')) => {
-                i = memchr::memmem::find(&src[i + 2..], b"*/").map_or(src.len(), |n| i + n + 4);
-                continue;
-            }
-            (quote @ (b'"' | b'\''), _) => {
-                i = after_literal(src, i, src.len(), quote);
-                continue;
-            }
-            (b, _) if b == open_b => depth += 1,
-            (b, _) if b == close_b => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
 }

@@ -8,7 +8,7 @@
 //! names in scope and nothing else uses the function's name (no prototype,
 //! no address taken); otherwise the rule is not applied and says why.
 use crate::scope::scope_at;
-use crate::source_text::{after_literal, code_words};
+use crate::source_text::{closing_bracket, code_words};
 
 /// Where a launching function gets new parameters and its calls pass
 /// them.
@@ -122,7 +122,7 @@ fn parenthesised_use(src: &[u8], after_name: usize) -> Option<ParenthesisedUse> 
     if src[open] != b'(' {
         return None;
     }
-    let close = closing_paren(src, open)?;
+    let close = closing_bracket(src, open, b'(', b')')?;
     let inside = &src[open + 1..close];
     let next = src[close + 1..].iter().find(|b| !b.is_ascii_whitespace());
     Some(ParenthesisedUse {
@@ -130,30 +130,6 @@ fn parenthesised_use(src: &[u8], after_name: usize) -> Option<ParenthesisedUse> 
         empty: inside.iter().all(u8::is_ascii_whitespace),
         body_follows: next == Some(&b'{'),
     })
-}
-
-/// The `)` matching the `(` at `open`, skipping literals.
-fn closing_paren(src: &[u8], open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut i = open;
-    while i < src.len() {
-        match src[i] {
-            b'(' => depth += 1,
-            b')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            quote @ (b'"' | b'\'') => {
-                i = after_literal(src, i, src.len(), quote);
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    None
 }
 
 /// Whether the name at `at` follows `.`, `->` or `::`.

@@ -125,6 +125,39 @@ pub(crate) fn code_words(src: &[u8], start: usize, end: usize) -> Vec<(usize, &s
     words
 }
 
+/// The byte that closes the bracket `open_b` at `open`, skipping comments
+/// and literals.
+pub(crate) fn closing_bracket(src: &[u8], open: usize, open_b: u8, close_b: u8) -> Option<usize> {
+    let mut depth = 0usize;
+    let mut i = open;
+    while i < src.len() {
+        match (src[i], src.get(i + 1).copied()) {
+            (b'/', Some(b'/')) => {
+                i = memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |n| i + n);
+                continue;
+            }
+            (b'/', Some(b'*')) => {
+                i = memchr::memmem::find(&src[i + 2..], b"*/").map_or(src.len(), |n| i + n + 4);
+                continue;
+            }
+            (quote @ (b'"' | b'\''), _) => {
+                i = after_literal(src, i, src.len(), quote);
+                continue;
+            }
+            (b, _) if b == open_b => depth += 1,
+            (b, _) if b == close_b => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(i);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
 /// The offset after the string or character literal opening at `at`.
 pub(crate) fn after_literal(src: &[u8], at: usize, end: usize, quote: u8) -> usize {
     let mut k = at + 1;

@@ -5,7 +5,7 @@
 //! it as scalars) and a launch's cast to the vector pointer is dropped.
 use cuport_model::TextRange;
 
-use crate::source_text::is_word;
+use crate::source_text::{closing_bracket, is_word};
 
 /// How one launch argument reaches a `vector*` parameter of the operator
 /// function.
@@ -67,7 +67,7 @@ fn c_style_cast(text: &str, vector: &str) -> Option<std::ops::Range<usize>> {
     if !text.starts_with('(') {
         return None;
     }
-    let close = matching_close(text, 0)?;
+    let close = closing_bracket(text.as_bytes(), 0, b'(', b')')?;
     if !is_vector_pointer(&text[1..close], vector) {
         return None;
     }
@@ -97,7 +97,7 @@ fn named_cast(
     if !text[close_angle + 1..open].trim().is_empty() {
         return None;
     }
-    let close = matching_close(text, open)?;
+    let close = closing_bracket(text.as_bytes(), open, b'(', b')')?;
     (close == text.len() - 1).then_some((0..open + 1, close..close + 1))
 }
 
@@ -140,24 +140,6 @@ fn is_postfix_expression(text: &str) -> bool {
         i += 1;
     }
     starts_well && depth == 0
-}
-
-/// The index of the `)` that closes the `(` at `open`.
-fn matching_close(text: &str, open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    for (i, b) in text.bytes().enumerate().skip(open) {
-        match b {
-            b'(' => depth += 1,
-            b')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some(i);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
 }
 
 /// `text` (starting at absolute offset `base`) without `ranges`.
