@@ -402,6 +402,17 @@ fn evidence_fixture(stem: &str) -> tempfile::TempDir {
     dir
 }
 
+/// The CLI's `linear` evidence fixture in a folder of its own: the folder,
+/// `linear.cu` as shipped and the rules of `linear.toml`.
+fn linear_fixture() -> (tempfile::TempDir, String, Vec<KernelRule>) {
+    let shared = evidence_fixture("linear");
+    let source = std::fs::read_to_string(shared.path().join("linear.cu")).unwrap();
+    let text = std::fs::read_to_string(shared.path().join("linear.toml")).unwrap();
+    let (rules, problems) = load_kernel_rules("linear.toml", &text, &table());
+    assert!(problems.is_empty(), "{problems:?}");
+    (shared, source, rules)
+}
+
 /// A launch value the launching function cannot see (linear.cu's
 /// `rows = "B * T"` where a second launcher has only the row count: no B,
 /// no T): the
@@ -410,12 +421,8 @@ fn evidence_fixture(stem: &str) -> tempfile::TempDir {
 /// where both launchers have B and T, it is applied.
 #[test]
 fn a_launch_value_out_of_scope_at_a_launch_keeps_the_kernel_and_says_what_is_missing() {
-    let shared = evidence_fixture("linear");
+    let (shared, source, rules) = linear_fixture();
     let dir = shared.path();
-    let source = std::fs::read_to_string(dir.join("linear.cu")).unwrap();
-    let text = std::fs::read_to_string(dir.join("linear.toml")).unwrap();
-    let (rules, problems) = load_kernel_rules("linear.toml", &text, &table());
-    assert!(problems.is_empty(), "{problems:?}");
     let second = "\nvoid linear_rows(float* out, const float* inp, const float* weight, int rows, int C, int OC) {\n    linear_kernel<<<rows, 128>>>(out, inp, weight, nullptr, C, OC);\n}\n";
     std::fs::write(dir.join("linear.cu"), format!("{source}{second}")).unwrap();
     let migration = migrate_dir(dir, &options(rules.clone(), RELEASES[2]));
@@ -459,12 +466,8 @@ fn a_launch_value_out_of_scope_at_a_launch_keeps_the_kernel_and_says_what_is_mis
 /// them too keeps the kernel, and CP0037 names that call.
 #[test]
 fn a_launch_value_the_callers_have_is_passed_down_one_function() {
-    let shared = evidence_fixture("linear");
+    let (shared, source, rules) = linear_fixture();
     let dir = shared.path();
-    let source = std::fs::read_to_string(dir.join("linear.cu")).unwrap();
-    let text = std::fs::read_to_string(dir.join("linear.toml")).unwrap();
-    let (rules, problems) = load_kernel_rules("linear.toml", &text, &table());
-    assert!(problems.is_empty(), "{problems:?}");
     let rows = "\nvoid linear_rows(float* out, const float* inp, const float* weight, int rows, int C, int OC) {\n    linear_kernel<<<rows, 128>>>(out, inp, weight, nullptr, C, OC);\n}\n";
     let caller = "void forward(float* out, const float* inp, const float* weight, int C, int OC) {\n    int B = 4, T = 64;\n    linear_rows(out, inp, weight, B * T, C, OC);\n}\n";
     std::fs::write(dir.join("linear.cu"), format!("{source}{rows}{caller}")).unwrap();
