@@ -27,6 +27,32 @@ pub fn migrate_file(
     rules: &RuleSet,
     options: &MigrateOptions,
 ) -> FileMigration {
+    let file = TreeFile {
+        path,
+        language,
+        runtime_provided: false,
+    };
+    migrate_tree_file(&file, src, analysis, rules, options)
+}
+
+/// A file as the tree it is migrated with sees it.
+pub(crate) struct TreeFile<'a> {
+    pub(crate) path: &'a str,
+    pub(crate) language: Language,
+    /// A project header it includes first gives it the runtime header
+    /// (`crate::runtime_providers`).
+    pub(crate) runtime_provided: bool,
+}
+
+/// [`migrate_file`] with what the rest of the tree tells about the file.
+pub(crate) fn migrate_tree_file(
+    file: &TreeFile<'_>,
+    src: &[u8],
+    analysis: &FileAnalysis,
+    rules: &RuleSet,
+    options: &MigrateOptions,
+) -> FileMigration {
+    let (path, language) = (file.path, file.language);
     let lines = LineIndex::new(src);
     let suppressions = Suppressions::find(src, &lines, language);
     let input = FileInput {
@@ -50,6 +76,7 @@ pub fn migrate_file(
     let main = MainHeader {
         spelled: &runtime_header,
         already_ported: already_ported(src, rules, options),
+        provided_by_project_header: file.runtime_provided,
         placement: crate::mode::header_placement(options),
     };
     // First in the list: an include inserted where a kernel guard is also

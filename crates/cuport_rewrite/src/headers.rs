@@ -15,6 +15,9 @@ pub(crate) struct MainHeader<'a> {
     /// The file already includes target (or shim) headers and no CUDA one:
     /// its runtime header was decided when it was ported.
     pub(crate) already_ported: bool,
+    /// A project header the file includes before anything CUDA gives it
+    /// the runtime header (`crate::runtime_providers`).
+    pub(crate) provided_by_project_header: bool,
     pub(crate) placement: HeaderPlacement<'a>,
 }
 
@@ -157,7 +160,12 @@ fn runtime_header_wanted(
                 .sites
                 .iter()
                 .any(|s| matches!(s.kind, SiteKind::KernelDefinition | SiteKind::KernelLaunch)));
-    if !compiled_as_cuda || !uses_runtime || !edited || main_header.already_ported {
+    if !compiled_as_cuda
+        || !uses_runtime
+        || !edited
+        || main_header.already_ported
+        || main_header.provided_by_project_header
+    {
         return RuntimeHeader::NotWanted;
     }
     let first_include = analysis
@@ -315,6 +323,48 @@ fn include_insertion_point(src: &[u8]) -> usize {
     guard
         .or(pragma_once)
         .unwrap_or_else(|| after_leading_comments(src, bom))
+}
+
+/// An `#include` outside every `#if` block (an include guard does not
+/// count): what the file always includes.
+pub(crate) struct TopLevelInclude {
+    /// Where the `#include` line starts.
+    pub(crate) offset: usize,
+    /// The path between the quotes or angle brackets.
+    pub(crate) path: String,
+    /// Written with quotes (searched first next to the including file).
+    pub(crate) quoted: bool,
+}
+
+/// The file's `TopLevelInclude`s, in order.
+pub(crate) fn top_level_includes(src: &[u8]) -> Vec<TopLevelInclude> {
+    let lines = directive_lines(src, bom_len(src));
+    let top = usize::from(include_guard(&lines).is_some());
+    let mut depth = 0usize;
+    let mut out = Vec::new();
+    for (offset, _, directive) in &lines {
+        match directive.split_whitespace().next().unwrap_or("") {
+            "if" | "ifdef" | "ifndef" => depth += 1,
+            "endif" => depth = depth.saturating_sub(1),
+            "include" if depth == top => {
+                let rest = directive["include".len()..].trim_start();
+                let (quoted, close) = match rest.chars().next() {
+                    Some('"') => (true, '"'),
+                    Some('<') => (false, '>'),
+                    _ => continue,
+                };
+                if let Some(end) = rest[1..].find(close) {
+                    out.push(TopLevelInclude {
+                        offset: *offset,
+                        path: rest[1..=end].to_owned(),
+                        quoted,
+                    });
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// `pragma once` (the text after `#`), comments after it aside.

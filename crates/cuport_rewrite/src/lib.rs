@@ -22,6 +22,7 @@ mod pysource;
 mod rename;
 mod result;
 mod run;
+mod runtime_providers;
 mod scope;
 mod sdk;
 mod skeleton;

@@ -6,9 +6,10 @@ use cuport_analyze::{ScanReport, ScannedFile};
 use cuport_rules::RuleSet;
 use rayon::prelude::*;
 
-use crate::file::migrate_file;
+use crate::file::{migrate_tree_file, TreeFile};
 use crate::options::MigrateOptions;
 use crate::result::{io, MigratedFile, Migration, RewriteError};
+use crate::runtime_providers::RuntimeProviders;
 
 /// Migrates every analysed file of `report` (rooted at `report.root`).
 pub fn migrate_report(
@@ -18,6 +19,7 @@ pub fn migrate_report(
 ) -> Result<Migration, RewriteError> {
     let root = report.root.clone();
     let single_file = report.root_is_file;
+    let providers = RuntimeProviders::find(report, rules, options);
     let files = report
         .files
         .par_iter()
@@ -27,7 +29,7 @@ pub fn migrate_report(
             } else {
                 root.join(&file.path)
             };
-            migrate_one(&path, file, rules, options)
+            migrate_one(&path, file, &providers, rules, options)
         })
         .collect::<Result<Vec<_>, _>>()?;
     let generated = crate::mode::generated_files(report, &files, rules, options);
@@ -52,6 +54,7 @@ pub fn migrate_report(
 fn migrate_one(
     path: &Path,
     file: &ScannedFile,
+    providers: &RuntimeProviders,
     rules: &RuleSet,
     options: &MigrateOptions,
 ) -> Result<MigratedFile, RewriteError> {
@@ -64,14 +67,12 @@ fn migrate_one(
             path: path.to_path_buf(),
         });
     }
-    let result = migrate_file(
-        &file.path,
-        file.language,
-        &original,
-        &file.analysis,
-        rules,
-        options,
-    );
+    let tree_file = TreeFile {
+        path: &file.path,
+        language: file.language,
+        runtime_provided: providers.provide_before_use(&file.path, &original, &file.analysis),
+    };
+    let result = migrate_tree_file(&tree_file, &original, &file.analysis, rules, options);
     Ok(MigratedFile {
         path: file.path.clone(),
         language: file.language,

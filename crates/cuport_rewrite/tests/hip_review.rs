@@ -728,7 +728,11 @@ fn cub_device_calls_headers_and_using_namespace_port_to_hipcub() {
     assert_has(&out, "#include <hipcub/util_allocator.hpp>");
     assert_has(&out, "hipcub::DeviceRadixSort::SortPairs(");
     assert_has(&out, "hipcub::DeviceScan::InclusiveSum(");
-    assert!(migration.diagnostics.is_empty(), "{:#?}", migration.diagnostics);
+    assert!(
+        migration.diagnostics.is_empty(),
+        "{:#?}",
+        migration.diagnostics
+    );
 }
 
 /// A CUB member hipCUB does not declare is reported, not renamed into a
@@ -761,12 +765,82 @@ fn thrust_names_and_headers_rocthrust_ships_stay_without_a_report() {
                 using namespace thrust::placeholders;\n}\n";
     let migration = migrate_checked(kept, &MigrateOptions::new(Target::Hip));
     assert_eq!(text(&migration), kept);
-    assert!(migration.diagnostics.is_empty(), "{:#?}", migration.diagnostics);
-    let cuda_backend = "#include <thrust/system/cuda/execution_policy.h>\nvoid f(int *p) { thrust::cuda::par; }\n";
+    assert!(
+        migration.diagnostics.is_empty(),
+        "{:#?}",
+        migration.diagnostics
+    );
+    let cuda_backend =
+        "#include <thrust/system/cuda/execution_policy.h>\nvoid f(int *p) { thrust::cuda::par; }\n";
     let migration = migrate_checked(cuda_backend, &MigrateOptions::new(Target::Hip));
-    let reported: Vec<&str> = migration.diagnostics.iter().map(|d| d.cuda_name.as_str()).collect();
+    let reported: Vec<&str> = migration
+        .diagnostics
+        .iter()
+        .map(|d| d.cuda_name.as_str())
+        .collect();
     assert!(
         reported.contains(&"thrust/system/cuda/execution_policy.h"),
         "{reported:?}"
     );
+}
+
+/// The ported files of a tree made of `files` (path, text), by path.
+fn port_tree(files: &[(&str, &str)], options: &MigrateOptions) -> Vec<(String, String)> {
+    let dir = tempfile::tempdir().unwrap();
+    for (path, text) in files {
+        let path = dir.path().join(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+    let mut out: Vec<(String, String)> = migrate_dir(dir.path(), options)
+        .files
+        .into_iter()
+        .map(|f| (f.path, text(&f.result)))
+        .collect();
+    out.sort();
+    out
+}
+
+/// HeCBench `morphology`: `main.cu` includes `"morphology.h"` first, which
+/// includes `<cuda.h>`. The expert port renames that include and adds
+/// nothing to `main.cu`; cuport added the runtime header to `main.cu` too.
+/// A header included only under `#if`, after a CUDA include, or from
+/// outside the file's folder where it is not found, gives nothing.
+#[test]
+fn a_project_header_included_first_gives_the_runtime_header() {
+    const COMMON: &str =
+        "#ifndef COMMON_H\n#define COMMON_H\n#include <cstdio>\n#include <cuda.h>\n#endif\n";
+    const KERNEL: &str = "__global__ void k(float *x) { x[threadIdx.x] = 0; }\n\
+                          void run(float *p) { cudaMalloc(&p, 4); k<<<1, 1>>>(p); }\n";
+    let direct = format!("#include \"common.h\"\n{KERNEL}");
+    let through = format!("#include \"../inc/wrap.h\"\n{KERNEL}");
+    let guarded = format!("#ifdef USE_COMMON\n#include \"common.h\"\n#endif\n{KERNEL}");
+    let cg_first = format!("#include <cooperative_groups.h>\n#include \"common.h\"\n{KERNEL}");
+    let elsewhere = format!("#include \"other.h\"\n{KERNEL}");
+    let files = [
+        ("common.h", COMMON),
+        ("inc/wrap.h", "#pragma once\n#include \"../common.h\"\n"),
+        ("src/other.h", "#pragma once\n"),
+        ("direct.cu", direct.as_str()),
+        ("src/through.cu", through.as_str()),
+        ("guarded.cu", guarded.as_str()),
+        ("cg_first.cu", cg_first.as_str()),
+        ("elsewhere.cu", elsewhere.as_str()),
+    ];
+    let ported = port_tree(&files, &MigrateOptions::new(Target::Hip));
+    let runtime = "#include <hip/hip_runtime.h>";
+    let has_runtime = |path: &str| {
+        let (_, text) = ported.iter().find(|(p, _)| p == path).unwrap();
+        text.contains(runtime)
+    };
+    assert!(has_runtime("common.h"), "{ported:#?}");
+    assert!(!has_runtime("direct.cu"), "{ported:#?}");
+    assert!(!has_runtime("src/through.cu"), "{ported:#?}");
+    assert!(has_runtime("guarded.cu"), "{ported:#?}");
+    assert!(has_runtime("cg_first.cu"), "{ported:#?}");
+    assert!(has_runtime("elsewhere.cu"), "{ported:#?}");
+    // Dual-stack ports keep the runtime header in every file on purpose.
+    let dual = port_tree(&files, &MigrateOptions::dual_stack(vec![Target::Hip]));
+    let (_, direct_dual) = dual.iter().find(|(p, _)| p == "direct.cu").unwrap();
+    assert!(direct_dual.contains("cuport/runtime.h"), "{direct_dual}");
 }
