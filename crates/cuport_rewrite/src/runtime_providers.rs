@@ -65,10 +65,11 @@ impl RuntimeProviders {
         Self { files }
     }
 
-    /// Whether `path` includes a provider before anything CUDA, its CUDA
-    /// includes too (HIP's cooperative-groups header needs the runtime
-    /// before it): the runtime header is then there wherever the file
-    /// needs it.
+    /// Whether the first include of `path` is a provider, before anything
+    /// CUDA (HIP's cooperative-groups header needs the runtime before it).
+    /// Only the first: a header included before it may need the runtime
+    /// too (cuda-samples' `<helper_cuda.h>`, which nvcc's implicit include
+    /// served, comes before `"convolutionTexture_common.h"`).
     pub(crate) fn provide_before_use(
         &self,
         path: &str,
@@ -82,9 +83,9 @@ impl RuntimeProviders {
             .min()
             .unwrap_or(usize::MAX);
         top_level_includes(src)
-            .iter()
-            .take_while(|i| i.offset < first_use)
-            .any(|i| provider_of(path, i, &self.files).is_some())
+            .first()
+            .filter(|i| i.offset < first_use)
+            .is_some_and(|i| provider_of(path, i, &self.files).is_some())
     }
 }
 

@@ -804,8 +804,9 @@ fn port_tree(files: &[(&str, &str)], options: &MigrateOptions) -> Vec<(String, S
 /// HeCBench `morphology`: `main.cu` includes `"morphology.h"` first, which
 /// includes `<cuda.h>`. The expert port renames that include and adds
 /// nothing to `main.cu`; cuport added the runtime header to `main.cu` too.
-/// A header included only under `#if`, after a CUDA include, or from
-/// outside the file's folder where it is not found, gives nothing.
+/// A header included only under `#if`, after a CUDA include or another
+/// header (cuda-samples' `<helper_cuda.h>` needs the runtime itself), or
+/// from outside the file's folder where it is not found, gives nothing.
 #[test]
 fn a_project_header_included_first_gives_the_runtime_header() {
     const COMMON: &str =
@@ -817,6 +818,7 @@ fn a_project_header_included_first_gives_the_runtime_header() {
     let guarded = format!("#ifdef USE_COMMON\n#include \"common.h\"\n#endif\n{KERNEL}");
     let cg_first = format!("#include <cooperative_groups.h>\n#include \"common.h\"\n{KERNEL}");
     let elsewhere = format!("#include \"other.h\"\n{KERNEL}");
+    let helper_first = format!("#include <helper_cuda.h>\n#include \"common.h\"\n{KERNEL}");
     let files = [
         ("common.h", COMMON),
         ("inc/wrap.h", "#pragma once\n#include \"../common.h\"\n"),
@@ -826,6 +828,7 @@ fn a_project_header_included_first_gives_the_runtime_header() {
         ("guarded.cu", guarded.as_str()),
         ("cg_first.cu", cg_first.as_str()),
         ("elsewhere.cu", elsewhere.as_str()),
+        ("helper_first.cu", helper_first.as_str()),
     ];
     let ported = port_tree(&files, &MigrateOptions::new(Target::Hip));
     let runtime = "#include <hip/hip_runtime.h>";
@@ -839,8 +842,20 @@ fn a_project_header_included_first_gives_the_runtime_header() {
     assert!(has_runtime("guarded.cu"), "{ported:#?}");
     assert!(has_runtime("cg_first.cu"), "{ported:#?}");
     assert!(has_runtime("elsewhere.cu"), "{ported:#?}");
+    assert!(has_runtime("helper_first.cu"), "{ported:#?}");
     // Dual-stack ports keep the runtime header in every file on purpose.
     let dual = port_tree(&files, &MigrateOptions::dual_stack(vec![Target::Hip]));
     let (_, direct_dual) = dual.iter().find(|(p, _)| p == "direct.cu").unwrap();
     assert!(direct_dual.contains("cuport/runtime.h"), "{direct_dual}");
+}
+
+/// rocThrust keeps Thrust's header paths, and a file including a kept
+/// header was taken for one ported before: cuda-samples `cdpQuadtree.cu`
+/// lost its runtime header (found by `tests/corpus/identical_outputs.sh`).
+#[test]
+fn a_kept_thrust_header_does_not_mark_a_file_as_ported_already() {
+    let src =
+        "#include <thrust/device_vector.h>\n__global__ void k(float *x) { x[threadIdx.x] = 0; }\n\
+               void run(float *p) { cudaMalloc(&p, 4); k<<<1, 1>>>(p); }\n";
+    assert_has(&hip_port(src), "#include <hip/hip_runtime.h>");
 }

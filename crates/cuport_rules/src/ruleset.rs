@@ -494,16 +494,18 @@ impl RuleSet {
 
     /// Whether `header` (as written in an `#include`) is one the tables
     /// produce for `target` (`hip/hip_fp16.h`): a file including it has been
-    /// ported already.
+    /// ported already. A header the target keeps as CUDA names it
+    /// (rocThrust's `thrust/sort.h`) says nothing of that.
     pub fn is_target_header(&self, target: Target, header: &str) -> bool {
         let headers = self.target_headers.get_or_init(|| {
             let mut all: BTreeMap<Target, BTreeSet<String>> = BTreeMap::new();
             for (&t, table) in &self.tables {
                 let set = all.entry(t).or_default();
                 for layer in table.layers.values() {
-                    for hit in layer.resolved.values() {
+                    for (cuda, hit) in &layer.resolved {
                         let rule = self.rules.get(hit.rule);
-                        if rule.is_some_and(|r| r.kind == NameKind::Header) {
+                        let kept = hit.to.as_deref() == Some(cuda.as_str());
+                        if !kept && rule.is_some_and(|r| r.kind == NameKind::Header) {
                             set.extend(hit.to.iter().cloned());
                         }
                     }
