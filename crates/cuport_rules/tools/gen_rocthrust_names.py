@@ -3,7 +3,12 @@
 Thrust's `thrust::` namespace and header paths (its README: "Thrust ... has
 been ported to HIP and ROCm"). The `thrust::*` pattern keeps a name only when
 rocThrust declares it, and a `thrust/...` header only when rocThrust ships it,
-so what rocThrust lacks is reported instead of kept silently.
+so what rocThrust lacks is reported instead of kept silently. Thrust's CUDA
+backend (`thrust::cuda::par`, `thrust/system/cuda/...`) becomes rocThrust's
+HIP backend (`thrust::hip::par`, `thrust/system/hip/...`), as ONNX Runtime's
+HIP build ports it (microsoft/onnxruntime @e3224852
+tools/ci_build/amd_hipify.py: `thrust::cuda` -> `thrust::hip`), where
+rocThrust declares or ships the HIP name.
 
 The names are read from rocThrust's headers with gen_hipcub_names.py's parser
 (between THRUST_NAMESPACE_BEGIN and THRUST_NAMESPACE_END: names at namespace
@@ -20,6 +25,7 @@ import sys
 from gen_hipcub_names import namespace_names, strip
 
 CUDA_BACKEND = "thrust/system/cuda/"
+HIP_BACKEND = "thrust/system/hip/"
 
 
 def git(git_dir, *args):
@@ -74,6 +80,28 @@ def main():
     print("exists = [")
     for header in headers:
         print(f'  "{header}",')
+    print("]")
+    hip_names = sorted(n for n in names if n.startswith("hip::"))
+    hip_headers = [h for h in headers if h.startswith(HIP_BACKEND)]
+    renamed_backend("thrust::cuda::*", "thrust::hip::*", [f"thrust::{n}" for n in hip_names], None)
+    renamed_backend(f"{CUDA_BACKEND}*", f"{HIP_BACKEND}*", hip_headers, "header")
+
+
+def renamed_backend(cuda, hip, exists, kind):
+    """A pattern from Thrust's CUDA backend to rocThrust's HIP backend."""
+    print()
+    print("[[pattern]]")
+    print('code = "CP1742"')
+    if kind:
+        print(f'kind = "{kind}"')
+    print(f'from = "{cuda}"')
+    print(f'to = "{hip}"')
+    print('status = "renamed"')
+    print('reference = "microsoft/onnxruntime tools/ci_build/amd_hipify.py (thrust::cuda -> thrust::hip)"')
+    print('note = "rocThrust\'s HIP backend stands where Thrust\'s CUDA backend stood."')
+    print("exists = [")
+    for name in exists:
+        print(f'  "{name}",')
     print("]")
 
 
