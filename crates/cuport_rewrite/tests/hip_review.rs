@@ -725,7 +725,10 @@ fn cub_device_calls_headers_and_using_namespace_port_to_hipcub() {
     let migration = migrate_checked(src, &MigrateOptions::new(Target::Hip));
     let out = text(&migration);
     assert_has(&out, "using namespace hipcub;");
-    assert_has(&out, "#include <hipcub/util_allocator.hpp>");
+    assert_has(
+        &out,
+        "#include <hipcub/hipcub.hpp>\nusing namespace hipcub;",
+    );
     assert_has(&out, "hipcub::DeviceRadixSort::SortPairs(");
     assert_has(&out, "hipcub::DeviceScan::InclusiveSum(");
     assert!(
@@ -859,4 +862,27 @@ fn a_kept_thrust_header_does_not_mark_a_file_as_ported_already() {
         "#include <thrust/device_vector.h>\n__global__ void k(float *x) { x[threadIdx.x] = 0; }\n\
                void run(float *p) { cudaMalloc(&p, 4); k<<<1, 1>>>(p); }\n";
     assert_has(&hip_port(src), "#include <hip/hip_runtime.h>");
+}
+
+/// HeCBench `blockScan`: a 32-thread `BlockLoad` with
+/// `BLOCK_LOAD_WARP_TRANSPOSE` ports by name but does not compile for a
+/// 64-lane GPU (rocPRIM's static_assert); the port says so on the line.
+#[test]
+fn a_warp_transpose_block_load_is_ported_with_the_wavefront_note() {
+    let src = "#include <cub/cub.cuh>\n__global__ void k(int *d) {\n  \
+               typedef cub::BlockLoad<int, 32, 4, cub::BLOCK_LOAD_WARP_TRANSPOSE> L;\n}\n";
+    let migration = migrate_checked(src, &MigrateOptions::new(Target::Hip));
+    assert_has(&text(&migration), "hipcub::BLOCK_LOAD_WARP_TRANSPOSE");
+    let note = migration
+        .diagnostics
+        .iter()
+        .find(|d| d.cuda_name == "cub::BLOCK_LOAD_WARP_TRANSPOSE")
+        .unwrap_or_else(|| panic!("{:#?}", migration.diagnostics));
+    assert!(
+        note.suggestion
+            .as_deref()
+            .unwrap_or("")
+            .contains("wavefront"),
+        "{note:#?}"
+    );
 }

@@ -2,7 +2,8 @@
 """Write mappings/hip/hipcub.toml: the `cub::X` -> `hipcub::X` pattern with
 every name hipCUB declares at namespace scope and every member those classes
 declare (`cub::DeviceRadixSort::SortPairs`), and the `cub/X.cuh` headers
-hipCUB ships as `hipcub/X.hpp`.
+hipCUB ships as `hipcub/X.hpp` (written as hipCUB's umbrella header, which
+includes them in the order they need).
 
 HIPIFY maps the `cub` namespace to `hipcub` (src/CUDA2HIP.cpp); cuport's
 patterns only rename to names that exist, so the `exists` list is read from
@@ -23,9 +24,13 @@ both libraries ship it.
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 PUBLIC = "hipcub/include/hipcub/"
+# Hand-written CUB rules (`approximate` ones with a note) win over the
+# pattern: it lists their names as exceptions.
+MANUAL = Path(__file__).resolve().parents[3] / "mappings" / "hip" / "cub-manual.toml"
 
 NOT_NAMES = {"if", "for", "while", "switch", "return", "sizeof", "decltype", "static_assert",
              "alignas", "alignof", "defined", "HIPCUB_DEVICE", "HIPCUB_HOST_DEVICE",
@@ -191,17 +196,29 @@ def main():
     print('code = "CP1701"')
     print('from = "cub::*"')
     print('to = "hipcub::*"')
+    manual = tomllib.loads(MANUAL.read_text()).get("entry", [])
+    exceptions = sorted(e["cuda"] for e in manual if e["cuda"].startswith("cub::"))
+    if exceptions:
+        print("exceptions = [")
+        for name in exceptions:
+            print(f'  "{name}",')
+        print("]")
     print("exists = [")
     for name in sorted(names):
         print(f'  "hipcub::{name}",')
     print("]")
+    # hipCUB's own per-header files are not self-contained with the rocPRIM
+    # backend (hipCUB 5.3.3's block/block_load.hpp with Debian's hipcc:
+    # "use of undeclared identifier 'HIPCUB_ARCH'"); its umbrella header
+    # includes them in order, as ONNX Runtime's HIP build also includes it.
     for header in headers:
         print()
         print("[[entry]]")
         print(f'cuda = "cub/{header}.cuh"')
         print('kind = "header"')
         print('status = "renamed"')
-        print(f'to = "hipcub/{header}.hpp"')
+        print('to = "hipcub/hipcub.hpp"')
+        print(f'note = "hipCUB ships this API as hipcub/{header}.hpp; the umbrella header is included because hipCUB\'s own headers need its configuration first."')
 
 
 if __name__ == "__main__":
