@@ -325,19 +325,21 @@ fn include_insertion_point(src: &[u8]) -> usize {
         .unwrap_or_else(|| after_leading_comments(src, bom))
 }
 
-/// An `#include` outside every `#if` block (an include guard does not
-/// count): what the file always includes.
-pub(crate) struct TopLevelInclude {
+/// An `#include` line of a file.
+pub(crate) struct IncludeLine {
     /// Where the `#include` line starts.
     pub(crate) offset: usize,
     /// The path between the quotes or angle brackets.
     pub(crate) path: String,
     /// Written with quotes (searched first next to the including file).
     pub(crate) quoted: bool,
+    /// Outside every `#if` block (an include guard does not count): the
+    /// file always includes it.
+    pub(crate) top_level: bool,
 }
 
-/// The file's `TopLevelInclude`s, in order.
-pub(crate) fn top_level_includes(src: &[u8]) -> Vec<TopLevelInclude> {
+/// The file's `#include` lines, in order.
+pub(crate) fn include_lines(src: &[u8]) -> Vec<IncludeLine> {
     let lines = directive_lines(src, bom_len(src));
     let top = usize::from(include_guard(&lines).is_some());
     let mut depth = 0usize;
@@ -346,7 +348,7 @@ pub(crate) fn top_level_includes(src: &[u8]) -> Vec<TopLevelInclude> {
         match directive.split_whitespace().next().unwrap_or("") {
             "if" | "ifdef" | "ifndef" => depth += 1,
             "endif" => depth = depth.saturating_sub(1),
-            "include" if depth == top => {
+            "include" => {
                 let rest = directive["include".len()..].trim_start();
                 let (quoted, close) = match rest.chars().next() {
                     Some('"') => (true, '"'),
@@ -354,10 +356,11 @@ pub(crate) fn top_level_includes(src: &[u8]) -> Vec<TopLevelInclude> {
                     _ => continue,
                 };
                 if let Some(end) = rest[1..].find(close) {
-                    out.push(TopLevelInclude {
+                    out.push(IncludeLine {
                         offset: *offset,
                         path: rest[1..=end].to_owned(),
                         quoted,
+                        top_level: depth == top,
                     });
                 }
             }

@@ -11,7 +11,7 @@ use cuport_analyze::{FileAnalysis, ScanReport, ScannedFile};
 use cuport_model::Language;
 use cuport_rules::RuleSet;
 
-use crate::headers::{top_level_includes, TopLevelInclude};
+use crate::headers::{include_lines, IncludeLine};
 use crate::options::{MigrateOptions, Mode};
 
 /// The scanned files that include the target's runtime header outside any
@@ -30,11 +30,16 @@ impl RuntimeProviders {
             return Self::default();
         };
         let runtime = &target.profile().target.runtime_header;
-        let includes: HashMap<&str, Vec<TopLevelInclude>> = report
+        let includes: HashMap<&str, Vec<IncludeLine>> = report
             .files
             .iter()
             .filter(|f| matches!(f.language, Language::Cuda | Language::Cpp))
-            .filter_map(|f| Some((f.path.as_str(), top_level_includes(&source_of(report, f)?))))
+            .filter_map(|f| {
+                Some((
+                    f.path.as_str(),
+                    top_level(include_lines(&source_of(report, f)?)),
+                ))
+            })
             .collect();
         let gives_runtime = |path: &str| {
             path == runtime
@@ -65,11 +70,12 @@ impl RuntimeProviders {
         Self { files }
     }
 
-    /// Whether the first include of `path` is a provider, before anything
-    /// CUDA (HIP's cooperative-groups header needs the runtime before it).
-    /// Only the first: a header included before it may need the runtime
-    /// too (cuda-samples' `<helper_cuda.h>`, which nvcc's implicit include
-    /// served, comes before `"convolutionTexture_common.h"`).
+    /// Whether the first include of `path` is a provider, outside any `#if`
+    /// and before anything CUDA (HIP's cooperative-groups header needs the
+    /// runtime before it). Only the first, conditional ones counted: a
+    /// header included before it may need the runtime too (cuda-samples'
+    /// `<helper_cuda.h>`, which nvcc's implicit include served, comes
+    /// before `"convolutionTexture_common.h"`).
     pub(crate) fn provide_before_use(
         &self,
         path: &str,
@@ -82,9 +88,9 @@ impl RuntimeProviders {
             .map(|s| s.range.start)
             .min()
             .unwrap_or(usize::MAX);
-        top_level_includes(src)
+        include_lines(src)
             .first()
-            .filter(|i| i.offset < first_use)
+            .filter(|i| i.top_level && i.offset < first_use)
             .is_some_and(|i| provider_of(path, i, &self.files).is_some())
     }
 }
@@ -104,11 +110,16 @@ fn source_of<'a>(report: &ScanReport, file: &'a ScannedFile) -> Option<Cow<'a, [
     std::fs::read(path).ok().map(Cow::Owned)
 }
 
+/// The includes outside every `#if`: what the file always includes.
+fn top_level(lines: Vec<IncludeLine>) -> Vec<IncludeLine> {
+    lines.into_iter().filter(|i| i.top_level).collect()
+}
+
 /// The provider a quoted include of `includer` names, looked up next to
 /// the including file (where the compiler looks first).
 fn provider_of<'a>(
     includer: &str,
-    include: &TopLevelInclude,
+    include: &IncludeLine,
     files: &'a HashSet<String>,
 ) -> Option<&'a String> {
     if !include.quoted {

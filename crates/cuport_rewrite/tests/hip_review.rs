@@ -808,9 +808,10 @@ fn port_tree(files: &[(&str, &str)], options: &MigrateOptions) -> Vec<(String, S
 /// HeCBench `morphology`: `main.cu` includes `"morphology.h"` first, which
 /// includes `<cuda.h>`. The expert port renames that include and adds
 /// nothing to `main.cu`; cuport added the runtime header to `main.cu` too.
-/// A header included only under `#if`, after a CUDA include or another
-/// header (cuda-samples' `<helper_cuda.h>` needs the runtime itself), or
-/// from outside the file's folder where it is not found, gives nothing.
+/// A header included only under `#if`, after a CUDA include or any other
+/// header, even a conditional one (cuda-samples' `<helper_cuda.h>` needs
+/// the runtime itself), or from outside the file's folder where it is not
+/// found, gives nothing.
 #[test]
 fn a_project_header_included_first_gives_the_runtime_header() {
     const COMMON: &str =
@@ -823,6 +824,8 @@ fn a_project_header_included_first_gives_the_runtime_header() {
     let cg_first = format!("#include <cooperative_groups.h>\n#include \"common.h\"\n{KERNEL}");
     let elsewhere = format!("#include \"other.h\"\n{KERNEL}");
     let helper_first = format!("#include <helper_cuda.h>\n#include \"common.h\"\n{KERNEL}");
+    let windows_first =
+        format!("#ifdef _WIN32\n#include <windows.h>\n#endif\n#include \"common.h\"\n{KERNEL}");
     let files = [
         ("common.h", COMMON),
         ("inc/wrap.h", "#pragma once\n#include \"../common.h\"\n"),
@@ -833,6 +836,7 @@ fn a_project_header_included_first_gives_the_runtime_header() {
         ("cg_first.cu", cg_first.as_str()),
         ("elsewhere.cu", elsewhere.as_str()),
         ("helper_first.cu", helper_first.as_str()),
+        ("windows_first.cu", windows_first.as_str()),
     ];
     let ported = port_tree(&files, &MigrateOptions::new(Target::Hip));
     let runtime = "#include <hip/hip_runtime.h>";
@@ -847,6 +851,7 @@ fn a_project_header_included_first_gives_the_runtime_header() {
     assert!(has_runtime("cg_first.cu"), "{ported:#?}");
     assert!(has_runtime("elsewhere.cu"), "{ported:#?}");
     assert!(has_runtime("helper_first.cu"), "{ported:#?}");
+    assert!(has_runtime("windows_first.cu"), "{ported:#?}");
     // Dual-stack ports keep the runtime header in every file on purpose.
     let dual = port_tree(&files, &MigrateOptions::dual_stack(vec![Target::Hip]));
     let (_, direct_dual) = dual.iter().find(|(p, _)| p == "direct.cu").unwrap();

@@ -81,7 +81,8 @@ pub(crate) fn parse(source: &Source) -> Result<Parsed, Diagnostic> {
                 line: lc.line,
                 column: lc.column,
             };
-            let (kind, message) = describe_parse_error(err.message().trim());
+            let at = source.text.get(offset..).unwrap_or("");
+            let (kind, message) = describe_parse_error(err.message().trim(), at);
             Err(Diagnostic {
                 location,
                 kind,
@@ -92,8 +93,17 @@ pub(crate) fn parse(source: &Source) -> Result<Parsed, Diagnostic> {
 }
 
 /// A TOML or schema error in words a rule author acts on: a missing field
-/// is `missing-field` with what to write, everything else `syntax`.
-fn describe_parse_error(message: &str) -> (DiagKind, String) {
+/// is `missing-field` with what to write, everything else `syntax`. `at` is
+/// the text from where the error points: the TOML parser names no key in
+/// its "duplicate key" message, so the key written there is named.
+fn describe_parse_error(message: &str, at: &str) -> (DiagKind, String) {
+    if message == "duplicate key" {
+        let key = at.split(['=', '\n']).next().unwrap_or("").trim();
+        return (
+            DiagKind::Syntax,
+            format!("duplicate key `{key}`: a table sets each key once; keep one of them"),
+        );
+    }
     let Some(field) = message
         .strip_prefix("missing field `")
         .and_then(|rest| rest.split('`').next())
