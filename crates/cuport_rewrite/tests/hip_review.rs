@@ -891,3 +891,41 @@ fn a_warp_transpose_block_load_is_ported_with_the_wavefront_note() {
         "{note:#?}"
     );
 }
+
+/// HeCBench's most frequent "not in the rule tables" name was `__syncwarp`
+/// (53 sites): HIP has it, with `__activemask` and `__match_*_sync`, from
+/// ROCm 6.2 with 64-bit masks; HIP 5.2.3 has none of them.
+#[test]
+fn warp_sync_builtins_follow_the_selected_release() {
+    let src = "__global__ void k(int *x) {\n  __syncwarp();\n  x[0] = __match_any_sync(~0ull, x[1]);\n}\n";
+    let codes_at = |version: &str| {
+        let mut options = MigrateOptions::new(Target::Hip);
+        options.sdk_versions.insert(
+            Target::Hip,
+            cuport_model::SdkVersion::parse(version).unwrap(),
+        );
+        let migration = migrate_checked(src, &options);
+        let mut codes: Vec<(String, String)> = migration
+            .diagnostics
+            .iter()
+            .map(|d| (d.cuda_name.clone(), d.code.to_string()))
+            .collect();
+        codes.sort();
+        codes
+    };
+    let pair = |name: &str, code: &str| (name.to_owned(), code.to_owned());
+    assert_eq!(
+        codes_at("6.2.0"),
+        [
+            pair("__match_any_sync", "CP1280"),
+            pair("__syncwarp", "CP1280")
+        ]
+    );
+    assert_eq!(
+        codes_at("5.2.3"),
+        [
+            pair("__match_any_sync", "CP0016"),
+            pair("__syncwarp", "CP0016")
+        ]
+    );
+}
