@@ -929,3 +929,31 @@ fn warp_sync_builtins_follow_the_selected_release() {
         ]
     );
 }
+
+/// Names a project declares itself, found "not in the rule tables" across
+/// HeCBench: its own `template <...> struct cuBool_config` (bmf), the
+/// second variable of `cudaError_t cudaStat1, cudaStat2;` (ge-spmm), and
+/// the include guard of its own `cudamacro.h` (ising). A CUDA header's real
+/// guard defined by a project (a stub `cuda_runtime.h`) is still CUDA's.
+#[test]
+fn names_the_project_declares_are_not_reported() {
+    let src = "#ifndef __CUDA_MACRO_H__\n#define __CUDA_MACRO_H__\n#include <cuda_runtime.h>\n\
+               template <typename T>\nstruct cuBool_config {\n  T v;\n};\n\
+               inline void g(float *p) {\n  cuBool_config<int> c;\n  cudaError_t cudaStat1, cudaStat2;\n  \
+               cudaStat1 = cudaMalloc(&p, 4);\n  cudaStat2 = cudaStat1;\n}\n#endif\n";
+    let migration = migrate_checked(src, &MigrateOptions::new(Target::Hip));
+    assert!(
+        migration.diagnostics.is_empty(),
+        "{:#?}",
+        migration.diagnostics
+    );
+    let out = text(&migration);
+    assert_has(
+        &out,
+        "hipError_t cudaStat1, cudaStat2;\n  cudaStat1 = hipMalloc(&p, 4);",
+    );
+    assert_has(&out, "#ifndef __CUDA_MACRO_H__\n#define __CUDA_MACRO_H__\n");
+    let stub = "#ifndef __CUDA_RUNTIME_H__\n#define __CUDA_RUNTIME_H__\ntypedef int cudaError_t;\n#endif\n";
+    let migration = migrate_checked(stub, &MigrateOptions::new(Target::Hip));
+    assert_ne!(text(&migration), stub, "the stub's CUDA guard is ported");
+}

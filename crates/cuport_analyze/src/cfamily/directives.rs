@@ -2,7 +2,7 @@
 //! CUDA macros tested in them), and the project's own `#define`s.
 use cuport_model::{Library, SiteKind};
 
-use super::classify::{header_library, is_cuda_condition_macro};
+use super::classify::{header_library, is_cuda_condition_macro, is_predefined_macro};
 use super::lexer::TokKind;
 use super::{Directive, Scanner};
 use crate::site::Site;
@@ -93,7 +93,14 @@ impl Scanner<'_> {
             return name_token;
         }
         let name = self.text(name_token);
-        if is_cuda_condition_macro(name) {
+        if self.is_own_include_guard(name) {
+            // `#ifndef __CUDA_MACRO_H__` / `#define __CUDA_MACRO_H__` opening
+            // the project's own header (HeCBench ising's cudamacro.h): a
+            // guard named like CUDA's that no CUDA header uses is the
+            // project's, and so is the test of it.
+            self.sites.pop();
+            self.defined_names.push(name.to_owned());
+        } else if is_cuda_condition_macro(name) {
             // A project that defines `__CUDACC__` or a CUDA include guard is
             // faking CUDA's environment: that is a touchpoint in itself.
             let site = Site::new(
@@ -107,6 +114,16 @@ impl Scanner<'_> {
             self.defined_names.push(name.to_owned());
         }
         name_token + 1
+    }
+
+    /// Whether `#define NAME` completes the file's include guard: the one
+    /// site so far is the `#ifndef NAME` test before it, and the tables
+    /// know no CUDA header guarded by that name (a project defining
+    /// `__CUDA_RUNTIME_H__` fakes CUDA's header, and that stays reported).
+    fn is_own_include_guard(&self, name: &str) -> bool {
+        matches!(self.sites.as_slice(), [only] if only.name == name && only.kind == SiteKind::PreprocessorCondition)
+            && self.table_name(name).is_none()
+            && !is_predefined_macro(name)
     }
 
     fn condition_sites(&mut self, from: usize, end: usize) {

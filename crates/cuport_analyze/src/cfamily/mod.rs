@@ -264,11 +264,20 @@ impl<'a> Scanner<'a> {
             return i + 1;
         }
         let table_known = classified.is_some() || self.table_name(name).is_some();
+        if table_known && self.declares_a_type(i) && !self.is_real_api(name) {
+            self.defined_names.push(name.to_owned());
+            return i + 1;
+        }
         if table_known && self.is_variable_definition(i) {
             // `const ncclDataType_t ncclFloatX = ncclFloat;` (llm.c): the
             // project's own name that only looks like a library's.
             self.defined_names.push(name.to_owned());
             self.variables.insert(name);
+            for k in self.more_declarators(i) {
+                let more = self.text(k);
+                self.defined_names.push(more.to_owned());
+                self.variables.insert(more);
+            }
             return i + 1;
         }
         if usage != Usage::Call && self.variables.contains(name) {
@@ -323,7 +332,57 @@ impl<'a> Scanner<'a> {
     /// starting an expression (`return NAME;` uses a name).
     fn is_variable_definition(&self, i: usize) -> bool {
         self.follows_a_type_name(i)
-            && matches!(self.kind_at(i + 1), Some(TokKind::Punct(b'=' | b';')))
+            && matches!(
+                self.kind_at(i + 1),
+                Some(TokKind::Punct(b'=' | b';' | b','))
+            )
+    }
+
+    /// The names a declaration goes on to declare after its first one, at
+    /// `i`: `cudaError_t cudaStat1, cudaStat2;` (HeCBench ge-spmm). A name
+    /// after a comma counts only when `,`, `;`, `=` or `[` follows it: in a
+    /// parameter list a type follows the comma, and its parameter name.
+    fn more_declarators(&self, i: usize) -> Vec<usize> {
+        let mut names = Vec::new();
+        let mut k = i + 1;
+        while let Some(kind) = self.kind_at(k) {
+            match kind {
+                TokKind::Punct(b';' | b')' | b'}') => break,
+                TokKind::Punct(b'(' | b'[' | b'{') => k = self.matching(k).unwrap_or(k),
+                TokKind::Punct(b',')
+                    if self.kind_at(k + 1) == Some(TokKind::Ident)
+                        && matches!(
+                            self.kind_at(k + 2),
+                            Some(TokKind::Punct(b',' | b';' | b'=' | b'['))
+                        ) =>
+                {
+                    names.push(k + 1);
+                }
+                _ => {}
+            }
+            k += 1;
+        }
+        names
+    }
+
+    /// Whether the rule tables know `name` as a real API: a project that
+    /// declares one (cuda-samples' `cuda_drvapi_dynlink_cuda.h` redeclares
+    /// the driver API's `CUarray_format_enum`) still uses CUDA through it.
+    fn is_real_api(&self, name: &str) -> bool {
+        self.known.is_some_and(|known| (known.is_known)(name))
+    }
+
+    /// `struct NAME {`, `class NAME : base`, `struct NAME;`: the project
+    /// declares its own type, though its name looks like CUDA's (HeCBench
+    /// bmf's `template <...> struct cuBool_config {`).
+    fn declares_a_type(&self, i: usize) -> bool {
+        i > 0
+            && self.kind_at(i - 1) == Some(TokKind::Ident)
+            && matches!(self.text(i - 1), "struct" | "class" | "union" | "enum")
+            && matches!(
+                self.kind_at(i + 1),
+                Some(TokKind::Punct(b'{' | b':' | b';'))
+            )
     }
 
     fn body_follows(&self, open: usize) -> bool {
