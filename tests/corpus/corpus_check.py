@@ -530,7 +530,10 @@ def find_leftovers(out_root: Path, files: list[str], skip: set[str], idents: set
     silent: dict[str, int] = {}
     diagnosed: dict[str, int] = {}
     examples: dict[str, list[str]] = {}
-    header_basenames = {Path(h).name: h for h in headers}
+    # A bare `#include "cuda_runtime.h"` (found through -I) is CUDA's header; a
+    # bare "config.h" is not Thrust's thrust/system/cuda/config.h: only headers
+    # at most one folder deep count by their file name.
+    header_basenames = {Path(h).name: h for h in headers if h.count("/") <= 1}
     for rel in files:
         p = out_root / rel
         if rel in skip or p.suffix.lower() not in C_FAMILY or not p.is_file():
