@@ -312,6 +312,38 @@ pub(crate) fn called_or_assigned(after: &[u8]) -> bool {
     rest.starts_with(b"=") && !rest.starts_with(b"==") && !comparison
 }
 
+/// How many brackets are open at `at`, strings and comments skipped: a
+/// line break inside brackets continues the statement; outside, it ends it
+/// (`""` and `"cuda"` on two lines are two statements, not one string).
+pub(crate) fn bracket_depth(src: &[u8], at: usize) -> usize {
+    let end = at.min(src.len());
+    let mut depth = 0usize;
+    let mut i = 0;
+    while i < end {
+        match src[i] {
+            b'#' => i = memchr::memchr(b'\n', &src[i..end]).map_or(end, |n| i + n),
+            b'"' | b'\'' => i = string_end(src, i).unwrap_or(i + 1),
+            b'(' | b'[' | b'{' => {
+                depth += 1;
+                i += 1;
+            }
+            b')' | b']' | b'}' => {
+                depth = depth.saturating_sub(1);
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    depth
+}
+
+/// Whether the text between two tokens keeps them in one statement: no
+/// line break, a backslash continuation, or open brackets at `at`.
+pub(crate) fn same_statement(src: &[u8], between: TextRange, at: usize) -> bool {
+    let text = src.get(between.start..between.end).unwrap_or(&[]);
+    !text.contains(&b'\n') || text.contains(&b'\\') || bracket_depth(src, at) > 0
+}
+
 /// Whether a string literal starts at `at` (after spaces and line breaks).
 pub(crate) fn string_follows(src: &[u8], at: usize) -> bool {
     let tail = src.get(at..).unwrap_or(&[]);

@@ -981,3 +981,19 @@ fn a_launch_after_a_stray_global_is_no_kernel() {
     );
     assert!(text.contains("CUPORT_KERNEL_LAUNCH"), "{text}");
 }
+
+/// A string statement `"cuda"` on the line after the docstring `""`,
+/// ported dual-stack: the first run took the two for one concatenated
+/// string and kept it (CP0040); the second, with the import between them,
+/// ported it. A line break ends a statement outside brackets.
+#[test]
+fn a_string_on_the_line_after_another_is_not_glued_to_it() {
+    let options = MigrateOptions::dual_stack(vec![Target::Maca]);
+    let src = b"\xef\xbb\xbf#\n\"\"\n\"cuda\"\ndef u():[t.cuda()or t in h]";
+    let out = port_stably(Language::Python, src, &options);
+    assert!(out.contains("\ncuport_device.accelerator\n"), "{out}");
+    // Inside brackets the line break continues the statement: still glued.
+    let glued = b"x = (\"cuda\"\n     \":0\")\n";
+    let out = port_stably(Language::Python, glued, &options);
+    assert!(out.contains("(\"cuda\"\n     \":0\")"), "{out}");
+}

@@ -140,9 +140,19 @@ fn build_rule(planner: &Planner<'_>, target: Target, name: &str) -> Option<Findi
 /// Whether the string at `range` is glued to a neighbouring literal
 /// (`"cuda" ":0"`), where an expression cannot stand in for it.
 fn concatenated(src: &[u8], range: TextRange) -> bool {
-    let before =
-        scan::previous_byte(src, range.start).is_some_and(|(_, b)| b == b'"' || b == b'\'');
-    before || scan::string_follows(src, range.end)
+    let before = scan::previous_byte(src, range.start).is_some_and(|(i, b)| {
+        (b == b'"' || b == b'\'')
+            && scan::same_statement(src, TextRange::new(i + 1, range.start), range.start)
+    });
+    let gap = src
+        .get(range.end..)
+        .unwrap_or(&[])
+        .iter()
+        .take_while(|b| b.is_ascii_whitespace() || **b == b'\\')
+        .count();
+    let after = scan::string_follows(src, range.end)
+        && scan::same_statement(src, TextRange::new(range.end, range.end + gap), range.start);
+    before || after
 }
 
 /// The prefix letters and the opening quote (one or three characters).
