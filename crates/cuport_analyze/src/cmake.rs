@@ -234,6 +234,12 @@ fn opening_paren(src: &[u8], end: usize) -> Option<usize> {
 /// one of the [`OPTION_COMMANDS`]. `CMAKE_HIP_FLAGS*` counts too: an nvcc
 /// flag left there (by hand, or by an earlier run) is still reported.
 fn passes_nvcc_options(command: &[u8], arguments: &[u8]) -> bool {
+    // A word in a comment names nothing: a `# CUPORT ... project(CUDA)`
+    // note inside an argument list made a rerun report what the first run
+    // had not (a fuzzing finding:
+    // `fuzz_regressions::a_comment_in_cmake_arguments_does_not_make_them_nvcc_options`).
+    let arguments = without_comments(arguments);
+    let arguments = arguments.as_slice();
     let command = String::from_utf8_lossy(command).to_ascii_lowercase();
     OPTION_COMMANDS.contains(&command.as_str())
         || command.starts_with("cuda_")

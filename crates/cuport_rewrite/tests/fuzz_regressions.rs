@@ -997,3 +997,20 @@ fn a_string_on_the_line_after_another_is_not_glued_to_it() {
     let out = port_stably(Language::Python, glued, &options);
     assert!(out.contains("(\"cuda\"\n     \":0\")"), "{out}");
 }
+
+/// A CMake argument list left open across a line (`$(` ... `)`), ported to
+/// Ascend with notes: the CP2950 note written inside it names `CUDA`, and
+/// the rerun took the list for nvcc options and reported `-gencode`.
+#[test]
+fn a_comment_in_cmake_arguments_does_not_make_them_nvcc_options() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = "$($(foreach sm,$(SMS),$(eval GENCODE_FLAGS += -gencode arch=compute_$(sm),code=sm_$(sm)))\n) project(demo LANGUAGES CXX CUDA)\n";
+    std::fs::write(dir.path().join("CMakeLists.txt"), src).unwrap();
+    let mut options = MigrateOptions::new(Target::Ascend);
+    options.annotate = true;
+    let first = common::migrate_dir(dir.path(), &options);
+    let output = &first.files[0].result.output;
+    std::fs::write(dir.path().join("CMakeLists.txt"), output).unwrap();
+    let second = common::migrate_dir(dir.path(), &options);
+    assert_second_run_edits_nothing(&second.files[0].result);
+}
