@@ -1014,3 +1014,16 @@ fn a_comment_in_cmake_arguments_does_not_make_them_nvcc_options() {
     let second = common::migrate_dir(dir.path(), &options);
     assert_second_run_edits_nothing(&second.files[0].result);
 }
+
+/// `__forceinline__ cublasA,` for Ascend C SIMT with notes: the name after
+/// the qualifier was read as a variable being declared; the port rewrote
+/// the qualifier, and the rerun reported the name and added its note.
+#[test]
+fn a_name_after_a_cuda_qualifier_is_read_the_same_after_the_port() {
+    let mut options = MigrateOptions::new(Target::Ascend);
+    options.annotate = true;
+    options
+        .kernel_models
+        .insert(Target::Ascend, cuport_model::KernelModel::Simt);
+    port_stably(Language::Cuda, b"__forceinline__ cublasA,", &options);
+}

@@ -95,6 +95,12 @@ const PREDEFINED_MACROS: &[&str] = &[
 
 /// Whether `name` is a CUDA predefined macro or a CUDA header's include guard
 /// (`__CUDA_RUNTIME_H__`, `__DRIVER_TYPES_H__`, `CUBLAS_V2_H_`, `__cuda_cuda_h__`).
+/// An execution- or memory-space qualifier or other CUDA keyword
+/// (`__forceinline__`, `__device__`): never the type of a declaration.
+pub(crate) fn is_qualifier(name: &str) -> bool {
+    QUALIFIERS.contains(&name)
+}
+
 /// One of the macros nvcc or CUDA's headers define (`__CUDACC__`).
 pub(crate) fn is_predefined_macro(name: &str) -> bool {
     PREDEFINED_MACROS.contains(&name)

@@ -323,8 +323,15 @@ impl<'a> Scanner<'a> {
 
     /// The token before `i` is a name that is no keyword starting an
     /// expression (`int f`, `cudaError_t e`; not `return f`).
+    /// A CUDA qualifier before the name is no type (`__forceinline__
+    /// cublasAlloc(...)`): the port rewrites it, and a rerun would read the
+    /// name otherwise (a fuzzing finding:
+    /// `fuzz_regressions::a_name_after_a_cuda_qualifier_is_read_the_same_after_the_port`).
     fn follows_a_type_name(&self, i: usize) -> bool {
-        i > 0 && self.kind_at(i - 1) == Some(TokKind::Ident) && !is_keyword(self.text(i - 1))
+        i > 0
+            && self.kind_at(i - 1) == Some(TokKind::Ident)
+            && !is_keyword(self.text(i - 1))
+            && !classify::is_qualifier(self.text(i - 1))
     }
 
     /// `TYPE NAME =` or `TYPE NAME;`: the name at token `i` is a variable
