@@ -92,6 +92,10 @@ def diff_lines(ported, expert):
     return ours, theirs
 
 
+def without_whitespace(lines):
+    return ["".join(line.split()) for line in lines]
+
+
 def compare(ported_dir, expert_dir, cuda_dir):
     """Per tool and benchmark: differing lines, whitespace-blind differing lines, and the lines."""
     total = blind = files = 0
@@ -105,8 +109,7 @@ def compare(ported_dir, expert_dir, cuda_dir):
         a, b = read_lines(ported), read_lines(expert)
         ours, theirs = diff_lines(a, b)
         total += len(ours) + len(theirs)
-        squeeze = lambda lines: ["".join(l.split()) for l in lines]  # noqa: E731
-        o2, t2 = diff_lines(squeeze(a), squeeze(b))
+        o2, t2 = diff_lines(without_whitespace(a), without_whitespace(b))
         blind += len(o2) + len(t2)
         ours_all += [l.strip() for l in ours if l.strip()]
         theirs_all += [l.strip() for l in theirs if l.strip()]
@@ -116,9 +119,10 @@ def compare(ported_dir, expert_dir, cuda_dir):
 def main():
     args = arguments()
     names = pairs(args.src, args.sample, args.seed, args.only)
-    tools = {"cuport": port_cuport}
+    # Each tool ports a -cuda folder into an output folder.
+    tools = {"cuport": lambda cuda, out: port_cuport(args.cuport, cuda, out)}
     if args.hipify_perl:
-        tools["hipify-perl"] = lambda _, c, o: port_hipify(args.hipify_perl, c, o)
+        tools["hipify-perl"] = lambda cuda, out: port_hipify(args.hipify_perl, cuda, out)
     results = {}
     written = {tool: collections.Counter() for tool in tools}
     missed = {tool: collections.Counter() for tool in tools}
@@ -128,7 +132,7 @@ def main():
             results[name] = {}
             for tool, port in tools.items():
                 out = Path(tmp) / tool / name
-                if not port(args.cuport if tool == "cuport" else None, cuda_dir, out):
+                if not port(cuda_dir, out):
                     results[name][tool] = {"error": True}
                     continue
                 counts, ours, theirs = compare(out, expert_dir, cuda_dir)

@@ -326,6 +326,7 @@ fn include_insertion_point(src: &[u8]) -> usize {
 }
 
 /// An `#include` line of a file.
+#[derive(Clone)]
 pub(crate) struct IncludeLine {
     /// Where the `#include` line starts.
     pub(crate) offset: usize,

@@ -344,8 +344,9 @@ pub(crate) fn same_statement(src: &[u8], between: TextRange, at: usize) -> bool 
     !text.contains(&b'\n') || text.contains(&b'\\') || bracket_depth(src, at) > 0
 }
 
-/// Whether a string literal starts at `at` (after spaces and line breaks).
-pub(crate) fn string_follows(src: &[u8], at: usize) -> bool {
+/// Where the string literal starting at `at`, after spaces, line breaks
+/// and backslash continuations, begins (its prefix letters included).
+pub(crate) fn string_after(src: &[u8], at: usize) -> Option<usize> {
     let tail = src.get(at..).unwrap_or(&[]);
     let skip = tail
         .iter()
@@ -353,7 +354,9 @@ pub(crate) fn string_follows(src: &[u8], at: usize) -> bool {
         .count();
     let tail = &tail[skip..];
     let word = tail.iter().take_while(|&&b| is_ident(b)).count();
-    matches!(tail.get(word), Some(b'"' | b'\'')) && (word == 0 || is_string_prefix(&tail[..word]))
+    let string = matches!(tail.get(word), Some(b'"' | b'\''))
+        && (word == 0 || is_string_prefix(&tail[..word]));
+    string.then_some(at + skip)
 }
 
 #[cfg(test)]
@@ -441,9 +444,9 @@ mod tests {
 
     #[test]
     fn adjacent_strings_are_seen() {
-        assert!(string_follows(b" f'x'", 0));
-        assert!(string_follows(b"\n  \"y\"", 0));
-        assert!(!string_follows(b" if x", 0));
+        assert_eq!(string_after(b" f'x'", 0), Some(1));
+        assert_eq!(string_after(b"\n  \"y\"", 0), Some(3));
+        assert_eq!(string_after(b" if x", 0), None);
         assert_eq!(previous_byte(b"'a' ", 4), Some((2, b'\'')));
     }
 }

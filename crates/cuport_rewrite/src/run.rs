@@ -70,7 +70,7 @@ fn migrate_one(
     let tree_file = TreeFile {
         path: &file.path,
         language: file.language,
-        runtime_provided: providers.provide_before_use(&file.path, &original, &file.analysis),
+        runtime_provided: providers.provide_before_use(&file.path, &file.analysis),
     };
     let result = migrate_tree_file(&tree_file, &original, &file.analysis, rules, options);
     Ok(MigratedFile {

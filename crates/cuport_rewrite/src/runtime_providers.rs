@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 use cuport_analyze::{FileAnalysis, ScanReport, ScannedFile};
 use cuport_model::Language;
 use cuport_rules::RuleSet;
+use rayon::prelude::*;
 
 use crate::headers::{include_lines, IncludeLine};
 use crate::options::{MigrateOptions, Mode};
@@ -17,9 +18,12 @@ use crate::options::{MigrateOptions, Mode};
 /// The scanned files that include the target's runtime header outside any
 /// `#if`, once ported: directly (the header itself, or a CUDA header the
 /// tables rename to it) or through such a project header of their own.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct RuntimeProviders {
     files: HashSet<String>,
+    /// Each C/C++ file's first `#include`, read once here for
+    /// [`RuntimeProviders::provide_before_use`].
+    first_includes: HashMap<String, IncludeLine>,
 }
 
 impl RuntimeProviders {
@@ -30,17 +34,10 @@ impl RuntimeProviders {
             return Self::default();
         };
         let runtime = &target.profile().target.runtime_header;
-        let includes: HashMap<&str, Vec<IncludeLine>> = report
-            .files
-            .iter()
-            .filter(|f| matches!(f.language, Language::Cuda | Language::Cpp))
-            .filter_map(|f| {
-                Some((
-                    f.path.as_str(),
-                    top_level(include_lines(&source_of(report, f)?)),
-                ))
-            })
-            .collect();
+        let TreeIncludes {
+            always: includes,
+            first: first_includes,
+        } = read_includes(report);
         let gives_runtime = |path: &str| {
             path == runtime
                 || rules
@@ -59,7 +56,7 @@ impl RuntimeProviders {
             let joining: Vec<String> = includes
                 .iter()
                 .filter(|(path, _)| !files.contains(**path))
-                .filter(|(path, list)| list.iter().any(|i| provider_of(path, i, &files).is_some()))
+                .filter(|(path, list)| list.iter().any(|i| is_provider(path, i, &files)))
                 .map(|(path, _)| (*path).to_owned())
                 .collect();
             if joining.is_empty() {
@@ -67,7 +64,10 @@ impl RuntimeProviders {
             }
             files.extend(joining);
         }
-        Self { files }
+        Self {
+            files,
+            first_includes,
+        }
     }
 
     /// Whether the first include of `path` is a provider, outside any `#if`
@@ -76,23 +76,45 @@ impl RuntimeProviders {
     /// header included before it may need the runtime too (cuda-samples'
     /// `<helper_cuda.h>`, which nvcc's implicit include served, comes
     /// before `"convolutionTexture_common.h"`).
-    pub(crate) fn provide_before_use(
-        &self,
-        path: &str,
-        src: &[u8],
-        analysis: &FileAnalysis,
-    ) -> bool {
+    pub(crate) fn provide_before_use(&self, path: &str, analysis: &FileAnalysis) -> bool {
         let first_use = analysis
             .sites
             .iter()
             .map(|s| s.range.start)
             .min()
             .unwrap_or(usize::MAX);
-        include_lines(src)
-            .first()
+        self.first_includes
+            .get(path)
             .filter(|i| i.top_level && i.offset < first_use)
-            .is_some_and(|i| provider_of(path, i, &self.files).is_some())
+            .is_some_and(|i| is_provider(path, i, &self.files))
     }
+}
+
+/// The includes of the tree's C/C++ files.
+struct TreeIncludes<'a> {
+    /// Per file, those outside every `#if`: what it always includes.
+    always: HashMap<&'a str, Vec<IncludeLine>>,
+    /// Per file, its first include.
+    first: HashMap<String, IncludeLine>,
+}
+
+/// Files are read in parallel: this runs before any file is migrated.
+fn read_includes(report: &ScanReport) -> TreeIncludes<'_> {
+    let read: Vec<(&str, Vec<IncludeLine>)> = report
+        .files
+        .par_iter()
+        .filter(|f| is_c_family(f.language))
+        .filter_map(|f| Some((f.path.as_str(), include_lines(&source_of(report, f)?))))
+        .collect();
+    let mut always = HashMap::new();
+    let mut first = HashMap::new();
+    for (path, lines) in read {
+        if let Some(line) = lines.first() {
+            first.insert(path.to_owned(), line.clone());
+        }
+        always.insert(path, lines.into_iter().filter(|i| i.top_level).collect());
+    }
+    TreeIncludes { always, first }
 }
 
 /// The file's text: kept by the scan (`ScanOptions::keep_sources`, as
@@ -110,23 +132,15 @@ fn source_of<'a>(report: &ScanReport, file: &'a ScannedFile) -> Option<Cow<'a, [
     std::fs::read(path).ok().map(Cow::Owned)
 }
 
-/// The includes outside every `#if`: what the file always includes.
-fn top_level(lines: Vec<IncludeLine>) -> Vec<IncludeLine> {
-    lines.into_iter().filter(|i| i.top_level).collect()
+fn is_c_family(language: Language) -> bool {
+    matches!(language, Language::Cuda | Language::Cpp)
 }
 
-/// The provider a quoted include of `includer` names, looked up next to
-/// the including file (where the compiler looks first).
-fn provider_of<'a>(
-    includer: &str,
-    include: &IncludeLine,
-    files: &'a HashSet<String>,
-) -> Option<&'a String> {
-    if !include.quoted {
-        return None;
-    }
+/// Whether a quoted include of `includer` names one of `files`, looked up
+/// next to the including file (where the compiler looks first).
+fn is_provider(includer: &str, include: &IncludeLine, files: &HashSet<String>) -> bool {
     let dir = includer.rsplit_once('/').map_or("", |(dir, _)| dir);
-    files.get(&normalized(dir, &include.path)?)
+    include.quoted && normalized(dir, &include.path).is_some_and(|p| files.contains(&p))
 }
 
 /// `dir/path` with `.` and `..` resolved; None when it leaves the root.

@@ -93,8 +93,6 @@ const PREDEFINED_MACROS: &[&str] = &[
     "CURAND_VERSION",
 ];
 
-/// Whether `name` is a CUDA predefined macro or a CUDA header's include guard
-/// (`__CUDA_RUNTIME_H__`, `__DRIVER_TYPES_H__`, `CUBLAS_V2_H_`, `__cuda_cuda_h__`).
 /// An execution- or memory-space qualifier or other CUDA keyword
 /// (`__forceinline__`, `__device__`): never the type of a declaration.
 pub(crate) fn is_qualifier(name: &str) -> bool {
@@ -106,8 +104,10 @@ pub(crate) fn is_predefined_macro(name: &str) -> bool {
     PREDEFINED_MACROS.contains(&name)
 }
 
+/// Whether `name` is a CUDA predefined macro or a CUDA header's include guard
+/// (`__CUDA_RUNTIME_H__`, `__DRIVER_TYPES_H__`, `CUBLAS_V2_H_`, `__cuda_cuda_h__`).
 pub(crate) fn is_cuda_condition_macro(name: &str) -> bool {
-    if PREDEFINED_MACROS.contains(&name) {
+    if is_predefined_macro(name) {
         return true;
     }
     let upper = name.to_ascii_uppercase();

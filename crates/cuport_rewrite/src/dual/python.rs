@@ -144,14 +144,9 @@ fn concatenated(src: &[u8], range: TextRange) -> bool {
         (b == b'"' || b == b'\'')
             && scan::same_statement(src, TextRange::new(i + 1, range.start), range.start)
     });
-    let gap = src
-        .get(range.end..)
-        .unwrap_or(&[])
-        .iter()
-        .take_while(|b| b.is_ascii_whitespace() || **b == b'\\')
-        .count();
-    let after = scan::string_follows(src, range.end)
-        && scan::same_statement(src, TextRange::new(range.end, range.end + gap), range.start);
+    let after = scan::string_after(src, range.end).is_some_and(|next| {
+        scan::same_statement(src, TextRange::new(range.end, next), range.start)
+    });
     before || after
 }
 
