@@ -68,6 +68,10 @@ pub struct TargetProfile {
     pub implicit_std_headers: ImplicitStdHeaders,
     #[serde(default, rename = "host-min-max")]
     pub host_min_max: HostMinMax,
+    /// Whether the target's compiler rejects the `register` storage class
+    /// in C++17 (clang does: `-Wregister` is an error there; nvcc warns).
+    #[serde(default, rename = "register-storage-class")]
+    pub register_storage_class: RegisterStorageClass,
     /// How one-way ports write nvcc builds in Makefiles (absent: Makefiles
     /// are reported, not ported).
     #[serde(default)]
@@ -207,6 +211,17 @@ pub struct HostMinMax {
     #[serde(default)]
     pub helpers: BTreeMap<String, String>,
     pub header: Option<String>,
+    pub reference: Option<String>,
+}
+
+/// The `register` storage class on the target's compiler.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct RegisterStorageClass {
+    /// C++17 code with `register` does not compile: the port removes the
+    /// keyword from C++ sources (it has no effect in C++).
+    #[serde(default)]
+    pub rejected: bool,
     pub reference: Option<String>,
 }
 

@@ -170,6 +170,9 @@ cuport_codes! {
     /// differently and the shim cannot provide (a preprocessor test, C++
     /// framework API, build rule).
     DUAL_KEPT = "CP0040", true, "Dual-stack: a CUDA spelling kept for CUDA that a target spells differently";
+    /// An edit: the `register` storage class removed, which clang-based
+    /// compilers reject in C++17 and which has no effect in C++.
+    REGISTER_REMOVED = "CP0043", false, "The register storage class removed (clang-based compilers reject it in C++17; it has no effect)";
     /// Dual-stack: a kernel launch or definition that cannot be put behind
     /// the backend switch automatically.
     DUAL_NOT_WRAPPED = "CP0041", true, "Dual-stack: a kernel launch or definition that cannot be put behind the backend switch";

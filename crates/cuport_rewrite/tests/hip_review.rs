@@ -957,3 +957,122 @@ fn names_the_project_declares_are_not_reported() {
     let migration = migrate_checked(stub, &MigrateOptions::new(Target::Hip));
     assert_ne!(text(&migration), stub, "the stub's CUDA guard is ported");
 }
+
+/// The cuport diagnostics of `migration` on `cuda_name`, as (line, code).
+fn reported(migration: &FileMigration, cuda_name: &str) -> Vec<(u32, String)> {
+    migration
+        .diagnostics
+        .iter()
+        .filter(|d| d.cuda_name == cuda_name)
+        .map(|d| (d.line, d.code.to_string()))
+        .collect()
+}
+
+/// HeCBench blockScan writes `BLOCK_LOAD_WARP_TRANSPOSE` unqualified after
+/// `using namespace cub;`: the port kept it without the wavefront note, and
+/// its 32-thread block then failed rocPRIM's static_assert with hipcc. The
+/// name now gets the note of `cub::BLOCK_LOAD_WARP_TRANSPOSE`, and is left
+/// as written: it resolves in `hipcub`, which the directive becomes.
+#[test]
+fn a_name_brought_in_by_using_namespace_cub_gets_its_rule_diagnostic() {
+    let src = "#include <cub/block/block_load.cuh>\nusing namespace cub;\n\
+               template <int T>\n__global__ void k(int *d) {\n  \
+               typedef BlockLoad<int, T, 4, BLOCK_LOAD_WARP_TRANSPOSE> L;\n}\n";
+    let migration = migrate_checked(src, &MigrateOptions::new(Target::Hip));
+    let out = text(&migration);
+    assert_has(
+        &out,
+        "using namespace hipcub;\ntemplate <int T>\n__global__ void k(int *d) {\n  \
+         typedef BlockLoad<int, T, 4, BLOCK_LOAD_WARP_TRANSPOSE> L;",
+    );
+    assert_eq!(
+        reported(&migration, "cub::BLOCK_LOAD_WARP_TRANSPOSE"),
+        [(5, "CP1719".to_owned())]
+    );
+    assert!(
+        reported(&migration, "cub::BlockLoad").is_empty(),
+        "an exact name needs no report: {:#?}",
+        migration.diagnostics
+    );
+}
+
+/// After `using namespace cooperative_groups;` the project's own `reduce`
+/// (a function it defines) and a variable named `plus` are its names; the
+/// library's `tiled_partition` written unqualified is the library's.
+#[test]
+fn using_namespace_cooperative_groups_reports_library_names_not_project_ones() {
+    let src = "#include <cooperative_groups.h>\nusing namespace cooperative_groups;\n\
+               __device__ int reduce(int v) { return v; }\n\
+               __global__ void k(int *d) {\n  int plus = 1;\n  \
+               thread_block b = this_thread_block();\n  \
+               auto t = tiled_partition(b, 16);\n  d[0] = reduce(plus) + t.size();\n}\n";
+    let migration = migrate_checked(src, &MigrateOptions::new(Target::Hip));
+    assert!(reported(&migration, "cooperative_groups::reduce").is_empty());
+    assert!(reported(&migration, "cooperative_groups::plus").is_empty());
+    assert_eq!(
+        reported(&migration, "cooperative_groups::tiled_partition"),
+        [(7, "CP1260".to_owned())],
+        "{:#?}",
+        migration.diagnostics
+    );
+}
+
+/// cuda-samples reduction: `cg::reduce(tile, v, cg::plus<T>())` from
+/// <cooperative_groups/reduce.h> was "not in the rule tables"; HIP up to
+/// ROCm 6.2 has neither, so each gets a coded diagnostic that says what to
+/// write instead.
+#[test]
+fn cooperative_groups_reduce_gets_a_diagnostic_naming_the_hip_way() {
+    let src = "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n\
+               namespace cg = cooperative_groups;\n__global__ void k(int *d) {\n  \
+               auto t = cg::tiled_partition<16>(cg::this_thread_block());\n  \
+               d[0] = cg::reduce(t, d[1], cg::plus<int>());\n}\n";
+    let migration = migrate_checked(src, &MigrateOptions::new(Target::Hip));
+    for (name, line) in [
+        ("cooperative_groups/reduce.h", 2),
+        ("cooperative_groups::reduce", 6),
+        ("cooperative_groups::plus", 6),
+    ] {
+        assert_eq!(
+            reported(&migration, name),
+            [(line, "CP1261".to_owned())],
+            "{name}: {:#?}",
+            migration.diagnostics
+        );
+    }
+    let reduce = migration
+        .diagnostics
+        .iter()
+        .find(|d| d.cuda_name == "cooperative_groups::reduce")
+        .and_then(|d| d.suggestion.as_deref())
+        .unwrap_or_default();
+    assert!(
+        reduce.contains("shfl_down") && reduce.contains("hipcub::WarpReduce"),
+        "{reduce}"
+    );
+}
+
+/// HeCBench s3d: `qssa.h` (no CUDA name in it, included by a `.cu` file)
+/// declares `register real DEN;`, which hipcc rejects in C++17 (nvcc only
+/// warns); the expert port removes the keyword. A `.c` file keeps it.
+#[test]
+fn the_register_storage_class_is_removed_from_cpp_sources() {
+    let files = [
+        ("main.cu", "#include \"qssa.h\"\n__global__ void k(float *x) { x[0] = qssa(x[1]); }\n"),
+        ("qssa.h", "__device__ float qssa(float a) {\n    register float DEN = a; // register\n    return DEN;\n}\n"),
+        ("util.c", "int f(void) { register int i = 0; return i; }\n"),
+    ];
+    let ported = port_tree(&files, &MigrateOptions::new(Target::Hip));
+    let text_of = |name: &str| {
+        ported
+            .iter()
+            .find(|(path, _)| path == name)
+            .map(|(_, text)| text.clone())
+            .unwrap_or_else(|| panic!("{name} not in {ported:#?}"))
+    };
+    assert_eq!(
+        text_of("qssa.h"),
+        "__device__ float qssa(float a) {\n    float DEN = a; // register\n    return DEN;\n}\n"
+    );
+    assert_eq!(text_of("util.c"), files[2].1);
+}

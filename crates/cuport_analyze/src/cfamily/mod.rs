@@ -48,6 +48,7 @@ pub(crate) fn analyze(
         defined_names: Vec::new(),
         variables: FxHashSet::default(),
         namespace_aliases: FxHashMap::default(),
+        used_namespaces: Vec::new(),
         directive: None,
     };
     scanner.run();
@@ -125,6 +126,9 @@ pub(crate) struct Scanner<'a> {
     variables: FxHashSet<&'a str>,
     /// `namespace cg = cooperative_groups;`: alias → (namespace, library).
     namespace_aliases: FxHashMap<&'a str, (&'a str, Library)>,
+    /// `using namespace cub;`: library namespaces whose names the file
+    /// may then write unqualified (`BLOCK_LOAD_WARP_TRANSPOSE`).
+    used_namespaces: Vec<&'a str>,
     directive: Option<Directive>,
 }
 
@@ -310,8 +314,42 @@ impl<'a> Scanner<'a> {
             } else {
                 self.name_site(i, i, name, library, kind);
             }
+        } else if !self.used_namespaces.is_empty() {
+            self.name_through_using(i, usage);
         }
         i + 1
+    }
+
+    /// An unqualified name at `i` that a `using namespace` of a library
+    /// brought in (`BLOCK_LOAD_WARP_TRANSPOSE` after `using namespace cub;`,
+    /// HeCBench blockScan) is recorded under its full name. Only names the
+    /// tables know; one the project declares here (its own `reduce`, a
+    /// variable `plus`) is its own from then on.
+    fn name_through_using(&mut self, i: usize, usage: Usage) {
+        if i > 0 && self.kind_at(i - 1) == Some(TokKind::Scope) {
+            return;
+        }
+        let name = self.text(i);
+        if self.variables.contains(name) || self.defined_names.iter().any(|d| d == name) {
+            return;
+        }
+        let Some((full, library, kind)) = self.used_namespaces.iter().find_map(|namespace| {
+            let full = format!("{namespace}::{name}");
+            self.table_name(&full)
+                .map(|(library, kind)| (full, library, kind))
+        }) else {
+            return;
+        };
+        if self.is_variable_definition(i) {
+            self.variables.insert(name);
+            self.defined_names.push(name.to_owned());
+        } else if self.declares_a_type(i)
+            || (usage == Usage::Call && self.is_function_declaration(i))
+        {
+            self.defined_names.push(name.to_owned());
+        } else {
+            self.name_site(i, i, &full, library, kind);
+        }
     }
 
     /// Whether the name at `i`, followed by `(`, is declared or defined
@@ -519,7 +557,7 @@ impl<'a> Scanner<'a> {
     }
 
     /// `using namespace nvcuda;`: the namespaces nested in it (`wmma`) are
-    /// then written without it.
+    /// then written without it, and so are its own names.
     fn using_namespace(&mut self, i: usize) {
         if self.kind_at(i + 1) != Some(TokKind::Ident)
             || self.text(i + 1) != "namespace"
@@ -531,6 +569,9 @@ impl<'a> Scanner<'a> {
         let Some(library) = namespace_library(outer) else {
             return;
         };
+        if !self.used_namespaces.contains(&outer) {
+            self.used_namespaces.push(outer);
+        }
         for (parent, inner, full) in NESTED_NAMESPACES {
             if *parent == outer {
                 self.namespace_aliases.insert(inner, (full, library));

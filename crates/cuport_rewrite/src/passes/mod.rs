@@ -20,6 +20,7 @@ mod implicit_std_headers;
 mod initialised_arrays;
 mod integer_handles;
 mod member_versions;
+mod register_storage;
 mod retyped_handles;
 mod simt_build;
 mod simt_limits;
@@ -127,6 +128,12 @@ const ADD_IMPLICIT_STD_HEADERS: Pass = Pass {
     run: implicit_std_headers::add_implicit_std_headers,
 };
 
+const REMOVE_REGISTER_STORAGE_CLASS: Pass = Pass {
+    name: "remove-register-storage-class",
+    languages: C_FAMILY,
+    run: register_storage::remove_register_storage_class,
+};
+
 /// A one-way port's passes, in order.
 pub(crate) const ONE_WAY: &[Pass] = &[
     FOLD_KERNEL_EFFORT,
@@ -142,6 +149,7 @@ pub(crate) const ONE_WAY: &[Pass] = &[
     ADD_SIMT_CMAKE_PRELUDE,
     PORT_HOST_MIN_MAX,
     ADD_IMPLICIT_STD_HEADERS,
+    REMOVE_REGISTER_STORAGE_CLASS,
 ];
 
 /// A dual-stack source's passes, in order: member versions, the SIMT

@@ -39,12 +39,23 @@ pub(super) fn run_pass(
     src: &str,
     options: &MigrateOptions,
 ) -> Added {
+    run_pass_on("", pass, language, src, options)
+}
+
+/// `run_pass` on a file at `path` (relative to the migrated root).
+pub(super) fn run_pass_on(
+    path: &str,
+    pass: &Pass,
+    language: Language,
+    src: &str,
+    options: &MigrateOptions,
+) -> Added {
     let src = src.as_bytes();
     let analysis = analyze_source(language, src, &AnalyzeOptions::default());
     let lines = LineIndex::new(src);
     let suppressions = Suppressions::find(src, &lines, language);
     let input = FileInput {
-        path: "",
+        path,
         language,
         src,
         analysis: &analysis,

@@ -585,6 +585,8 @@ impl<'a> Planner<'a> {
                 // names it `nvcuda::wmma::fragment`): the target's name is
                 // written in full, whatever the alias stood for.
                 to.to_owned()
+            } else if self.reached_through_using(site, written, to) {
+                return true;
             } else {
                 let message = format!(
                     "`{written}` refers to `{}` through an alias; rename it by hand to `{to}`",
@@ -598,6 +600,27 @@ impl<'a> Planner<'a> {
             self.edit(site.range, replacement, code, &site.name);
         }
         true
+    }
+
+    /// An unqualified name a `using namespace` brought in
+    /// (`BLOCK_LOAD_WARP_TRANSPOSE` after `using namespace cub;`) that
+    /// needs no edit: the target's name is the same in the namespace the
+    /// directive is ported to (`hipcub`), so it resolves there as written.
+    fn reached_through_using(&self, site: &Site, written: &str, to: &str) -> bool {
+        let Some((namespace, name)) = site.name.rsplit_once("::") else {
+            return false;
+        };
+        let Some((to_namespace, to_name)) = to.rsplit_once("::") else {
+            return false;
+        };
+        let directive_becomes = self
+            .lookup(namespace)
+            .and_then(|resolved| resolved.target_name.map(|t| t.into_owned()))
+            .unwrap_or_else(|| namespace.to_owned());
+        self.language.is_c_family()
+            && written == name
+            && to_name == name
+            && directive_becomes == to_namespace
     }
 
     /// A dotted path written through an import alias or a name imported on
