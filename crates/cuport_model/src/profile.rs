@@ -530,6 +530,10 @@ pub struct OneWayCmake {
     /// target's compiler takes directly (`-Xcompiler=-Wall,-Wextra`).
     #[serde(default)]
     pub host_option_forwarders: Vec<String>,
+    /// Why a static library with relocatable device code needs a hand at
+    /// link time, where it does (absent: it links as it is).
+    #[serde(default)]
+    pub rdc_static_library: Option<String>,
     pub reference: String,
 }
 

@@ -20,7 +20,7 @@
 //! What is not one of these forms (a value that is a variable, a property
 //! set some other way) is left to the rule tables, which report it.
 use cuport_analyze::{cmake_arguments, cmake_commands, CmakeCommand, Site};
-use cuport_model::Code;
+use cuport_model::{Code, Effort};
 use cuport_model::{Language, OneWayCmake, TextRange};
 
 use super::Planner;
@@ -217,6 +217,9 @@ impl<'a> Planner<'a> {
             }
             _ => return false,
         }
+        if rdc {
+            self.static_libraries_with_rdc(site, facts, &words, command_name.as_str());
+        }
         let message = if site.name == SEPARABLE || site.name == SEPARABLE_DEFAULT {
             format!(
                 "`{}` is written as the {} compile and link option (CMake has no property for it on this target)",
@@ -230,6 +233,45 @@ impl<'a> Planner<'a> {
         };
         self.note(site, Level::Note, message, &facts.reference);
         true
+    }
+
+    /// Relocatable device code in a static library this file adds: where
+    /// the target's linker takes device code from an archive only when it is
+    /// named with `-l` (`[cmake.one-way] rdc-static-library`), the targets
+    /// linking the archive by path, as CMake does, fail their device link.
+    fn static_libraries_with_rdc(
+        &mut self,
+        site: &Site,
+        facts: &OneWayCmake,
+        words: &[(usize, usize)],
+        command_name: &str,
+    ) {
+        let Some(note) = facts.rdc_static_library.as_deref() else {
+            return;
+        };
+        let text = |w: &(usize, usize)| self.text(TextRange::new(w.0, w.1)).to_owned();
+        let targets: Vec<String> = match command_name {
+            "set_target_properties" => words
+                .iter()
+                .take_while(|w| text(w) != "PROPERTIES")
+                .map(text)
+                .collect(),
+            "set_property" => words
+                .iter()
+                .skip(1)
+                .take_while(|w| text(w) != "PROPERTY")
+                .map(text)
+                .collect(),
+            _ => static_libraries(self.src),
+        };
+        let libraries = static_libraries(self.src);
+        for target in targets.iter().filter(|t| libraries.contains(t)) {
+            let message =
+                format!("`{target}` is a static library with relocatable device code: {note}");
+            let diagnostic = self.diagnose(site, self.code_of(site), Level::Manual, message);
+            diagnostic.reference = Some(facts.reference.clone());
+            diagnostic.effort = Some(Effort::Low);
+        }
     }
 
     /// Replaces the command call with `replacement` (no text: the call's
@@ -449,6 +491,36 @@ fn truth(value: &str) -> Option<bool> {
         "OFF" | "FALSE" | "NO" | "N" | "0" | "" => Some(false),
         _ => None,
     }
+}
+
+/// The libraries `add_library` declares static in `src`: `STATIC`, or no
+/// type (static unless BUILD_SHARED_LIBS is set).
+fn static_libraries(src: &[u8]) -> Vec<String> {
+    cmake_commands(src)
+        .into_iter()
+        .filter(|c| c.name.eq_ignore_ascii_case("add_library"))
+        .filter_map(|c| {
+            let words = cmake_arguments(src, c.open + 1, c.close);
+            let word = |i: usize| {
+                words
+                    .get(i)
+                    .and_then(|&(s, e)| std::str::from_utf8(&src[s..e]).ok())
+            };
+            let kind = word(1).unwrap_or("");
+            let other = [
+                "SHARED",
+                "MODULE",
+                "OBJECT",
+                "INTERFACE",
+                "IMPORTED",
+                "ALIAS",
+                "UNKNOWN",
+            ];
+            (!other.contains(&kind))
+                .then(|| word(0).map(str::to_owned))
+                .flatten()
+        })
+        .collect()
 }
 
 /// The compile and link options for relocatable device code, on `target`
