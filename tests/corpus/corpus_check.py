@@ -67,6 +67,11 @@ class CompileError:
     line: int | None
     message: str
     text: str  # the whole output line
+    # Where a template the error sits in was instantiated from (clang's
+    # "note: in instantiation of ... requested here"), innermost first: an
+    # error in a library header (rocPRIM's static_assert on the block size)
+    # is the user's code's doing there.
+    instantiated_at: list[tuple[str, int, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -91,10 +96,17 @@ class CompileResult:
         return lines[0].strip() if lines else f"exit status {self.rc}"
 
 
+INSTANTIATION_NOTE = re.compile(r"^(?P<file>[^\s:][^:\n]*?):(?P<line>\d+):(?:\d+:)?\s*note:\s*(?:in instantiation of|required from)")
+
+
 def parse_errors(output: str) -> list[CompileError]:
     errors: list[CompileError] = []
     for raw in output.splitlines():
         line = raw.rstrip()
+        m = INSTANTIATION_NOTE.match(line)
+        if m and errors:
+            errors[-1].instantiated_at.append((m.group("file"), int(m.group("line")), line))
+            continue
         m = GNU_ERR.match(line)
         if m and not m.group("file").startswith(("clang", "nvcc", "hipcc")):
             errors.append(CompileError(m.group("file"), int(m.group("line")), m.group("msg"), line))
@@ -1038,6 +1050,25 @@ def flagged_condition(path: Path, line: int, diag_lines: set[int]) -> int | None
     return None
 
 
+def flagged_instantiation(fe: CompileError, tree: Path, mig: Migration) -> str | None:
+    """An error in a library header whose template the port's code instantiated
+    with a name cuport diagnosed in that file (`hipcub::BlockLoad<int, 32, 32,
+    hipcub::BLOCK_LOAD_WARP_TRANSPOSE>` after the wavefront note on the name):
+    where it was instantiated from and the diagnostic, else None. The note's
+    line is where the template is used, not always the diagnosed line."""
+    for file, line, note in fe.instantiated_at:
+        try:
+            rel = str(Path(os.path.normpath(os.path.join(tree, file))).resolve().relative_to(tree.resolve()))
+        except ValueError:
+            continue
+        for diag_line, codes in mig.diag_codes.get(rel, {}).items():
+            for code in codes:
+                name = code.split(":", 1)[-1].rsplit("::", 1)[-1]
+                if len(name) > 3 and re.search(rf"\b{re.escape(name)}\b", note[note.find("note:"):]):
+                    return f"instantiated from {rel}:{line} with `{name}`, diagnosed on line {diag_line} ({code})"
+    return None
+
+
 def classify(a, r: CompileResult, ctx: Ctx, compiler: str, unit: str) -> tuple[str, str]:
     """(class, detail) for a unit that compiled before and fails now."""
     found = classify_compile(a, r, ctx, compiler, unit)
@@ -1068,6 +1099,10 @@ def classify_compile(a, r: CompileResult, ctx: Ctx, compiler: str, unit: str) ->
     if flagged:
         codes = mig.diag_codes.get(rel, {}).get(fe.line, [])
         return "flagged", f"{where} {','.join(sorted(set(codes)))[:200]}"
+    if rel is None:
+        found = flagged_instantiation(fe, tree, mig)
+        if found:
+            return "flagged", f"{where} {found}"
     if rel is not None and fe.line:
         # The error sits in a branch whose condition cuport flagged (`#if CUDART_VERSION >= 2020`
         # left as written, false on HIP, so the `#else` branch is compiled): the flag explains it.
