@@ -543,9 +543,10 @@ def find_leftovers(out_root: Path, files: list[str], skip: set[str], idents: set
     diagnosed: dict[str, int] = {}
     examples: dict[str, list[str]] = {}
     # A bare `#include "cuda_runtime.h"` (found through -I) is CUDA's header; a
-    # bare "config.h" is not Thrust's thrust/system/cuda/config.h: only headers
-    # at most one folder deep count by their file name.
-    header_basenames = {Path(h).name: h for h in headers if h.count("/") <= 1}
+    # bare "config.h" is not Thrust's thrust/system/cuda/config.h, nor HeCBench
+    # scan3's "scan.h" (its sibling's, through -I) cooperative_groups/scan.h:
+    # only top-level headers count by their file name.
+    header_basenames = {Path(h).name: h for h in headers if "/" not in h}
     for rel in files:
         p = out_root / rel
         if rel in skip or p.suffix.lower() not in C_FAMILY or not p.is_file():
@@ -575,7 +576,10 @@ def find_leftovers(out_root: Path, files: list[str], skip: set[str], idents: set
                 m = INCLUDE_RE.match(raw_lines[no - 1].encode())
                 if m:
                     inc = m.group(1).decode()
-                    if inc in headers or (Path(inc).name in header_basenames and "/" not in inc):
+                    # The project's own header beside the file (HeCBench scan3's "scan.h",
+                    # not cooperative_groups/scan.h) is no library's.
+                    own_header = (p.parent / inc).is_file()
+                    if not own_header and (inc in headers or (Path(inc).name in header_basenames and "/" not in inc)):
                         hits.append(inc)
             for w in hits:
                 if no in dl:
