@@ -30,7 +30,7 @@ pub(super) fn cast_coordinate_arguments(input: &FileInput<'_>, planned: &mut Pla
             continue;
         };
         let range = TextRange::new(site.range.start, end);
-        if !casts_here(src, range, facts) || overlaps_an_edit(planned, range) {
+        if !casts_here(src, range, facts) || planned.overlaps_an_edit(range) {
             continue;
         }
         let member = String::from_utf8_lossy(&src[range.start..range.end]).into_owned();
@@ -81,13 +81,6 @@ fn casts_here(src: &[u8], range: TextRange, facts: &CoordinateFacts) -> bool {
     let member_call = before.ends_with(b".") || before.ends_with(b"->");
     let qualified = before.ends_with(b"::") && !before.ends_with(b"std::");
     !member_call && !qualified && facts.calls.iter().any(|c| c.as_bytes() == callee)
-}
-
-fn overlaps_an_edit(planned: &Planned, range: TextRange) -> bool {
-    planned
-        .edits
-        .iter()
-        .any(|e| e.range.start < range.end && range.start < e.range.end)
 }
 
 #[cfg(test)]

@@ -30,10 +30,7 @@ pub(super) fn port_host_min_max(input: &FileInput<'_>, planned: &mut Planned) {
         return;
     }
     for (range, name) in calls {
-        let overlaps = planned
-            .edits
-            .iter()
-            .any(|e| e.range.start < range.end && range.start < e.range.end);
+        let overlaps = planned.overlaps_an_edit(range);
         let Some(helper) = facts.helpers.get(name).filter(|_| !overlaps) else {
             continue;
         };

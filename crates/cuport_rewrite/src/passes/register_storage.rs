@@ -34,11 +34,7 @@ pub(super) fn remove_register_storage_class(input: &FileInput<'_>, planned: &mut
             .take_while(|b| matches!(b, b' ' | b'\t'))
             .count();
         let range = cuport_model::TextRange::new(at, at + KEYWORD.len() + blanks);
-        let overlaps = planned
-            .edits
-            .iter()
-            .any(|e| e.range.start < range.end && range.start < e.range.end);
-        if !overlaps {
+        if !planned.overlaps_an_edit(range) {
             planned.edits.push(Edit {
                 range,
                 replacement: String::new(),

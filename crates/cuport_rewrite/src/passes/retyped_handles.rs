@@ -108,10 +108,7 @@ fn member_calls_receiving(
             .sites
             .iter()
             .any(|s| s.range.start < range.end && range.start < s.range.end)
-            || planned
-                .edits
-                .iter()
-                .any(|e| e.range.start < range.end && range.start < e.range.end);
+            || planned.overlaps_an_edit(range);
         if !touched {
             calls.push((callee, range));
         }

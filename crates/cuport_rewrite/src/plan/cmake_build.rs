@@ -189,6 +189,9 @@ impl<'a> Planner<'a> {
                         self.edit(at, options(&targets), self.code_of(site), &site.name);
                     }
                 }
+                if rdc {
+                    self.static_libraries_with_rdc(site, facts, Some(&targets));
+                }
             }
             "set_property" => {
                 let first = words.first().map(|&w| text(w));
@@ -206,8 +209,14 @@ impl<'a> Planner<'a> {
                     String::new()
                 };
                 self.replace_command(&command, &replacement, site);
+                if rdc {
+                    self.static_libraries_with_rdc(site, facts, Some(&targets));
+                }
             }
             "set" if site.name == SEPARABLE_DEFAULT && at == 0 && words.len() == 2 => {
+                if rdc {
+                    self.static_libraries_with_rdc(site, facts, None);
+                }
                 let replacement = if rdc {
                     rdc_lines(&indent, None, &facts.relocatable_device_code)
                 } else {
@@ -216,9 +225,6 @@ impl<'a> Planner<'a> {
                 self.replace_command(&command, &replacement, site);
             }
             _ => return false,
-        }
-        if rdc {
-            self.static_libraries_with_rdc(site, facts, &words, command_name.as_str());
         }
         let message = if site.name == SEPARABLE || site.name == SEPARABLE_DEFAULT {
             format!(
@@ -243,29 +249,18 @@ impl<'a> Planner<'a> {
         &mut self,
         site: &Site,
         facts: &OneWayCmake,
-        words: &[(usize, usize)],
-        command_name: &str,
+        targets: Option<&[&str]>,
     ) {
         let Some(note) = facts.rdc_static_library.as_deref() else {
             return;
         };
-        let text = |w: &(usize, usize)| self.text(TextRange::new(w.0, w.1)).to_owned();
-        let targets: Vec<String> = match command_name {
-            "set_target_properties" => words
-                .iter()
-                .take_while(|w| text(w) != "PROPERTIES")
-                .map(text)
-                .collect(),
-            "set_property" => words
-                .iter()
-                .skip(1)
-                .take_while(|w| text(w) != "PROPERTY")
-                .map(text)
-                .collect(),
-            _ => static_libraries(self.src),
-        };
         let libraries = static_libraries(self.src);
-        for target in targets.iter().filter(|t| libraries.contains(t)) {
+        // No targets: the directory's default (`set(CMAKE_CUDA_SEPARABLE_COMPILATION ON)`).
+        let targets: Vec<&str> = match targets {
+            Some(targets) => targets.to_vec(),
+            None => libraries.iter().map(String::as_str).collect(),
+        };
+        for target in targets.iter().filter(|t| libraries.iter().any(|l| l == *t)) {
             let message =
                 format!("`{target}` is a static library with relocatable device code: {note}");
             let diagnostic = self.diagnose(site, self.code_of(site), Level::Manual, message);

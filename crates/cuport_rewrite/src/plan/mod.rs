@@ -39,6 +39,14 @@ pub(crate) struct Planned {
 }
 
 impl Planned {
+    /// Whether a planned edit already touches some of `range` (a pass
+    /// leaves such text to the edit).
+    pub(crate) fn overlaps_an_edit(&self, range: TextRange) -> bool {
+        self.edits
+            .iter()
+            .any(|e| e.range.start < range.end && range.start < e.range.end)
+    }
+
     /// What a planned edit replaces exactly `range` with (a renamed type).
     pub(crate) fn renamed_to(&self, range: TextRange) -> Option<String> {
         self.edits
