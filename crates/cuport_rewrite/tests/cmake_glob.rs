@@ -146,6 +146,7 @@ fn the_globbed_fixture_builds_with_cmakes_hip_language() {
     let build = out.path().join("build");
     let mut configure = std::process::Command::new("cmake");
     configure.arg("-S").arg(&tree).arg("-B").arg(&build);
+    common::scratch_in(&mut configure, out.path());
     // Debian splits ROCm over /usr: as in hip_review.rs's CMake build, a
     // root with the one link CMake's HIP language looks for stands in.
     let debian = Path::new("/usr/lib/x86_64-linux-gnu/cmake/hip-lang");
@@ -160,12 +161,13 @@ fn the_globbed_fixture_builds_with_cmakes_hip_language() {
             .arg("-DCMAKE_HIP_FLAGS=--rocm-path=/usr --hip-device-lib-path=/usr/lib/x86_64-linux-gnu/amdgcn/bitcode");
     }
     common::run_ok(&mut configure);
-    common::run_ok(
+    common::run_ok(common::scratch_in(
         std::process::Command::new("cmake")
             .arg("--build")
             .arg(&build)
             .arg("--verbose"),
-    );
+        out.path(),
+    ));
     assert!(build.join("globbed").is_file());
     // The .cu objects were compiled as HIP (their flags say so).
     let flags = std::fs::read_to_string(build.join("CMakeFiles/globbed.dir/flags.make")).unwrap();

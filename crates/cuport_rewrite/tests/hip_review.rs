@@ -539,6 +539,7 @@ fn a_cmake_project_builds_with_cmakes_hip_language() {
     let build = out.path().join("build");
     let mut configure = std::process::Command::new("cmake");
     configure.arg("-S").arg(&tree).arg("-B").arg(&build);
+    common::scratch_in(&mut configure, out.path());
     // Debian splits ROCm over /usr: CMake's HIP language looks for
     // hip-lang-config.cmake under <ROCm root>/lib/cmake, so a root with that
     // one link stands in, and clang needs the ROCm paths hipcc passes it.
@@ -560,11 +561,12 @@ fn a_cmake_project_builds_with_cmakes_hip_language() {
         String::from_utf8_lossy(&configured.stdout),
         String::from_utf8_lossy(&configured.stderr)
     );
-    common::run_ok(
+    common::run_ok(common::scratch_in(
         std::process::Command::new("cmake")
             .arg("--build")
             .arg(&build),
-    );
+        out.path(),
+    ));
     let link = std::fs::read_to_string(build.join("CMakeFiles/rdc.dir/link.txt")).unwrap();
     assert!(
         link.contains("-fgpu-rdc") && link.contains("--offload-arch=gfx90a"),

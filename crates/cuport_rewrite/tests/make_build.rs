@@ -135,11 +135,12 @@ fn the_fixture_makefile_builds_with_hipcc() {
     if !common::require("make") || !common::require("hipcc") {
         return;
     }
-    common::run_ok(
+    common::run_ok(common::scratch_in(
         std::process::Command::new("make")
             .arg("CUDA_PATH=/usr")
             .current_dir(&tree),
-    );
+        &tree,
+    ));
     assert!(tree.join("build/scale").is_file());
 }
 

@@ -127,6 +127,18 @@ pub(crate) fn run_ok(command: &mut std::process::Command) {
     );
 }
 
+/// Gives a HIP build its own scratch folder under `dir`: clang leaves an
+/// empty `<source>-<hash>` folder in TMPDIR for each HIP compile, and
+/// CMake's HIP compiler check two more, which would pile up in /tmp.
+pub(crate) fn scratch_in<'c>(
+    command: &'c mut std::process::Command,
+    dir: &Path,
+) -> &'c mut std::process::Command {
+    let scratch = dir.join("tmp");
+    std::fs::create_dir_all(&scratch).unwrap();
+    command.env("TMPDIR", scratch)
+}
+
 pub(crate) fn require(tool: &str) -> bool {
     let found = std::process::Command::new(tool)
         .arg("--version")
