@@ -194,7 +194,9 @@ pub struct MakeFacts {
 #[derive(Debug, Clone, Default, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct ImplicitStdHeaders {
-    /// C++ header (`cstring`) → the functions of it a port may rely on.
+    /// Header to add (`cstring`; a C header such as `math.h` where only
+    /// its C form declares what the file calls) → the functions of it a
+    /// port may rely on.
     #[serde(default)]
     pub headers: BTreeMap<String, Vec<String>>,
     pub reference: Option<String>,

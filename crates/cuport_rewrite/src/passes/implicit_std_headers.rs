@@ -37,8 +37,15 @@ pub(super) fn add_implicit_std_headers(input: &FileInput<'_>, planned: &mut Plan
         .headers
         .iter()
         .filter(|(header, _)| {
-            let c_name = format!("{}.h", header.trim_start_matches('c'));
-            !included.iter().any(|i| *i == **header || *i == c_name)
+            // `cstring` is also had through `string.h`; a C header the
+            // profile names itself (`math.h`) only through itself.
+            let c_form = header
+                .strip_prefix('c')
+                .filter(|name| !name.contains('.'))
+                .map(|name| format!("{name}.h"));
+            !included
+                .iter()
+                .any(|i| *i == **header || Some(i) == c_form.as_ref())
         })
         .collect();
     // The calls of the output, not of the input: a rename (`__expf` to
@@ -118,5 +125,20 @@ mod tests {
             &MigrateOptions::dual_stack(vec![Target::Ascend]),
         );
         assert!(dual.headers.is_empty(), "{:?}", dual.headers);
+    }
+
+    #[test]
+    fn host_classification_calls_get_math_h_on_hip_even_with_cmath() {
+        let options = MigrateOptions::new(Target::Hip);
+        let port = |src: &str| run_pass(&ADD_IMPLICIT_STD_HEADERS, Language::Cuda, src, &options);
+        // llm.c's dev/cuda/common.h: host code calls isfinite unqualified.
+        let src = "#include <cuda_runtime.h>\n#include <cmath>\nbool ok(float x) { return isfinite(x); }\n";
+        assert_eq!(port(src).headers, ["math.h"]);
+        let has_it =
+            "#include <cuda_runtime.h>\n#include <math.h>\nbool ok(float x) { return isnan(x); }\n";
+        assert!(port(has_it).headers.is_empty());
+        let device_only =
+            "#include <cuda_runtime.h>\n__global__ void k(float* x) { x[0] = expf(x[1]); }\n";
+        assert!(port(device_only).headers.is_empty());
     }
 }
