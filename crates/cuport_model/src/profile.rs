@@ -199,6 +199,10 @@ pub struct ImplicitStdHeaders {
     /// port may rely on.
     #[serde(default)]
     pub headers: BTreeMap<String, Vec<String>>,
+    /// Only calls in host code count (`__host__ __device__` functions
+    /// included): the target's device code has declarations of its own.
+    #[serde(default)]
+    pub host_only: bool,
     pub reference: Option<String>,
 }
 

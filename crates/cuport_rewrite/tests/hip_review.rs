@@ -895,8 +895,10 @@ fn a_warp_transpose_block_load_is_ported_with_the_wavefront_note() {
 }
 
 /// HeCBench's most frequent "not in the rule tables" name was `__syncwarp`
-/// (53 sites): HIP has it, with `__activemask` and `__match_*_sync`, from
-/// ROCm 6.2 with 64-bit masks; HIP 5.2.3 has none of them.
+/// (53 sites). HIP has the `*_sync` builtins with 64-bit masks by default
+/// from 7.0; 6.2 to 6.4 declare them only with HIP_ENABLE_WARP_SYNC_BUILTINS
+/// (6.4.3's headers, checked; 6.4.3 has no `__syncwarp` at all), 5.2.3 not
+/// at all.
 #[test]
 fn warp_sync_builtins_follow_the_selected_release() {
     let src = "__global__ void k(int *x) {\n  __syncwarp();\n  x[0] = __match_any_sync(~0ull, x[1]);\n}\n";
@@ -917,10 +919,17 @@ fn warp_sync_builtins_follow_the_selected_release() {
     };
     let pair = |name: &str, code: &str| (name.to_owned(), code.to_owned());
     assert_eq!(
-        codes_at("6.2.0"),
+        codes_at("7.0.0"),
         [
             pair("__match_any_sync", "CP1280"),
             pair("__syncwarp", "CP1280")
+        ]
+    );
+    assert_eq!(
+        codes_at("6.4.3"),
+        [
+            pair("__match_any_sync", "CP0016"),
+            pair("__syncwarp", "CP0016")
         ]
     );
     assert_eq!(
@@ -1136,5 +1145,65 @@ fn relocatable_device_code_in_a_static_library_is_reported() {
         cmake_out
             .contains("target_link_options(particles PRIVATE $<$<LINK_LANGUAGE:HIP>:-fgpu-rdc>)"),
         "{cmake_out}"
+    );
+}
+
+/// The port for a release before HIP 7.0 as llm.c needs it (found with
+/// Debian sid's HIP 6.4.3, where every dev/cuda unit failed): the mask-less
+/// shuffle, the cache-hint load and store as plain ones (HIP declares
+/// `__ldcs` for `__half` only), and `<math.h>` for host code that calls
+/// `isfinite` unqualified (nvcc's runtime header brings it, HIP's does not).
+/// The port compiles with Debian's hipcc (5.2.3).
+#[test]
+fn llm_c_warp_sum_cache_hints_and_host_isfinite_compile_before_hip_7() {
+    let src = "#include <cuda_runtime.h>\n#include <cmath>\n\
+               __device__ float warp_sum(float val) {\n  for (int offset = 16; offset > 0; offset /= 2) {\n    \
+               val += __shfl_xor_sync(0xFFFFFFFF, val, offset);\n  }\n  return val;\n}\n\
+               __global__ void copy(int4* out, const int4* in, int i) {\n  \
+               __stcs(out + i, __ldcs(in + i));\n  out[0] = __ldcg(reinterpret_cast<const int4*>(in));\n}\n\
+               bool finite_all(const float* v, int n) {\n  for (int i = 0; i < n; i++) {\n    \
+               if (!isfinite(v[i])) return false;\n  }\n  return true;\n}\n";
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.sdk_versions.insert(
+        Target::Hip,
+        cuport_model::SdkVersion::parse("6.4.3").unwrap(),
+    );
+    let first = migrate_checked(src, &options);
+    let out = text(&first);
+    assert_has(&out, "val += __shfl_xor(val, offset);");
+    assert_has(&out, "(*(out + i) = (*(in + i)));");
+    assert_has(&out, "out[0] = (*(reinterpret_cast<const int4*>(in)));");
+    assert_has(&out, "#include <math.h>");
+    let hint_reports = first
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "CP1285")
+        .count();
+    assert_eq!(hint_reports, 3, "{:#?}", first.diagnostics);
+    let mut newest = MigrateOptions::new(Target::Hip);
+    newest.sdk_versions.insert(
+        Target::Hip,
+        cuport_model::SdkVersion::parse("7.0.0").unwrap(),
+    );
+    assert_has(
+        &text(&migrate_checked(src, &newest)),
+        "__shfl_xor_sync(0xFFFFFFFF, val, offset)",
+    );
+    if !common::require("hipcc") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("llmc.hip");
+    std::fs::write(&path, &first.output).unwrap();
+    let compiled = std::process::Command::new("hipcc")
+        .args(["-fsyntax-only", "--offload-arch=gfx90a", "-w"])
+        .arg(&path)
+        .env("TMPDIR", dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        compiled.status.success(),
+        "{}\n{out}",
+        String::from_utf8_lossy(&compiled.stderr)
     );
 }

@@ -25,7 +25,9 @@ pub(super) fn port_host_min_max(input: &FileInput<'_>, planned: &mut Planned) {
     if input.language != Language::Cuda || facts.helpers.is_empty() {
         return;
     }
-    let calls = host_calls(input.src, input.analysis, |w| facts.helpers.contains_key(w));
+    let calls = host_calls(input.src, input.analysis, HostDevice::Device, |w| {
+        facts.helpers.contains_key(w)
+    });
     if calls.is_empty() {
         return;
     }
@@ -77,23 +79,55 @@ fn diagnostic(
     }
 }
 
-/// The calls of the names `wanted` accepts in host code: not in a kernel
-/// or `__device__` function, not a member or qualified name, not in a
-/// directive line; none where the file declares such a name itself.
-fn host_calls<'s>(
-    src: &'s [u8],
-    analysis: &FileAnalysis,
-    wanted: impl Fn(&str) -> bool,
-) -> Vec<(TextRange, &'s str)> {
-    let device: Vec<TextRange> = analysis
+/// Which functions count as device code for [`host_calls`]: a
+/// `__host__ __device__` function is compiled for the host too, which
+/// matters where the host pass would reject the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum HostDevice {
+    /// Its calls are device calls (left to the kernel port).
+    Device,
+    /// Its calls are host calls as well.
+    Host,
+}
+
+/// The bodies of kernels and `__device__` functions (with `host_device`,
+/// `__host__ __device__` ones are left out: they are host code too).
+fn device_bodies(src: &[u8], analysis: &FileAnalysis, host_device: HostDevice) -> Vec<TextRange> {
+    analysis
         .sites
         .iter()
         .filter(|s| {
             s.kind == SiteKind::KernelDefinition
                 || (s.kind == SiteKind::Qualifier && s.name == "__device__")
         })
-        .filter_map(|s| s.body)
-        .collect();
+        .filter_map(|s| s.body.map(|body| (s.range.start, body)))
+        .filter(|&(at, body)| host_device == HostDevice::Device || !declared_host(src, at, body))
+        .map(|(_, body)| body)
+        .collect()
+}
+
+/// Whether the declaration around a qualifier at `at`, up to its `body`,
+/// also says `__host__`.
+fn declared_host(src: &[u8], at: usize, body: TextRange) -> bool {
+    let head_start = src[..at]
+        .iter()
+        .rposition(|b| matches!(b, b';' | b'}' | b'{'))
+        .map_or(0, |i| i + 1);
+    let head = &src[head_start..body.start.max(head_start)];
+    memchr::memmem::find(head, b"__host__").is_some()
+}
+
+/// The calls of the names `wanted` accepts in host code: not in a kernel
+/// or `__device__` function (see [`HostDevice`]), not a member or
+/// qualified name, not in a directive line; none where the file declares
+/// such a name itself.
+pub(super) fn host_calls<'s>(
+    src: &'s [u8],
+    analysis: &FileAnalysis,
+    host_device: HostDevice,
+    wanted: impl Fn(&str) -> bool,
+) -> Vec<(TextRange, &'s str)> {
+    let device = device_bodies(src, analysis, host_device);
     let mut calls = Vec::new();
     for (at, word) in code_words(src, 0, src.len()) {
         if !wanted(word) {

@@ -6,6 +6,7 @@
 //! of each function the file calls and includes nothing for.
 use cuport_model::{Language, Library, SiteKind};
 
+use super::host_min_max::{host_calls, HostDevice};
 use crate::edit::{apply_edits, Edit};
 use crate::headers::included_paths;
 use crate::options::Mode;
@@ -48,11 +49,21 @@ pub(super) fn add_implicit_std_headers(input: &FileInput<'_>, planned: &mut Plan
                 .any(|i| *i == **header || Some(i) == c_form.as_ref())
         })
         .collect();
+    // Host calls only, where the target's device code has declarations of
+    // its own: read in the input (the analysis's function bodies are its).
+    let host_only;
     // The calls of the output, not of the input: a rename (`__expf` to
     // `expf`) can bring a call in, and a second run would see it. The
     // output is built only where an edit writes or removes such a name.
     let ported;
-    let calls = if edits_touch_any(src, &planned.edits, &missing) {
+    let calls = if facts.host_only {
+        host_only = host_calls(src, analysis, HostDevice::Host, |word| {
+            missing
+                .iter()
+                .any(|(_, functions)| functions.iter().any(|f| f == word))
+        });
+        host_only.iter().map(|(_, name)| *name).collect()
+    } else if edits_touch_any(src, &planned.edits, &missing) {
         ported = apply_edits(src, planned.edits.clone()).0;
         called_names(&ported)
     } else {
@@ -137,8 +148,15 @@ mod tests {
         let has_it =
             "#include <cuda_runtime.h>\n#include <math.h>\nbool ok(float x) { return isnan(x); }\n";
         assert!(port(has_it).headers.is_empty());
-        let device_only =
-            "#include <cuda_runtime.h>\n__global__ void k(float* x) { x[0] = expf(x[1]); }\n";
+        // Device code has clang's HIP declarations; host-device code is
+        // compiled for the host too (hipcc: "reference to __device__
+        // function 'isfinite' in __host__ __device__ function").
+        let device_only = "#include <cuda_runtime.h>\n__device__ float f(float x) { return isfinite(x) ? x : 0.f; }\n";
         assert!(port(device_only).headers.is_empty());
+        let host_device = "#include <cuda_runtime.h>\n__host__ __device__ inline bool f(float x) { return isinf(x); }\n";
+        assert_eq!(port(host_device).headers, ["math.h"]);
+        let qualified =
+            "#include <cuda_runtime.h>\nbool ok(float x) { return std::isfinite(x); }\n";
+        assert!(port(qualified).headers.is_empty());
     }
 }
