@@ -342,6 +342,11 @@ pub struct VectorTypeFacts {
     /// templates) lose overload resolution to the project's and stay.
     #[serde(default)]
     pub member_operators: Vec<String>,
+    /// The binary operators the target's vector types define as
+    /// non-template friends for two operands of the type (HIP from 5.7:
+    /// `*`, `/`): a project's own `operator*(V, V)` is ambiguous there too.
+    #[serde(default)]
+    pub friend_operators: Vec<String>,
     /// Where the target's `dim3` has no constructor from its `uint3`
     /// (CUDA's has `dim3(uint3)`): the constructor that takes the three
     /// values instead, written for a `make_uint3(...)` that initialises

@@ -1,6 +1,8 @@
-//! A project's own compound assignments and increments on CUDA's vector
-//! types (`inline __host__ __device__ void operator+=(float4 &a, float4 b)`,
-//! as cuda-samples' `helper_math.h` defines them; `operator++(float4 &a)`).
+//! A project's own compound assignments, increments and same-type binary
+//! operators on CUDA's vector types (`inline __host__ __device__ void
+//! operator+=(float4 &a, float4 b)`, as cuda-samples' `helper_math.h`
+//! defines them; `operator++(float4 &a)`; `float2 operator*(float2 a,
+//! float2 b)`).
 //! CUDA's vector types have no operators; a target whose vector types
 //! define the same operator as a non-template member (HIP's
 //! `HIP_vector_type`) makes every use of the project's one ambiguous. Which
@@ -25,20 +27,16 @@ pub(crate) fn vector_operator_definitions(
         if tokens[i].kind != TokKind::Ident || tokens[i].text(src) != b"operator" {
             continue;
         }
-        let (operator, open, increment) = match compound_operator(src, tokens, i + 1) {
-            Some((operator, open)) => (operator, open, false),
-            None => match increment_operator(tokens, i + 1) {
-                Some((operator, open)) => (operator.to_owned(), open, true),
-                None => continue,
-            },
+        let Some((operator, open, form)) = operator_form(src, tokens, i + 1) else {
+            continue;
         };
         let Some(close) = matching(open) else {
             continue;
         };
-        let vector_type = if increment {
-            incremented_vector(tokens, src, open + 1, close)
-        } else {
-            same_vector_parameters(tokens, src, open + 1, close)
+        let vector_type = match form {
+            Form::Increment => incremented_vector(tokens, src, open + 1, close),
+            Form::Compound => same_vector_parameters(tokens, src, open + 1, close),
+            Form::Binary => binary_vector_parameters(tokens, src, open + 1, close),
         };
         let Some(vector_type) = vector_type else {
             continue;
@@ -149,6 +147,43 @@ fn matching_bracket(matches: &[u32], i: usize) -> Option<usize> {
 
 /// `+=`, `-=`, ..., `<<=` starting at token `at`, and the index of the `(`
 /// after it.
+/// The operator kinds whose parameters are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// `@=(V&, V)`.
+    Compound,
+    /// `++(V&)`, `--(V&, int)`.
+    Increment,
+    /// `*(V, V)`, `/(const V&, const V&)`.
+    Binary,
+}
+
+/// The operator after `operator` at `at`, the index of its `(`, and its form.
+fn operator_form(src: &[u8], tokens: &[Token], at: usize) -> Option<(String, usize, Form)> {
+    if let Some((operator, open)) = compound_operator(src, tokens, at) {
+        return Some((operator, open, Form::Compound));
+    }
+    if let Some((operator, open)) = increment_operator(tokens, at) {
+        return Some((operator.to_owned(), open, Form::Increment));
+    }
+    binary_operator(tokens, at).map(|(operator, open)| (operator.to_owned(), open, Form::Binary))
+}
+
+/// `*` or `/` alone at token `at` (not `*=`), and the index of the `(`
+/// after it. `+` and `-` are left out: HIP declares them as templates,
+/// which a project's own non-template operator beats.
+fn binary_operator(tokens: &[Token], at: usize) -> Option<(&'static str, usize)> {
+    let operator = match tokens.get(at)?.kind {
+        TokKind::Punct(b'*') => "*",
+        TokKind::Punct(b'/') => "/",
+        _ => return None,
+    };
+    tokens
+        .get(at + 1)?
+        .is_punct(b'(')
+        .then_some((operator, at + 1))
+}
+
 fn compound_operator(src: &[u8], tokens: &[Token], at: usize) -> Option<(String, usize)> {
     let first = tokens.get(at)?;
     let text = std::str::from_utf8(first.text(src)).ok()?;
@@ -214,6 +249,34 @@ fn same_vector_parameters(tokens: &[Token], src: &[u8], from: usize, to: usize) 
         && second.first() == Some(&vector)
         && !second.contains(&","))
     .then(|| vector.to_owned())
+}
+
+/// The vector type when the parameters between `from` and `to` are two of
+/// one CUDA vector type `V`, each by value or by `const` reference.
+fn binary_vector_parameters(
+    tokens: &[Token],
+    src: &[u8],
+    from: usize,
+    to: usize,
+) -> Option<String> {
+    let words: Vec<&str> = (from..to)
+        .map(|k| std::str::from_utf8(tokens[k].text(src)).unwrap_or(""))
+        .collect();
+    let comma = words.iter().position(|w| *w == ",")?;
+    let (first, second) = (&words[..comma], &words[comma + 1..]);
+    let vector = parameter_vector(first)?;
+    (parameter_vector(second) == Some(vector)).then(|| vector.to_owned())
+}
+
+/// `V`, `V a`, `const V a` or `const V &a` for a CUDA vector type `V`.
+fn parameter_vector<'w>(words: &[&'w str]) -> Option<&'w str> {
+    let constant = words.first() == Some(&"const");
+    let rest = if constant { &words[1..] } else { words };
+    let vector = *rest.first()?;
+    let by_reference = rest.get(1) == Some(&"&");
+    let name_at = if by_reference { 2 } else { 1 };
+    let well_formed = rest.len() <= name_at + 1 && (!by_reference || constant);
+    (well_formed && is_vector_type(vector)).then_some(vector)
 }
 
 /// CUDA's built-in vector types (`float4`, `uchar2`, `longlong3`, ...).

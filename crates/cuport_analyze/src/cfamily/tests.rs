@@ -229,3 +229,23 @@ struct S { S& operator+=(const S& o); };
     );
     assert!(first.ends_with("a.x += b.x;\n}"), "{first}");
 }
+
+#[test]
+fn same_type_multiplications_and_divisions_are_found() {
+    let src = "\
+inline __host__ __device__ float2 operator*(float2 a, float2 b) { return a; }
+inline __host__ __device__ float3 operator/(const float3 &a, const float3 &b) { return a; }
+inline __host__ __device__ float2 operator*(float2 a, float s) { return a; }
+inline __host__ __device__ float2 operator*(float s, float2 a) { return a; }
+inline __host__ __device__ int2 operator/(int2 &a, int2 &b) { return a; }
+inline __host__ __device__ float4 operator+(float4 a, float4 b) { return a; }
+struct M { M operator*(const M& o) const; };
+";
+    let a = analyze(src);
+    let found: Vec<(&str, &str)> = a
+        .vector_operators
+        .iter()
+        .map(|d| (d.operator.as_str(), d.vector_type.as_str()))
+        .collect();
+    assert_eq!(found, [("operator*", "float2"), ("operator/", "float3")]);
+}

@@ -1,5 +1,6 @@
 //! Members the target lacks (`cudaDeviceProp::maxThreadsPerMultiProcessor`
-//! on Ascend, whose property struct has six fields), or gained later than
+//! on Ascend, whose property struct has six fields), has with a difference
+//! (HIP's tile shuffles take scalars only), or gained later than
 //! their struct or class (`hipDeviceProp_t::asyncEngineCount` from HIP 6.0,
 //! `thread_block_tile::meta_group_rank()` from HIP 5.7; rules of kind
 //! `member`): each use is reported, with the rule's note, or in a port made
@@ -29,7 +30,10 @@ pub(super) fn report_members_too_new(input: &FileInput<'_>, planned: &mut Planne
         return;
     };
     for (name, resolved) in rules.members(target) {
-        if matches!(resolved.status(), Status::Manual | Status::Unsupported) {
+        if matches!(
+            resolved.status(),
+            Status::Manual | Status::Unsupported | Status::Approximate
+        ) {
             report_missing_member(
                 input.src,
                 input.lines,
@@ -85,6 +89,10 @@ fn report_missing_member(
     };
     let (level, what) = match resolved.status() {
         Status::Unsupported => (Level::Unsupported, "has no counterpart"),
+        Status::Approximate => (
+            Level::Approximate,
+            "is kept but does not behave exactly the same",
+        ),
         _ => (Level::Manual, "has no automatic equivalent"),
     };
     for (range, object) in member_uses(src, analysis, owner, member, resolved) {

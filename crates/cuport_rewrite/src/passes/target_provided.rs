@@ -67,13 +67,17 @@ fn vector_operators(analysis: &FileAnalysis, targets: &[Target]) -> Vec<(String,
         return Vec::new();
     };
     let reference = facts.iter().find_map(|f| f.reference.clone());
-    // Only an operator the target's vector types define as a member clashes
-    // (the others lose to the project's, which then must stay).
+    // Only an operator the target's vector types define as a non-template
+    // (a member, or a friend for two operands of the type) clashes; the
+    // others lose to the project's, which then must stay.
     let clashes = |operator: &str| {
         let symbol = operator.strip_prefix("operator").unwrap_or(operator);
-        facts
-            .iter()
-            .any(|f| f.member_operators.iter().any(|m| m == symbol))
+        facts.iter().any(|f| {
+            f.member_operators
+                .iter()
+                .chain(&f.friend_operators)
+                .any(|m| m == symbol)
+        })
     };
     analysis
         .vector_operators
@@ -83,8 +87,10 @@ fn vector_operators(analysis: &FileAnalysis, targets: &[Target]) -> Vec<(String,
             let increment = d.operator.ends_with("++") || d.operator.ends_with("--");
             let signature = if increment {
                 format!("{}({}&)", d.operator, d.vector_type)
-            } else {
+            } else if d.operator.ends_with('=') {
                 format!("{}({}&, {})", d.operator, d.vector_type, d.vector_type)
+            } else {
+                format!("{}({}, {})", d.operator, d.vector_type, d.vector_type)
             };
             let message = format!(
                 "the project's own `{signature}` is compiled out where the target's `{}` defines the same operator (every use would be ambiguous); check that the project's is component-wise like the target's",
