@@ -967,6 +967,9 @@ def run_cuport(a, src: Path, out: Path) -> tuple[Migration, dict]:
                str(src), "--out", str(out), "--format", "json"]
     else:
         cmd = [a.cuport, "migrate", "--dual", "--to", a.dual_targets, str(src), "--out", str(out), "--format", "json"]
+        # The shim's HIP branch is made for the HIP it is compiled with.
+        if "hip" in a.dual_targets.split(",") and a.rocm_version != "newest":
+            cmd += ["--rocm-version", a.rocm_version]
     cmd += a.cuport_arg
     log(a, "running " + " ".join(shlex.quote(c) for c in cmd))
     start = time.monotonic()
@@ -1217,7 +1220,7 @@ CUPORT_HIPCC, CUPORT_HIP_INCLUDES, CUPORT_BIN (the cuport binary).""")
     p.add_argument("--keep", action="store_true")
     p.add_argument("--cuport-arg", action="append", default=[], metavar="ARG", help="extra argument for cuport migrate")
     p.add_argument("--rocm-version", default="installed", metavar="X.Y.Z|installed|newest",
-                   help="--mode hip: the ROCm release the port is made for (cuport --rocm-version); "
+                   help="--mode hip, and --mode dual with hip: the ROCm release the port is made for (cuport --rocm-version); "
                         "'installed' (default): the release of the HIP headers hipcc compiles with, as a "
                         "user of that ROCm would choose; 'newest': no release, the tables' newest")
     p.add_argument("--no-leftovers", action="store_true", help="skip the silent-leftover check")
@@ -1551,7 +1554,8 @@ def print_table(a, units, before, afters, classes, leftovers=None, mig=None, stu
     n = len(units)
     nb = sum(before[u].ok for u in units)
     w = sys.stdout.write
-    made_for = f", --rocm-version {a.rocm_version}" if a.mode == "hip" and a.translator == "cuport" else ""
+    hip_port = a.mode == "hip" or (a.mode == "dual" and "hip" in a.dual_targets.split(","))
+    made_for = f", --rocm-version {a.rocm_version}" if hip_port and a.translator == "cuport" else ""
     w(f"\ncorpus_check: {a.src} ({'baseline only' if not afters else a.mode + ' via ' + a.translator}{made_for})\n")
     if mig is not None:
         w(f"migration: {mig.seconds:.1f} s" + (f"; {mig.inexact_maps} files whose line map is approximate" if mig.inexact_maps else "") + "\n")

@@ -62,7 +62,13 @@ impl Section {
             };
             let kind = resolved.kind();
             if kernels_compile {
-                section.add_device_rename(cuda_name, &resolved);
+                // A release older than the rule's has the rule's older form
+                // (`__shfl_xor` for `__shfl_xor_sync` before HIP 7.0).
+                let older = newer_release_needed(&resolved, target, sdk)
+                    .and(sdk)
+                    .and_then(|_| resolved.older_sdk())
+                    .map(|(template, _)| template);
+                section.add_device_rename(cuda_name, &resolved, older);
             }
             if !matches!(
                 kind,
@@ -106,6 +112,17 @@ impl Section {
         for map in rules.enum_maps(target) {
             section.add_enum_map(rules, map);
         }
+        // The shim stands in for cuda_runtime.h, which brings C headers the
+        // target's runtime header does not (`<math.h>`'s global isfinite
+        // on HIP): it includes them itself.
+        section.headers.entry(Library::Runtime).or_default().extend(
+            target
+                .profile()
+                .implicit_std_headers
+                .headers
+                .keys()
+                .cloned(),
+        );
         for list in section
             .headers
             .values_mut()
@@ -118,14 +135,19 @@ impl Section {
         section
     }
 
-    fn add_device_rename(&mut self, cuda_name: &str, resolved: &cuport_rules::Resolved<'_>) {
+    fn add_device_rename(
+        &mut self,
+        cuda_name: &str,
+        resolved: &cuport_rules::Resolved<'_>,
+        older: Option<&cuport_rules::Template>,
+    ) {
         let library = resolved
             .library()
             .or_else(|| cuport_analyze::library_of(cuda_name));
         if library != Some(Library::Device) || portable_name(cuda_name).is_none() {
             return;
         }
-        let provision = match (resolved.status(), resolved.template()) {
+        let provision = match (resolved.status(), older.or(resolved.template())) {
             (Status::Rewrite | Status::Approximate, Some(template)) => {
                 macro_provision(resolved, template)
             }
