@@ -204,3 +204,38 @@ fn the_cuda_section_forwards_every_portable_name_to_its_cuda_name() {
         }
     }
 }
+
+/// The HIP branch of a shim made for a release before HIP 7.0 spells the
+/// warp builtins without a mask (HIP 6.4.3 declares the `*_sync` forms only
+/// with HIP_ENABLE_WARP_SYNC_BUILTINS; llm.c's dual-stack HIP path failed
+/// on them), and it includes `<math.h>`, which cuda_runtime.h brings and
+/// hip_runtime.h does not (llm.c's host `isfinite`).
+#[test]
+fn the_hip_branch_follows_the_selected_release_and_brings_math_h() {
+    let shim_for = |version: Option<&str>| {
+        let mut options = dual_options(&[Target::Hip]);
+        if let Some(version) = version {
+            options.sdk_versions.insert(
+                Target::Hip,
+                cuport_model::SdkVersion::parse(version).unwrap(),
+            );
+        }
+        let migration = migrate_dir(&fixtures_root(), &options);
+        let runtime = migration
+            .generated
+            .iter()
+            .find(|f| f.path.ends_with("runtime.h"))
+            .unwrap();
+        target_section(&runtime.text, Target::Hip).to_owned()
+    };
+    let older = shim_for(Some("6.4.3"));
+    assert!(
+        older.contains("#define __shfl_xor_sync(cuport_a1, ...) __shfl_xor(__VA_ARGS__)"),
+        "{older}"
+    );
+    assert!(older.contains("#define __activemask() __ballot(1)"), "{older}");
+    assert!(older.contains("#include <math.h>"), "{older}");
+    let newest = shim_for(None);
+    assert!(!newest.contains("#define __shfl_xor_sync"), "{newest}");
+    assert!(newest.contains("#include <math.h>"), "{newest}");
+}
