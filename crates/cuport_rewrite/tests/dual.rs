@@ -233,7 +233,10 @@ fn the_hip_branch_follows_the_selected_release_and_brings_math_h() {
         older.contains("#define __shfl_xor_sync(cuport_a1, ...) __shfl_xor(__VA_ARGS__)"),
         "{older}"
     );
-    assert!(older.contains("#define __activemask() __ballot(1)"), "{older}");
+    assert!(
+        older.contains("#define __activemask() __ballot(1)"),
+        "{older}"
+    );
     assert!(older.contains("#include <math.h>"), "{older}");
     let newest = shim_for(None);
     assert!(!newest.contains("#define __shfl_xor_sync"), "{newest}");
