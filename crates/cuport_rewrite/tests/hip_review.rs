@@ -65,6 +65,42 @@ fn migrate_checked(src: &str, options: &MigrateOptions) -> FileMigration {
     first
 }
 
+/// Debian's hipcc on `source` saved as `name` (`-fsyntax-only` for gfx90a,
+/// warnings off, `extra` arguments before the file), in a scratch folder;
+/// None where hipcc is not installed (CI installs it).
+fn hipcc_syntax_check(
+    name: &str,
+    source: &[u8],
+    extra: &[&std::ffi::OsStr],
+) -> Option<std::process::Output> {
+    if !common::require("hipcc") {
+        return None;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(name);
+    std::fs::write(&path, source).unwrap();
+    let mut command = std::process::Command::new("hipcc");
+    common::scratch_in(&mut command, dir.path());
+    let output = command
+        .args(["-fsyntax-only", "--offload-arch=gfx90a", "-w"])
+        .args(extra)
+        .arg(&path)
+        .output()
+        .unwrap();
+    Some(output)
+}
+
+/// Fails unless hipcc accepts `source` (skipped where hipcc is missing).
+fn assert_hipcc_compiles(name: &str, source: &[u8], port: &str) {
+    if let Some(compiled) = hipcc_syntax_check(name, source, &[]) {
+        assert!(
+            compiled.status.success(),
+            "{}\n{port}",
+            String::from_utf8_lossy(&compiled.stderr)
+        );
+    }
+}
+
 /// The launch: `--hip-kernel-launch ggl` wrote
 /// `dim3(block\n#ifdef X), smem\n#endif, 0, args…`.
 #[test]
@@ -377,22 +413,7 @@ fn a_projects_vector_operators_are_compiled_out_only_where_hip_has_them() {
         .contains(g)),
         "{guarded:?}"
     );
-    if !common::require("hipcc") {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("ops.hip");
-    std::fs::write(&path, &first.output).unwrap();
-    let compiled = std::process::Command::new("hipcc")
-        .args(["-fsyntax-only", "--offload-arch=gfx90a", "-w"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        compiled.status.success(),
-        "{}\n{out}",
-        String::from_utf8_lossy(&compiled.stderr)
-    );
+    assert_hipcc_compiles("ops.hip", &first.output, &out);
 }
 
 /// CUDA's dim3 converts from uint3, HIP's does not: `make_uint3(...)` and a
@@ -413,17 +434,9 @@ fn a_dim3_from_a_uint3_is_written_with_hips_constructor() {
         .map(|d| d.line)
         .collect();
     assert_eq!(reported, [10]);
-    if !common::require("hipcc") {
+    let Some(compiled) = hipcc_syntax_check("dim3.hip", &first.output, &[]) else {
         return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("dim3.hip");
-    std::fs::write(&path, &first.output).unwrap();
-    let compiled = std::process::Command::new("hipcc")
-        .args(["-fsyntax-only", "--offload-arch=gfx90a", "-w"])
-        .arg(&path)
-        .output()
-        .unwrap();
+    };
     let stderr = String::from_utf8_lossy(&compiled.stderr);
     let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error:")).collect();
     assert!(
@@ -474,21 +487,14 @@ fn wmma_becomes_rocwmma() {
         return;
     };
     let kernel = out.split("__global__ void bits").next().unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("wmma.hip");
-    std::fs::write(&path, kernel).unwrap();
-    let compiled = std::process::Command::new("hipcc")
-        .args([
-            "-std=c++17",
-            "-fsyntax-only",
-            "--offload-arch=gfx90a",
-            "-w",
-            "-I",
-        ])
-        .arg(include)
-        .arg(&path)
-        .output()
-        .unwrap();
+    let extra = [
+        std::ffi::OsStr::new("-std=c++17"),
+        std::ffi::OsStr::new("-I"),
+        include.as_os_str(),
+    ];
+    let Some(compiled) = hipcc_syntax_check("wmma.hip", kernel.as_bytes(), &extra) else {
+        return;
+    };
     assert!(
         compiled.status.success(),
         "{}",
@@ -1194,24 +1200,7 @@ fn llm_c_warp_sum_cache_hints_and_host_isfinite_compile_before_hip_7() {
         &text(&migrate_checked(src, &newest)),
         "__shfl_xor_sync(0xFFFFFFFF, val, offset)",
     );
-    if !common::require("hipcc") {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("llmc.hip");
-    std::fs::write(&path, &first.output).unwrap();
-    let mut command = std::process::Command::new("hipcc");
-    common::scratch_in(&mut command, dir.path());
-    let compiled = command
-        .args(["-fsyntax-only", "--offload-arch=gfx90a", "-w"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        compiled.status.success(),
-        "{}\n{out}",
-        String::from_utf8_lossy(&compiled.stderr)
-    );
+    assert_hipcc_compiles("llmc.hip", &first.output, &out);
 }
 
 /// cuda-samples' shfl_scan shuffles `uint4` values through a tile: CUDA's
@@ -1261,27 +1250,10 @@ fn half_tanh_is_computed_in_float_or_reported() {
         reported,
         [(3, "htanh"), (4, "htanh_approx"), (5, "h2tanh_approx")]
     );
-    if !common::require("hipcc") {
-        return;
-    }
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("tanh.hip");
     let scalar_only: String = out
         .lines()
         .filter(|l| !l.contains("h2tanh"))
         .map(|l| format!("{l}\n"))
         .collect();
-    std::fs::write(&path, scalar_only).unwrap();
-    let mut command = std::process::Command::new("hipcc");
-    common::scratch_in(&mut command, dir.path());
-    let compiled = command
-        .args(["-fsyntax-only", "--offload-arch=gfx90a", "-w"])
-        .arg(&path)
-        .output()
-        .unwrap();
-    assert!(
-        compiled.status.success(),
-        "{}\n{out}",
-        String::from_utf8_lossy(&compiled.stderr)
-    );
+    assert_hipcc_compiles("tanh.hip", scalar_only.as_bytes(), &out);
 }

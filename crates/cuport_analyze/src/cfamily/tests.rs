@@ -209,13 +209,8 @@ inline void operator/=(float4 &a, float3 b) { }
 struct S { S& operator+=(const S& o); };
 ";
     let a = analyze(src);
-    let found: Vec<(&str, &str)> = a
-        .vector_operators
-        .iter()
-        .map(|d| (d.operator.as_str(), d.vector_type.as_str()))
-        .collect();
     assert_eq!(
-        found,
+        operators_found(&a),
         [
             ("operator+=", "float4"),
             ("operator-=", "float3"),
@@ -241,11 +236,17 @@ inline __host__ __device__ int2 operator/(int2 &a, int2 &b) { return a; }
 inline __host__ __device__ float4 operator+(float4 a, float4 b) { return a; }
 struct M { M operator*(const M& o) const; };
 ";
-    let a = analyze(src);
-    let found: Vec<(&str, &str)> = a
+    assert_eq!(
+        operators_found(&analyze(src)),
+        [("operator*", "float2"), ("operator/", "float3")]
+    );
+}
+
+/// `(operator, vector type)` of each vector operator definition found.
+fn operators_found(analysis: &FileAnalysis) -> Vec<(&str, &str)> {
+    analysis
         .vector_operators
         .iter()
         .map(|d| (d.operator.as_str(), d.vector_type.as_str()))
-        .collect();
-    assert_eq!(found, [("operator*", "float2"), ("operator/", "float3")]);
+        .collect()
 }
