@@ -4,6 +4,8 @@
 //! include of its own. Where the target's runtime header brings less
 //! (`[implicit-std-headers]` of its profile), the port adds the C++ header
 //! of each function the file calls and includes nothing for.
+use std::collections::BTreeMap;
+
 use cuport_model::{Language, Library, SiteKind};
 
 use super::host_min_max::{host_calls, HostDevice};
@@ -14,28 +16,41 @@ use crate::plan::{FileInput, Planned};
 use crate::source_text::code_words;
 
 pub(super) fn add_implicit_std_headers(input: &FileInput<'_>, planned: &mut Planned) {
-    let (src, language, analysis, options) =
-        (input.src, input.language, input.analysis, input.options);
-    let Mode::OneWay(target) = options.mode else {
+    let Mode::OneWay(target) = input.options.mode else {
         return;
     };
     let facts = &target.profile().implicit_std_headers;
-    if facts.headers.is_empty() {
+    if facts.headers.is_empty() || !had_the_runtime(input, planned) {
         return;
     }
-    // nvcc includes the runtime in every .cu file; elsewhere the file's own
-    // runtime include, which the port replaced, brought them.
-    let replaced_runtime = analysis.sites.iter().any(|s| {
+    let missing = missing_headers(&facts.headers, input.src);
+    let calls = called(input, planned, facts.host_only, &missing);
+    for (header, functions) in missing {
+        if calls.iter().any(|c| functions.contains(c)) {
+            planned.headers.push(header.clone());
+        }
+    }
+}
+
+/// Whether CUDA's runtime header was in the file: nvcc includes it in every
+/// .cu file; elsewhere the file's own runtime include, which the port
+/// replaced, brought it.
+fn had_the_runtime(input: &FileInput<'_>, planned: &Planned) -> bool {
+    let replaced_runtime = input.analysis.sites.iter().any(|s| {
         s.kind == SiteKind::Include
             && s.library == Library::Runtime
             && planned.edits.iter().any(|e| e.range == s.range)
     });
-    if !(language == Language::Cuda || (language == Language::Cpp && replaced_runtime)) {
-        return;
-    }
+    input.language == Language::Cuda || (input.language == Language::Cpp && replaced_runtime)
+}
+
+/// The profile's headers the file does not include, with their functions.
+fn missing_headers<'h>(
+    headers: &'h BTreeMap<String, Vec<String>>,
+    src: &[u8],
+) -> Vec<(&'h String, &'h Vec<String>)> {
     let included = included_paths(src);
-    let missing: Vec<(&String, &Vec<String>)> = facts
-        .headers
+    headers
         .iter()
         .filter(|(header, _)| {
             // `cstring` is also had through `string.h`; a C header the
@@ -48,32 +63,45 @@ pub(super) fn add_implicit_std_headers(input: &FileInput<'_>, planned: &mut Plan
                 .iter()
                 .any(|i| *i == **header || Some(i) == c_form.as_ref())
         })
-        .collect();
-    // Host calls only, where the target's device code has declarations of
-    // its own: read in the input (the analysis's function bodies are its).
-    let host_only;
-    // The calls of the output, not of the input: a rename (`__expf` to
-    // `expf`) can bring a call in, and a second run would see it. The
-    // output is built only where an edit writes or removes such a name.
-    let ported;
-    let calls = if facts.host_only {
-        host_only = host_calls(src, analysis, HostDevice::Host, |word| {
-            missing
-                .iter()
-                .any(|(_, functions)| functions.iter().any(|f| f == word))
-        });
-        host_only.iter().map(|(_, name)| *name).collect()
-    } else if edits_touch_any(src, &planned.edits, &missing) {
-        ported = apply_edits(src, planned.edits.clone()).0;
-        called_names(&ported)
-    } else {
-        called_names(src)
+        .collect()
+}
+
+/// The functions the file calls, of those the `missing` headers declare.
+/// With `host_only`, calls in host code only (the target's device code has
+/// declarations of its own), read in the input, whose function bodies the
+/// analysis knows. Otherwise the calls of the output: a rename (`__expf`
+/// to `expf`) can bring a call in, and a second run would see it; the
+/// output is built only where an edit writes or removes such a name.
+fn called(
+    input: &FileInput<'_>,
+    planned: &Planned,
+    host_only: bool,
+    missing: &[(&String, &Vec<String>)],
+) -> Vec<String> {
+    let wanted = |word: &str| {
+        missing
+            .iter()
+            .any(|(_, functions)| functions.iter().any(|f| f == word))
     };
-    for (header, functions) in missing {
-        if calls.iter().any(|c| functions.iter().any(|f| f == c)) {
-            planned.headers.push(header.clone());
-        }
+    let src = input.src;
+    if host_only {
+        return host_calls(src, input.analysis, HostDevice::Host, wanted)
+            .into_iter()
+            .map(|(_, name)| name.to_owned())
+            .collect();
     }
+    let ported;
+    let text = if edits_touch_any(src, &planned.edits, missing) {
+        ported = apply_edits(src, planned.edits.clone()).0;
+        &ported[..]
+    } else {
+        src
+    };
+    called_names(text)
+        .into_iter()
+        .filter(|word| wanted(word))
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Whether an edit's replacement or replaced text mentions one of the
