@@ -1257,3 +1257,29 @@ fn half_tanh_is_computed_in_float_or_reported() {
         .collect();
     assert_hipcc_compiles("tanh.hip", scalar_only.as_bytes(), &out);
 }
+
+/// cuda-samples' cudaTensorCoreGemm defines `C_LAYOUT wmma::mem_row_major`
+/// above its `using namespace nvcuda;`; the macro is expanded below it, so
+/// its body names nvcuda::wmma too and becomes rocwmma (it stayed `wmma::`
+/// and failed with rocWMMA and HIP 6.4.3). `fill_fragment` carries
+/// rocWMMA's stricter value type (immaTensorCoreGemm passes 0.0f to an int
+/// accumulator).
+#[test]
+fn a_macro_above_using_namespace_nvcuda_is_ported_too() {
+    let src = "#include <mma.h>\n#define C_LAYOUT wmma::mem_row_major\nusing namespace nvcuda;\n\
+               __global__ void k(float* c) {\n  wmma::fragment<wmma::accumulator, 16, 16, 16, float> f;\n  \
+               wmma::fill_fragment(f, 0.0f);\n  wmma::store_matrix_sync(c, f, 16, C_LAYOUT);\n}\n";
+    let first = migrate_checked(src, &MigrateOptions::new(Target::Hip));
+    let out = text(&first);
+    assert_has(&out, "#define C_LAYOUT rocwmma::mem_row_major\n");
+    assert_has(&out, "rocwmma::fill_fragment(f, 0.0f);");
+    let fill = first
+        .diagnostics
+        .iter()
+        .find(|d| d.cuda_name == "nvcuda::wmma::fill_fragment")
+        .expect("fill_fragment is reported");
+    assert_eq!(
+        (fill.line, fill.level),
+        (6, cuport_rewrite::Level::Approximate)
+    );
+}

@@ -134,6 +134,7 @@ pub(crate) struct Scanner<'a> {
 
 impl<'a> Scanner<'a> {
     fn run(&mut self) {
+        self.collect_namespace_aliases();
         let mut i = 0;
         while i < self.tokens.len() {
             i = self.step(i);
@@ -556,22 +557,53 @@ impl<'a> Scanner<'a> {
         }
     }
 
+    /// The file's namespace aliases (`namespace cg = cooperative_groups;`)
+    /// and the nested namespaces a `using namespace nvcuda;` brings
+    /// (`wmma`), known before the scan: a macro body is expanded where it
+    /// is used, so `#define C_LAYOUT wmma::mem_row_major` above the using
+    /// directive (cuda-samples cudaTensorCoreGemm) names nvcuda::wmma too.
+    fn collect_namespace_aliases(&mut self) {
+        for i in 0..self.tokens.len() {
+            if self.tokens[i].kind != TokKind::Ident {
+                continue;
+            }
+            match self.text(i) {
+                "namespace" => self.namespace_alias(i),
+                "using" => {
+                    if let Some((outer, library)) = self.used_library_namespace(i) {
+                        self.alias_nested_namespaces(outer, library);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
     /// `using namespace nvcuda;`: the namespaces nested in it (`wmma`) are
     /// then written without it, and so are its own names.
     fn using_namespace(&mut self, i: usize) {
-        if self.kind_at(i + 1) != Some(TokKind::Ident)
-            || self.text(i + 1) != "namespace"
-            || self.kind_at(i + 2) != Some(TokKind::Ident)
-        {
-            return;
-        }
-        let outer = self.text(i + 2);
-        let Some(library) = namespace_library(outer) else {
+        let Some((outer, library)) = self.used_library_namespace(i) else {
             return;
         };
         if !self.used_namespaces.contains(&outer) {
             self.used_namespaces.push(outer);
         }
+        self.alias_nested_namespaces(outer, library);
+    }
+
+    /// The library namespace of `using namespace X;` at `i`.
+    fn used_library_namespace(&self, i: usize) -> Option<(&'a str, Library)> {
+        if self.kind_at(i + 1) != Some(TokKind::Ident)
+            || self.text(i + 1) != "namespace"
+            || self.kind_at(i + 2) != Some(TokKind::Ident)
+        {
+            return None;
+        }
+        let outer = self.text(i + 2);
+        namespace_library(outer).map(|library| (outer, library))
+    }
+
+    fn alias_nested_namespaces(&mut self, outer: &str, library: Library) {
         for (parent, inner, full) in NESTED_NAMESPACES {
             if *parent == outer {
                 self.namespace_aliases.insert(inner, (full, library));
