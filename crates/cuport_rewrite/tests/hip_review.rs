@@ -65,6 +65,16 @@ fn migrate_checked(src: &str, options: &MigrateOptions) -> FileMigration {
     first
 }
 
+/// `(line, CUDA name)` of each diagnostic with `code`, in order.
+fn reported_with_code<'m>(migration: &'m FileMigration, code: &str) -> Vec<(u32, &'m str)> {
+    migration
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == code)
+        .map(|d| (d.line, d.cuda_name.as_str()))
+        .collect()
+}
+
 /// Debian's hipcc on `source` saved as `name` (`-fsyntax-only` for gfx90a,
 /// warnings off, `extra` arguments before the file), in a scratch folder;
 /// None where hipcc is not installed (CI installs it).
@@ -1213,14 +1223,8 @@ fn tile_shuffles_carry_hips_scalar_only_note() {
                __global__ void k(uint4* v) {\n  cg::thread_block_tile<32> tile = cg::tiled_partition<32>(cg::this_thread_block());\n  \
                uint4 r = v[0];\n  r.y = tile.shfl_xor(r.y, 1);\n  v[1] = tile.shfl_up(r, 2);\n}\n";
     let first = migrate_checked(src, &MigrateOptions::new(Target::Hip));
-    let noted: Vec<(u32, &str)> = first
-        .diagnostics
-        .iter()
-        .filter(|d| d.code == "CP1270")
-        .map(|d| (d.line, d.cuda_name.as_str()))
-        .collect();
     assert_eq!(
-        noted,
+        reported_with_code(&first, "CP1270"),
         [
             (6, "cooperative_groups::thread_block_tile::shfl_xor"),
             (7, "cooperative_groups::thread_block_tile::shfl_up")
@@ -1240,14 +1244,8 @@ fn half_tanh_is_computed_in_float_or_reported() {
     let out = text(&first);
     assert_has(&out, "x[0] = __float2half(tanhf(__half2float(x[1])));");
     assert_has(&out, "x[2] = __float2half(tanhf(__half2float(x[3])));");
-    let reported: Vec<(u32, &str)> = first
-        .diagnostics
-        .iter()
-        .filter(|d| d.code == "CP1286")
-        .map(|d| (d.line, d.cuda_name.as_str()))
-        .collect();
     assert_eq!(
-        reported,
+        reported_with_code(&first, "CP1286"),
         [(3, "htanh"), (4, "htanh_approx"), (5, "h2tanh_approx")]
     );
     let scalar_only: String = out

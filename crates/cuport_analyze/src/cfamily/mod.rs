@@ -254,9 +254,8 @@ impl<'a> Scanner<'a> {
             return self.qualified(i);
         }
         let name = self.text(i);
-        if name == "namespace" {
-            self.namespace_alias(i);
-        }
+        // Aliases were collected before the scan; what a using directive
+        // brings unqualified applies from here on.
         if name == "using" {
             self.using_namespace(i);
         }
@@ -563,6 +562,10 @@ impl<'a> Scanner<'a> {
     /// is used, so `#define C_LAYOUT wmma::mem_row_major` above the using
     /// directive (cuda-samples cudaTensorCoreGemm) names nvcuda::wmma too.
     fn collect_namespace_aliases(&mut self) {
+        // Every file is scanned: skip the extra pass where nothing can match.
+        if memchr::memmem::find(self.src, b"namespace").is_none() {
+            return;
+        }
         for i in 0..self.tokens.len() {
             if self.tokens[i].kind != TokKind::Ident {
                 continue;
@@ -579,16 +582,16 @@ impl<'a> Scanner<'a> {
         }
     }
 
-    /// `using namespace nvcuda;`: the namespaces nested in it (`wmma`) are
-    /// then written without it, and so are its own names.
+    /// `using namespace cub;`: the library's own names are then written
+    /// unqualified (its nested namespaces, `wmma` of `nvcuda`, were aliased
+    /// before the scan).
     fn using_namespace(&mut self, i: usize) {
-        let Some((outer, library)) = self.used_library_namespace(i) else {
+        let Some((outer, _)) = self.used_library_namespace(i) else {
             return;
         };
         if !self.used_namespaces.contains(&outer) {
             self.used_namespaces.push(outer);
         }
-        self.alias_nested_namespaces(outer, library);
     }
 
     /// The library namespace of `using namespace X;` at `i`.

@@ -61,11 +61,13 @@ impl Section {
                 continue;
             };
             let kind = resolved.kind();
+            // Set only when a release was selected and it is older than the
+            // rule's: then the rule's older form applies (`__shfl_xor` for
+            // `__shfl_xor_sync` before HIP 7.0), or the name is unavailable.
+            let needed = newer_release_needed(&resolved, target, sdk);
             if kernels_compile {
-                // A release older than the rule's has the rule's older form
-                // (`__shfl_xor` for `__shfl_xor_sync` before HIP 7.0).
-                let older = newer_release_needed(&resolved, target, sdk)
-                    .and(sdk)
+                let older = needed
+                    .as_ref()
                     .and_then(|_| resolved.older_sdk())
                     .map(|(template, _)| template);
                 section.add_device_rename(cuda_name, &resolved, older);
@@ -88,7 +90,7 @@ impl Section {
                 let libraries = section.libraries.entry(library).or_default();
                 libraries.extend(resolved.libraries().iter().cloned());
             }
-            let provided = match (newer_release_needed(&resolved, target, sdk), sdk) {
+            let provided = match (needed, sdk) {
                 (None, _) | (_, None) => {
                     let product = target.profile().versions.product.as_deref();
                     let wraps: Vec<_> = rules
