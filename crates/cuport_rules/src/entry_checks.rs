@@ -115,7 +115,11 @@ impl Builder {
         if let Some(template) =
             self.linked_template(p, target, e, &older.template, "older-sdk.template")
         {
-            rule.older_sdk = Some((template, older.note.clone()));
+            rule.older_sdk = Some(crate::ruleset::OlderSdk {
+                template,
+                note: older.note.clone(),
+                headers: older.headers.clone(),
+            });
         }
     }
 

@@ -33,7 +33,7 @@ pub use arguments::{squeeze, ArgumentRule, ArgumentShape};
 pub use diag::{DiagKind, Diagnostic, Location, RulesError};
 pub use model::{Flavour, Flavours, NameKind, Status};
 pub use raw::CudaVersion;
-pub use ruleset::{Resolved, Rule, RuleSet, Signature};
+pub use ruleset::{OlderSdk, Resolved, Rule, RuleSet, Signature};
 pub use source::Source;
 pub use stats::{Counts, Stats};
 pub use template::{EnumMap, Template, TemplateError};

@@ -176,6 +176,10 @@ pub(crate) struct RawOlderSdk {
     pub(crate) template: Spanned<String>,
     /// What the older form loses (the diagnostic says it).
     pub(crate) note: String,
+    /// The headers that declare the older form (replacing the entry's
+    /// `headers` for those releases; the dual-stack shim includes them).
+    #[serde(default)]
+    pub(crate) headers: Option<Vec<String>>,
 }
 
 /// When a CUDA API appeared, was deprecated or removed.

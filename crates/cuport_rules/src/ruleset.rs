@@ -38,7 +38,7 @@ pub struct Rule {
     pub template: Option<Template>,
     /// The rewrite for SDK releases older than `target_version` states,
     /// and what it loses.
-    pub older_sdk: Option<(Template, String)>,
+    pub older_sdk: Option<OlderSdk>,
     /// The CUDA function's parameter names (`cuda-params`), for templates.
     pub cuda_params: Option<Vec<String>>,
     /// Helper functions (shim) the template calls.
@@ -50,6 +50,18 @@ pub struct Rule {
     pub priority: i32,
     /// The file's `source` line: where its facts come from.
     pub source: std::sync::Arc<str>,
+}
+
+/// An entry's `older-sdk`: the form for releases older than its
+/// `target-version`.
+#[derive(Debug, Clone)]
+pub struct OlderSdk {
+    pub template: Template,
+    /// What the older form loses.
+    pub note: String,
+    /// The headers declaring the older form, where they differ from the
+    /// entry's.
+    pub headers: Option<Vec<String>>,
 }
 
 /// A C signature as documented by the vendor (or promised by the shim).
@@ -272,7 +284,18 @@ impl<'a> Resolved<'a> {
         self.rule
             .older_sdk
             .as_ref()
-            .map(|(template, note)| (template, note.as_str()))
+            .map(|older| (&older.template, older.note.as_str()))
+    }
+    /// The headers that declare the older form (the entry's when the older
+    /// form names none of its own).
+    pub fn older_sdk_headers(&self) -> &'a [String] {
+        match &self.rule.older_sdk {
+            Some(OlderSdk {
+                headers: Some(headers),
+                ..
+            }) => headers,
+            _ => &self.rule.headers,
+        }
     }
     /// The target versions the mapping holds for (`CANN >= 9.1.0`).
     pub fn target_version(&self) -> Option<&'a str> {

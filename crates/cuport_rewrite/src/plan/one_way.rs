@@ -248,7 +248,9 @@ impl<'a> Planner<'a> {
         };
         if let Some((template, note)) = resolved.older_sdk() {
             let code = resolved.code().unwrap_or(codes::UNKNOWN_NAME);
-            if self.rewrite_with(site, template, code) {
+            if self.older_name(site, resolved, template, code)
+                || self.rewrite_with(site, template, code)
+            {
                 // A call (`__shfl_down(...)`) is named by its callee; a value
                 // (`HCCL_SUCCESS` for a call the release lacks) as written.
                 let callee = template.callee().unwrap_or(template.source());
@@ -263,9 +265,13 @@ impl<'a> Planner<'a> {
             }
         }
         let to = resolved.target_name.as_deref().unwrap_or("its port");
+        let becomes = if to == site.name {
+            format!("`{to}` needs {minimum}")
+        } else {
+            format!("`{}` would become `{to}`, which needs {minimum}", site.name)
+        };
         let message = format!(
-            "`{}` would become `{to}`, which needs {minimum}; this port is for {}",
-            site.name,
+            "{becomes}; this port is for {}",
             self.profile().versions.describe(selected)
         );
         let note = resolved
@@ -282,6 +288,24 @@ impl<'a> Planner<'a> {
         diagnostic.reference = reference;
         diagnostic.effort = Some(Effort::Low);
         true
+    }
+
+    /// A type or value the selected release knows by another name
+    /// (`__nv_bfloat16` is `hip_bfloat16` before HIP 5.7): renamed to the
+    /// older form's bare name. Calls go through the template instead.
+    fn older_name(
+        &mut self,
+        site: &Site,
+        resolved: &Resolved<'a>,
+        template: &'a Template,
+        code: Code,
+    ) -> bool {
+        let Some(name) = template.plain_name().filter(|_| site.call.is_none()) else {
+            return false;
+        };
+        let mut older = resolved.clone();
+        older.target_name = Some(std::borrow::Cow::Borrowed(name));
+        self.rename(site, &older, code)
     }
 
     /// Whether a CUDA macro is used for its value (`__CUDA_ARCH__ >= 800`,
@@ -723,10 +747,16 @@ impl<'a> Planner<'a> {
     }
 
     fn include(&mut self, site: &Site) {
-        let Some(resolved) = self.lookup(&site.name) else {
+        let Some(mut resolved) = self.lookup(&site.name) else {
             self.unknown(site);
             return;
         };
+        // A header the selected release has under its older name
+        // (`hip/hip_bfloat16.h` for `cuda_bf16.h` before HIP 5.7); the
+        // names it declares carry the diagnostics.
+        if let Some(older) = self.older_header(&resolved) {
+            resolved.target_name = Some(std::borrow::Cow::Borrowed(older));
+        }
         let code = resolved.code().unwrap_or(codes::UNKNOWN_NAME);
         match (resolved.status(), resolved.target_name.as_deref()) {
             (Status::Exact, _) => {}
@@ -773,6 +803,15 @@ impl<'a> Planner<'a> {
                 self.table_diagnostic(site, &resolved, code, level);
             }
         }
+    }
+
+    /// The older form's header when the selected release is older than
+    /// the header row's `target-version`.
+    fn older_header(&self, resolved: &Resolved<'a>) -> Option<&'a str> {
+        let target = self.target();
+        let selected = self.options.sdk_version(target)?;
+        newer_release_needed(resolved, target, Some(selected))?;
+        resolved.older_sdk()?.0.plain_name()
     }
 
     /// Whether an earlier include of this file became `to` in the same

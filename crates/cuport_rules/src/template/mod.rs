@@ -142,6 +142,18 @@ impl Template {
         call_shape(&self.source).map(|(name, _)| name)
     }
 
+    /// The template's text when it is a bare name (a type, value or header
+    /// path: no arguments, brackets or spaces), which replaces a site that
+    /// is not a call: an `older-sdk` form of a type's rename.
+    pub fn plain_name(&self) -> Option<&str> {
+        let bare = matches!(self.pieces.as_slice(), [Piece::Lit(_)])
+            && !self.source.is_empty()
+            && !self
+                .source
+                .contains(|c: char| c.is_whitespace() || "()[]{}<>,;\"'".contains(c));
+        bare.then_some(self.source.as_str())
+    }
+
     /// Number of arguments the produced call has (None if not a call or variadic).
     pub fn arity(&self) -> Option<usize> {
         if self.is_variadic() {

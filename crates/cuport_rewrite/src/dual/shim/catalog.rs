@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use cuport_model::{KernelModel, Library, MinimumVersion, SdkVersion, Target};
 use cuport_rules::{EnumMap, Flavours, NameKind, RuleSet, Status};
 
-use super::entry::{macro_provision, provision, with_argument_rules, Provision};
+use super::entry::{macro_provision, older_provision, provision, with_argument_rules, Provision};
 use crate::diagnostic::codes;
 use crate::dual::names::{is_shimmed, portable_name};
 use crate::sdk::newer_release_needed;
@@ -70,7 +70,8 @@ impl Section {
                     .as_ref()
                     .and_then(|_| resolved.older_sdk())
                     .map(|(template, _)| template);
-                section.add_device_rename(cuda_name, &resolved, older);
+                let headers = release_headers(&resolved, needed.is_some());
+                section.add_device_rename(cuda_name, &resolved, older, headers);
             }
             if !matches!(
                 kind,
@@ -86,7 +87,7 @@ impl Section {
             };
             if resolved.status().is_mechanical() || resolved.status() == Status::Approximate {
                 let headers = section.headers.entry(library).or_default();
-                headers.extend(resolved.headers().iter().cloned());
+                headers.extend(release_headers(&resolved, needed.is_some()).iter().cloned());
                 let libraries = section.libraries.entry(library).or_default();
                 libraries.extend(resolved.libraries().iter().cloned());
             }
@@ -101,7 +102,7 @@ impl Section {
                     with_argument_rules(provision(cuda_name, &resolved, target), &resolved, &wraps)
                 }
                 (Some(minimum), Some(sdk)) => match resolved.older_sdk() {
-                    Some((older, _)) => macro_provision(&resolved, older),
+                    Some((older, _)) => older_provision(&resolved, older),
                     None => too_new(cuda_name, &resolved, target, &minimum, sdk),
                 },
             };
@@ -142,6 +143,7 @@ impl Section {
         cuda_name: &str,
         resolved: &cuport_rules::Resolved<'_>,
         older: Option<&cuport_rules::Template>,
+        release_headers: &[String],
     ) {
         let library = resolved
             .library()
@@ -150,6 +152,7 @@ impl Section {
             return;
         }
         let provision = match (resolved.status(), older.or(resolved.template())) {
+            (_, Some(template)) if older.is_some() => older_provision(resolved, template),
             (Status::Rewrite | Status::Approximate, Some(template)) => {
                 macro_provision(resolved, template)
             }
@@ -171,7 +174,7 @@ impl Section {
             Some(_) => &mut self.device_headers,
             None => self.headers.entry(Library::Runtime).or_default(),
         };
-        headers.extend(resolved.headers().iter().cloned());
+        headers.extend(release_headers.iter().cloned());
     }
 
     /// Names the project uses that no table knows for `target`.
@@ -258,5 +261,17 @@ fn too_new(
             target.profile().versions.describe(sdk),
             codes::SDK_TOO_OLD
         ),
+    }
+}
+
+/// The headers declaring what the selected release has of a name: the
+/// rule's, or, for a release older than the rule's minimum, those of its
+/// older form (none when it has no older form: a header the release lacks
+/// would break the whole shim).
+fn release_headers<'a>(resolved: &cuport_rules::Resolved<'a>, older_release: bool) -> &'a [String] {
+    match (older_release, resolved.older_sdk()) {
+        (false, _) => resolved.headers(),
+        (true, Some(_)) => resolved.older_sdk_headers(),
+        (true, None) => &[],
     }
 }

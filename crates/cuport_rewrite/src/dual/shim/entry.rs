@@ -47,6 +47,22 @@ pub(crate) fn provision(cuda_name: &str, resolved: &Resolved<'_>, target: Target
 
 /// `#define P(a1, a2) BODY` from `template` (the rule's, or its
 /// `older-sdk` form for a shim made for an older release).
+/// An older release's form: for a type or value whose older form is a
+/// bare name (`hip_bfloat16` before HIP 5.7), an alias (a function-like
+/// macro would not replace a type); otherwise a macro, as for a template.
+pub(crate) fn older_provision(
+    resolved: &Resolved<'_>,
+    template: &cuport_rules::Template,
+) -> Provision {
+    match template.plain_name() {
+        Some(name) if resolved.kind() != NameKind::Function => Provision::Alias {
+            to: name.to_owned(),
+            approximate: true,
+        },
+        _ => macro_provision(resolved, template),
+    }
+}
+
 pub(crate) fn macro_provision(
     resolved: &Resolved<'_>,
     template: &cuport_rules::Template,
