@@ -26,8 +26,8 @@ pub use language::Language;
 pub use library::Library;
 pub use profile::{
     helper_source, CmakeFacts, CoordinateFacts, HeaderFamily, KernelFacts, KernelModel,
-    LibraryCounterpart, LibraryProfile, MakeFacts, OneWayCmake, ProfileError, Profiles,
-    PythonFacts, ShimFacts, SimtCmake, SimtFacts, SimtLimits, TargetFacts, TargetProfile,
+    LibraryCounterpart, LibraryProfile, MakeFacts, MissingOverload, OneWayCmake, ProfileError,
+    Profiles, PythonFacts, ShimFacts, SimtCmake, SimtFacts, SimtLimits, TargetFacts, TargetProfile,
     VectorTypeFacts, VendorHeaderFacts, VersionFacts, VersionFeature, WarpDiagnostic, WarpFacts,
 };
 pub use site_kind::{looks_like_cuda_name, SiteKind};

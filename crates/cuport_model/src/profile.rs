@@ -85,6 +85,11 @@ pub struct TargetProfile {
     /// a library no rule maps is reported with the counterpart named.
     #[serde(default, rename = "counterpart")]
     pub counterparts: Vec<LibraryCounterpart>,
+    /// Functions the target has without some of CUDA's overloads
+    /// (`[[missing-overload]]`: HIP's atomicAdd takes no bfloat16): a call
+    /// whose argument is of such a type is reported.
+    #[serde(default, rename = "missing-overload")]
+    pub missing_overloads: Vec<MissingOverload>,
     /// Where the vendor's own headers of each release lie in an unpacked
     /// header archive and which names they declare (`cuport rules
     /// check-headers`); absent: the tables are not checked against headers.
@@ -204,6 +209,21 @@ pub struct ImplicitStdHeaders {
     #[serde(default)]
     pub host_only: bool,
     pub reference: Option<String>,
+}
+
+/// A function the target declares without CUDA's overloads for some
+/// argument types.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct MissingOverload {
+    /// The CUDA function (`atomicAdd`).
+    pub function: String,
+    /// CUDA types of its first argument, or of what that argument points
+    /// to, that the target has no overload for (`__nv_bfloat162`).
+    pub types: Vec<String>,
+    /// What to write instead.
+    pub note: String,
+    pub reference: String,
 }
 
 /// CUDA's host `max`/`min` overloads (nvcc's math headers declare them for

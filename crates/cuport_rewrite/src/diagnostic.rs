@@ -170,6 +170,10 @@ cuport_codes! {
     /// differently and the shim cannot provide (a preprocessor test, C++
     /// framework API, build rule).
     DUAL_KEPT = "CP0040", true, "Dual-stack: a CUDA spelling kept for CUDA that a target spells differently";
+    /// A call of a function the target has, with an argument type it has
+    /// no overload for (`atomicAdd` on bfloat16 on HIP; the profile's
+    /// `[[missing-overload]]`).
+    MISSING_OVERLOAD = "CP0044", true, "A call the target declares no overload of for this argument type (atomicAdd on bfloat16 on HIP)";
     /// An edit: the `register` storage class removed, which clang-based
     /// compilers reject in C++17 and which has no effect in C++.
     REGISTER_REMOVED = "CP0043", false, "The register storage class removed (clang-based compilers reject it in C++17; it has no effect)";

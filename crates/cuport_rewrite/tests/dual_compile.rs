@@ -31,8 +31,10 @@ const ASCEND_CLEAN: &[&str] = &[
     "nccl_allreduce/allreduce.cu",
 ];
 
+/// The dual-stack port of the fixtures, made for the installed HIP (the
+/// shim's HIP branch includes the headers of that release).
 fn dual_tree(targets: &[Target]) -> (Migration, tempfile::TempDir) {
-    let mut options = MigrateOptions::new(targets[0]);
+    let mut options = for_installed_hip(MigrateOptions::new(targets[0]));
     options.mode = cuport_rewrite::Mode::Dual(targets.to_vec());
     let migration = migrate_dir(&fixtures_root(), &options);
     let out = tempfile::tempdir().unwrap();

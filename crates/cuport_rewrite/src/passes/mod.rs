@@ -20,6 +20,7 @@ mod implicit_std_headers;
 mod initialised_arrays;
 mod integer_handles;
 mod member_versions;
+mod missing_overloads;
 mod register_storage;
 mod retyped_handles;
 mod simt_build;
@@ -98,6 +99,12 @@ const REPORT_INTEGER_HANDLES: Pass = Pass {
     run: integer_handles::report_integer_handles,
 };
 
+const REPORT_MISSING_OVERLOADS: Pass = Pass {
+    name: "report-missing-overloads",
+    languages: C_FAMILY,
+    run: missing_overloads::report_missing_overloads,
+};
+
 const REPORT_INITIALISED_VLAS: Pass = Pass {
     name: "report-initialised-vlas",
     languages: C_FAMILY,
@@ -144,6 +151,7 @@ pub(crate) const ONE_WAY: &[Pass] = &[
     REPORT_RETYPED_ARGUMENTS,
     REPORT_MEMBERS_TOO_NEW,
     REPORT_INTEGER_HANDLES,
+    REPORT_MISSING_OVERLOADS,
     REPORT_INITIALISED_VLAS,
     REPORT_SIMT_LIMITS,
     ADD_SIMT_CMAKE_PRELUDE,
@@ -162,6 +170,7 @@ pub(crate) const DUAL: &[Pass] = &[
     CONSTRUCT_DIM3,
     REPORT_RETYPED_ARGUMENTS,
     REPORT_INTEGER_HANDLES,
+    REPORT_MISSING_OVERLOADS,
     REPORT_INITIALISED_VLAS,
     REPORT_SIMT_LIMITS,
 ];

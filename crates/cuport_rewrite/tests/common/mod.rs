@@ -311,3 +311,37 @@ fn partial_directive_in_replacement(
     }
     None
 }
+
+/// The release of the HIP headers hipcc compiles with, for ports that
+/// hipcc checks: Debian's package version (5.2.3), else MAJOR.MINOR.0 from
+/// `hipconfig --version` (its third number is a build, not a release).
+/// None where neither answers.
+pub(crate) fn installed_hip() -> Option<cuport_model::SdkVersion> {
+    let output = |program: &str, args: &[&str]| {
+        std::process::Command::new(program)
+            .args(args)
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+    };
+    let package = output("dpkg-query", &["-W", "-f", "${Version}", "libamdhip64-dev"])
+        .and_then(|v| v.split(['-', '+', '~']).next().map(str::to_owned));
+    let configured = || {
+        let text = output("hipconfig", &["--version"])?;
+        let mut parts = text.trim().split('.');
+        Some(format!("{}.{}.0", parts.next()?, parts.next()?))
+    };
+    package
+        .into_iter()
+        .chain(configured())
+        .find_map(|v| cuport_model::SdkVersion::parse(&v).ok())
+}
+
+/// `options` made for the installed HIP (unchanged where none is found).
+pub(crate) fn for_installed_hip(mut options: MigrateOptions) -> MigrateOptions {
+    if let Some(version) = installed_hip() {
+        options.sdk_versions.insert(Target::Hip, version);
+    }
+    options
+}

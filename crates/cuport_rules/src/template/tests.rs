@@ -151,9 +151,16 @@ fn arity_ignores_commas_in_nested_calls_and_strings() {
 
 #[test]
 fn only_a_bare_name_is_a_plain_name() {
-    let plain = |s: &str| Template::parse(s).ok().and_then(|t| t.plain_name().map(str::to_owned));
+    let plain = |s: &str| {
+        Template::parse(s)
+            .ok()
+            .and_then(|t| t.plain_name().map(str::to_owned))
+    };
     assert_eq!(plain("hip_bfloat16").as_deref(), Some("hip_bfloat16"));
-    assert_eq!(plain("hip/hip_bfloat16.h").as_deref(), Some("hip/hip_bfloat16.h"));
+    assert_eq!(
+        plain("hip/hip_bfloat16.h").as_deref(),
+        Some("hip/hip_bfloat16.h")
+    );
     assert_eq!(plain("hipcub::Max").as_deref(), Some("hipcub::Max"));
     assert_eq!(plain("__shfl_xor($2)"), None);
     assert_eq!(plain("f()"), None);

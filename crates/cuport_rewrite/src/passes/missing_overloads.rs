@@ -1,0 +1,142 @@
+//! Calls of a function the target has, but not for the argument's type
+//! (`[[missing-overload]]` of the target's profile: HIP's atomicAdd takes
+//! no bfloat16). The rename keeps such a call, and the target's compiler
+//! finds no overload; the call is reported where it is. The argument's type
+//! is read from the file: a cast to one of the types in the argument, or a
+//! variable (or parameter) the file declares with one of them.
+use std::collections::BTreeSet;
+
+use cuport_model::{Effort, MissingOverload, SiteKind};
+
+use crate::diagnostic::{codes, Diagnostic, Level};
+use crate::plan::{FileInput, Planned};
+use crate::source_text::{declared_variables, word_at};
+
+pub(super) fn report_missing_overloads(input: &FileInput<'_>, planned: &mut Planned) {
+    for &target in input.options.targets() {
+        for fact in &target.profile().missing_overloads {
+            report_calls(input, fact, planned);
+        }
+    }
+}
+
+fn report_calls(input: &FileInput<'_>, fact: &MissingOverload, planned: &mut Planned) {
+    let src = input.src;
+    let typed = variables_of_types(input, &fact.types);
+    let calls = input
+        .analysis
+        .sites
+        .iter()
+        .filter(|s| s.call.is_some() && s.name == fact.function);
+    for call in calls {
+        let Some(first) = call.args.first() else {
+            continue;
+        };
+        let argument = String::from_utf8_lossy(&src[first.start..first.end]);
+        let Some(ty) = argument_type(&argument, &typed, &fact.types) else {
+            continue;
+        };
+        if planned.diagnostics.iter().any(|d| d.range == call.range) {
+            continue;
+        }
+        let at = input.lines.line_col(call.range.start);
+        planned.diagnostics.push(Diagnostic {
+            code: codes::MISSING_OVERLOAD,
+            level: Level::Manual,
+            effort: Some(Effort::Low),
+            message: format!(
+                "`{}` on `{ty}`: the target declares no `{}` for that type",
+                call.name, call.name
+            ),
+            line: at.line,
+            column: at.column,
+            range: call.range,
+            cuda_name: call.name.clone(),
+            library: call.library,
+            kind: SiteKind::LibraryCall,
+            suggestion: Some(fact.note.clone()),
+            reference: Some(fact.reference.clone()),
+        });
+    }
+}
+
+/// `(variable, type)` for each name the file declares with one of `types`.
+fn variables_of_types<'s>(input: &FileInput<'s>, types: &[String]) -> Vec<(&'s str, String)> {
+    let mut out = Vec::new();
+    for site in input
+        .analysis
+        .sites
+        .iter()
+        .filter(|s| s.kind == SiteKind::Type)
+    {
+        if types.contains(&site.name) {
+            for name in declared_variables(input.src, site.range.end) {
+                out.push((name, site.name.clone()));
+            }
+        }
+    }
+    out
+}
+
+/// The type of the argument when it is one of `types`: named in it (a
+/// cast), or its leading variable's (`&x`, `(p)`, `p + i`).
+fn argument_type(argument: &str, typed: &[(&str, String)], types: &[String]) -> Option<String> {
+    let words: BTreeSet<&str> = argument
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .collect();
+    if let Some(ty) = types.iter().find(|t| words.contains(t.as_str())) {
+        return Some(ty.clone());
+    }
+    let start = argument
+        .bytes()
+        .position(|b| !(b.is_ascii_whitespace() || b == b'&' || b == b'('))?;
+    let leading = word_at(argument.as_bytes(), start)?;
+    typed
+        .iter()
+        .find(|(name, _)| *name == leading)
+        .map(|(_, ty)| ty.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use cuport_model::{Language, Target};
+
+    use crate::options::MigrateOptions;
+    use crate::passes::testing::run_pass;
+    use crate::passes::REPORT_MISSING_OVERLOADS;
+
+    fn reported(src: &str) -> Vec<(u32, String)> {
+        let options = MigrateOptions::new(Target::Hip);
+        run_pass(&REPORT_MISSING_OVERLOADS, Language::Cuda, src, &options)
+            .diagnostics
+            .iter()
+            .filter(|d| d.code == "CP0044")
+            .map(|d| (d.line, d.message.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn atomic_add_on_a_bfloat16_pointer_or_cast_is_reported() {
+        let src = "#include <cuda_bf16.h>\n\
+                   __device__ void add(__nv_bfloat16* addr, __nv_bfloat16 v, float* f) {\n\
+                   \x20 __nv_bfloat162* pair = reinterpret_cast<__nv_bfloat162*>(addr);\n\
+                   \x20 atomicAdd(pair, __halves2bfloat162(v, v));\n\
+                   \x20 atomicAdd(addr, v);\n\
+                   \x20 atomicAdd((__nv_bfloat16*)f, v);\n\
+                   \x20 atomicAdd(f, 1.0f);\n\
+                   \x20 int n = 0;\n  atomicAdd(&n, 1);\n}\n";
+        let lines: Vec<u32> = reported(src).into_iter().map(|(line, _)| line).collect();
+        assert_eq!(lines, [4, 5, 6]);
+        assert!(reported(src)[0].1.contains("`__nv_bfloat162`"));
+    }
+
+    #[test]
+    fn other_targets_and_other_types_get_nothing() {
+        let src = "__device__ void add(float* f, __half* h) { atomicAdd(f, 1.0f); atomicAdd(h, __half(1)); }\n";
+        assert!(reported(src).is_empty());
+        let options = MigrateOptions::new(Target::Musa);
+        let bf = "__device__ void add(__nv_bfloat16* p, __nv_bfloat16 v) { atomicAdd(p, v); }\n";
+        let planned = run_pass(&REPORT_MISSING_OVERLOADS, Language::Cuda, bf, &options);
+        assert!(planned.diagnostics.is_empty(), "{:?}", planned.diagnostics);
+    }
+}
