@@ -1281,3 +1281,69 @@ fn a_macro_above_using_namespace_nvcuda_is_ported_too() {
         (6, cuport_rewrite::Level::Approximate)
     );
 }
+
+/// llm.c's bfloat16 (`typedef __nv_bfloat16 floatX`, __float2bfloat16,
+/// __nv_bfloat162, __nv_bfloat16_raw, an atomicAdd on bfloat16 pairs).
+/// From HIP 6.2, hip/hip_bf16.h has CUDA's family as __hip_bfloat16 with
+/// the same function names (llm.c at 6.4.3: 13 of 22 units compile, none
+/// did); before it, HIPIFY's hip_bfloat16 stays, which compiles for the
+/// types (checked here with the installed hipcc) and each function is
+/// reported. HIP has no bfloat16 atomicAdd in any release.
+#[test]
+fn bfloat16_is_hips_own_family_from_hip_6_2_and_hip_bfloat16_before() {
+    let src = "#include <cuda_bf16.h>\n#include <cuda_runtime.h>\n\
+               typedef __nv_bfloat16 floatX;\n\
+               __global__ void scale(floatX* x, float s) {\n  \
+               float v = __bfloat162float(x[0]);\n  x[0] = __float2bfloat16(v * s);\n  \
+               __nv_bfloat162 pair = __halves2bfloat162(x[0], x[0]);\n  \
+               __nv_bfloat16_raw raw = x[0];\n  atomicAdd(&pair, pair);\n}\n\
+               float first(const floatX* host) { return (float)host[0]; }\n";
+    let for_release = |version: &str| {
+        let mut options = MigrateOptions::new(Target::Hip);
+        options.sdk_versions.insert(
+            Target::Hip,
+            cuport_model::SdkVersion::parse(version).unwrap(),
+        );
+        migrate_checked(src, &options)
+    };
+    let newer = for_release("6.4.3");
+    let out = text(&newer);
+    for line in [
+        "#include <hip/hip_bf16.h>",
+        "typedef __hip_bfloat16 floatX;",
+        "float v = __bfloat162float(x[0]);",
+        "x[0] = __float2bfloat16(v * s);",
+        "__hip_bfloat162 pair = __halves2bfloat162(x[0], x[0]);",
+        "__hip_bfloat16_raw raw = x[0];",
+    ] {
+        assert_has(&out, line);
+    }
+    assert!(reported_with_code(&newer, "CP0016").is_empty(), "{out}");
+    assert_eq!(reported_with_code(&newer, "CP0044"), [(9, "atomicAdd")]);
+
+    let older = for_release("5.2.3");
+    let out = text(&older);
+    assert_has(&out, "#include <hip/hip_bfloat16.h>");
+    assert_has(&out, "typedef hip_bfloat16 floatX;");
+    assert_eq!(reported_with_code(&older, "CP1287"), [(3, "__nv_bfloat16")]);
+    assert_eq!(
+        reported_with_code(&older, "CP0016"),
+        [
+            (5, "__bfloat162float"),
+            (6, "__float2bfloat16"),
+            (7, "__nv_bfloat162"),
+            (7, "__halves2bfloat162"),
+            (8, "__nv_bfloat16_raw"),
+        ]
+    );
+    // What the older form keeps compiles with hip_bfloat16.
+    let types_only = "#include <cuda_bf16.h>\ntypedef __nv_bfloat16 floatX;\n\
+                      float first(const floatX* host) { return (float)host[0]; }\n\
+                      floatX half_of(float v) { return floatX(v / 2); }\n";
+    let mut options = MigrateOptions::new(Target::Hip);
+    options
+        .sdk_versions
+        .insert(Target::Hip, cuport_model::SdkVersion::parse("5.2.3").unwrap());
+    let ported = migrate_checked(types_only, &options);
+    assert_hipcc_compiles("bf16.hip", &ported.output, &text(&ported));
+}
