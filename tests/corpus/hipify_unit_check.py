@@ -80,6 +80,10 @@ DELIBERATE = [
      "a launch inside the project's macro is ported in the macro, not at each use of it"),
     ("rocSPARSE info type", re.compile(r"^rocsparse_mat_descr csrsv2_info;$"),
      "csrsv2Info_t is a rocsparse_mat_info (what rocsparse_Xcsrsv_* take); HIPIFY's rocsparse_mat_descr does not compile there"),
+    ("bfloat16 type", re.compile(r"\bhip_bfloat16\b"),
+     "from HIP 6.2 (and by default) __nv_bfloat16 becomes HIP's own __hip_bfloat16 (hip/hip_bf16.h), which has "
+     "cuda_bf16.h's functions under CUDA's names; rocBLAS's hip_bfloat16 has none, so a port that calls "
+     "__float2bfloat16 or __hadd on it does not compile (--rocm-version before 6.2 keeps hip_bfloat16)"),
     ("version literal", re.compile(r"hipGetProcAddress\(.*, \d{3}, "),
      "cuport writes HIP_VERSION_MAJOR * 100 + HIP_VERSION_MINOR, which follows the installed HIP, for HIPIFY's 603"),
 ]

@@ -220,7 +220,13 @@ pub struct MissingOverload {
     pub function: String,
     /// CUDA types of its first argument, or of what that argument points
     /// to, that the target has no overload for (`__nv_bfloat162`).
+    #[serde(default)]
     pub types: Vec<String>,
+    /// Or: the number of arguments of CUDA's overload the target lacks
+    /// (`surf2Dwrite` with a boundary mode, five).
+    pub arguments: Option<usize>,
+    /// The releases that lack it (`HIP >= 5.7.0`); absent: every release.
+    pub target_version: Option<String>,
     /// What to write instead.
     pub note: String,
     pub reference: String,

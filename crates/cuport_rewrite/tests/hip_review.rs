@@ -1341,9 +1341,10 @@ fn bfloat16_is_hips_own_family_from_hip_6_2_and_hip_bfloat16_before() {
                       float first(const floatX* host) { return (float)host[0]; }\n\
                       floatX half_of(float v) { return floatX(v / 2); }\n";
     let mut options = MigrateOptions::new(Target::Hip);
-    options
-        .sdk_versions
-        .insert(Target::Hip, cuport_model::SdkVersion::parse("5.2.3").unwrap());
+    options.sdk_versions.insert(
+        Target::Hip,
+        cuport_model::SdkVersion::parse("5.2.3").unwrap(),
+    );
     let ported = migrate_checked(types_only, &options);
     assert_hipcc_compiles("bf16.hip", &ported.output, &text(&ported));
 }

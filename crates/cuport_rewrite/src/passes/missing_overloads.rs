@@ -1,12 +1,14 @@
 //! Calls of a function the target has, but not for the argument's type
 //! (`[[missing-overload]]` of the target's profile: HIP's atomicAdd takes
-//! no bfloat16). The rename keeps such a call, and the target's compiler
-//! finds no overload; the call is reported where it is. The argument's type
-//! is read from the file: a cast to one of the types in the argument, or a
-//! variable (or parameter) the file declares with one of them.
+//! no bfloat16, and from 5.7 its surf2Dwrite no boundary mode). The rename
+//! keeps such a call, and the target's compiler finds no overload; the call
+//! is reported where it is. An overload is told by the number of arguments
+//! or by the first argument's type, read from the file: a cast to one of
+//! the types in the argument, or a variable (or parameter) the file
+//! declares with one of them.
 use std::collections::BTreeSet;
 
-use cuport_model::{Effort, MissingOverload, SiteKind};
+use cuport_model::{Effort, MinimumVersion, MissingOverload, SdkVersion, SiteKind};
 
 use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::plan::{FileInput, Planned};
@@ -14,9 +16,25 @@ use crate::source_text::{declared_variables, word_at};
 
 pub(super) fn report_missing_overloads(input: &FileInput<'_>, planned: &mut Planned) {
     for &target in input.options.targets() {
+        let selected = input.options.sdk_version(target);
         for fact in &target.profile().missing_overloads {
-            report_calls(input, fact, planned);
+            if lacks_it(fact, selected) {
+                report_calls(input, fact, planned);
+            }
         }
+    }
+}
+
+/// Whether the selected release (the newest when none is) is one of the
+/// fact's.
+fn lacks_it(fact: &MissingOverload, selected: Option<SdkVersion>) -> bool {
+    let minimum = fact
+        .target_version
+        .as_deref()
+        .and_then(MinimumVersion::from_text);
+    match (minimum, selected) {
+        (Some(minimum), Some(selected)) => !minimum.excludes(&selected),
+        _ => true,
     }
 }
 
@@ -29,11 +47,7 @@ fn report_calls(input: &FileInput<'_>, fact: &MissingOverload, planned: &mut Pla
         .iter()
         .filter(|s| s.call.is_some() && s.name == fact.function);
     for call in calls {
-        let Some(first) = call.args.first() else {
-            continue;
-        };
-        let argument = String::from_utf8_lossy(&src[first.start..first.end]);
-        let Some(ty) = argument_type(&argument, &typed, &fact.types) else {
+        let Some(overload) = missing(src, call, fact, &typed) else {
             continue;
         };
         if planned.diagnostics.iter().any(|d| d.range == call.range) {
@@ -45,7 +59,7 @@ fn report_calls(input: &FileInput<'_>, fact: &MissingOverload, planned: &mut Pla
             level: Level::Manual,
             effort: Some(Effort::Low),
             message: format!(
-                "`{}` on `{ty}`: the target declares no `{}` for that type",
+                "`{}` {overload}: the target declares no such `{}`",
                 call.name, call.name
             ),
             line: at.line,
@@ -58,6 +72,22 @@ fn report_calls(input: &FileInput<'_>, fact: &MissingOverload, planned: &mut Pla
             reference: Some(fact.reference.clone()),
         });
     }
+}
+
+/// How the call is the overload the target lacks (`on `__nv_bfloat16``,
+/// `with 5 arguments`), if it is.
+fn missing(
+    src: &[u8],
+    call: &cuport_analyze::Site,
+    fact: &MissingOverload,
+    typed: &[(&str, String)],
+) -> Option<String> {
+    if let Some(count) = fact.arguments {
+        return (call.args.len() == count).then(|| format!("with {count} arguments"));
+    }
+    let first = call.args.first()?;
+    let argument = String::from_utf8_lossy(&src[first.start..first.end]);
+    argument_type(&argument, typed, &fact.types).map(|ty| format!("on `{ty}`"))
 }
 
 /// `(variable, type)` for each name the file declares with one of `types`.
@@ -138,5 +168,30 @@ mod tests {
         let bf = "__device__ void add(__nv_bfloat16* p, __nv_bfloat16 v) { atomicAdd(p, v); }\n";
         let planned = run_pass(&REPORT_MISSING_OVERLOADS, Language::Cuda, bf, &options);
         assert!(planned.diagnostics.is_empty(), "{:?}", planned.diagnostics);
+    }
+
+    #[test]
+    fn a_surface_write_with_a_boundary_mode_is_reported_from_hip_5_6() {
+        let src = "__global__ void k(cudaSurfaceObject_t s, float v) {\n\
+                   \x20 surf2Dwrite(v, s, 0, 0, cudaBoundaryModeTrap);\n\
+                   \x20 surf2Dwrite(v, s, 4, 0);\n}\n";
+        let with_mode = |version: &str| {
+            let mut options = MigrateOptions::new(Target::Hip);
+            options.sdk_versions.insert(
+                Target::Hip,
+                cuport_model::SdkVersion::parse(version).unwrap(),
+            );
+            run_pass(&REPORT_MISSING_OVERLOADS, Language::Cuda, src, &options)
+                .diagnostics
+                .iter()
+                .map(|d| (d.line, d.message.clone()))
+                .collect::<Vec<_>>()
+        };
+        let newer = with_mode("6.4.3");
+        assert_eq!(newer.len(), 1, "{newer:?}");
+        assert_eq!(newer[0].0, 2);
+        assert!(newer[0].1.contains("with 5 arguments"), "{newer:?}");
+        assert!(with_mode("5.2.3").is_empty());
+        assert_eq!(reported(src).len(), 1);
     }
 }
