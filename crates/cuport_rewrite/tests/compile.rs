@@ -364,15 +364,16 @@ int main() {
 /// experts got right: a project's own `atomicMax(double*, double)` (HIP
 /// defines it: compiled out there, CP0015), `dim3 g = make_uint3(...)`
 /// (HIP's dim3 does not convert from uint3: written `dim3(...)`),
-/// `<cuda_bf16.h>` (HIP's `hip/hip_bfloat16.h`), and a file that only
-/// names `CUDA_R_32F` (no hipBLAS header pulled in).
+/// and a file that only names `CUDA_R_32F` (no hipBLAS header pulled
+/// in). The port is for the newest HIP, so the held-out `<cuda_bf16.h>`
+/// class, whose port depends on the release, is in `hip_review`'s
+/// bfloat16 test.
 #[test]
 fn held_out_classes_port_to_code_hipcc_accepts() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("classes.cu"),
-        r#"#include <cuda_bf16.h>
-#include <library_types.h>
+        r#"#include <library_types.h>
 __device__ double atomicMax(double* address, double val) {
   unsigned long long* p = (unsigned long long*)address;
   unsigned long long old = *p, assumed;
@@ -388,8 +389,6 @@ int main() {
   dim3 block(make_uint3(64, 1, 1));
   k<<<grid, block>>>(nullptr, 1.0);
   cudaDataType t = CUDA_R_32F;
-  __nv_bfloat16 h;
-  (void)h;
   return t == CUDA_R_32F ? 0 : 1;
 }
 "#,
@@ -400,12 +399,10 @@ int main() {
     let path = out.path().join("tree/classes.cu");
     let text = std::fs::read_to_string(&path).unwrap();
     for expected in [
-        "#include <hip/hip_bfloat16.h>",
         "#include <hip/library_types.h>",
         "#if !defined(__HIP_PLATFORM_AMD__)",
         "dim3 grid = dim3(2, 1, 1);",
         "dim3 block(dim3(64, 1, 1));",
-        "hip_bfloat16 h;",
     ] {
         assert!(text.contains(expected), "{expected} missing:\n{text}");
     }

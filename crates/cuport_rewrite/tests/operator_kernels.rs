@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::simt::{cann_vendor, rewrite_launches, simt_flags};
-use common::{migrate_dir, require, write_output};
+use common::{for_installed_hip, migrate_dir, require, write_output};
 use cuport_model::{SdkVersion, Target};
 use cuport_rewrite::{codes, Disposition, MigrateOptions, Migration};
 use cuport_rules::kernel_rules::{load_kernel_rules, KernelRule, OperatorTable, ParamRole};
@@ -893,7 +893,11 @@ fn hccl_includes() -> Option<Vec<PathBuf>> {
 
 #[test]
 fn dual_stack_keeps_the_kernels_for_cuda_and_calls_the_operators_on_ascend() {
-    let mut options = MigrateOptions::dual_stack(vec![Target::Ascend, Target::Hip]);
+    // Made for the installed HIP, which hipcc checks below.
+    let mut options = for_installed_hip(MigrateOptions::dual_stack(vec![
+        Target::Ascend,
+        Target::Hip,
+    ]));
     options.kernel_rules = fixture_rules();
     let migration = migrate_dir(&fixture(), &options);
     let text = ported(&migration, "ops.cu");
