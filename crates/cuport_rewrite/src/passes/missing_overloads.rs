@@ -40,7 +40,13 @@ fn lacks_it(fact: &MissingOverload, selected: Option<SdkVersion>) -> bool {
 
 fn report_calls(input: &FileInput<'_>, fact: &MissingOverload, planned: &mut Planned) {
     let src = input.src;
-    let typed = variables_of_types(input, &fact.types);
+    // Declarations are read only for a fact about types (most are about
+    // argument counts).
+    let typed = if fact.types.is_empty() {
+        Vec::new()
+    } else {
+        variables_of_types(input, &fact.types)
+    };
     let calls = input
         .analysis
         .sites
