@@ -126,7 +126,11 @@ pub(crate) fn one_way_helpers(
 /// includes, as `dir` + `cuport_<name>`: a rule's `headers` names one
 /// (ops-blas ports include `cuport_aclblas.h`). `texts`: what the port
 /// writes that may include them (one-way edits, dual-stack shim headers).
-fn helper_headers_named_in(texts: &[&str], targets: &[Target], dir: &str) -> Vec<GeneratedFile> {
+pub(crate) fn helper_headers_named_in(
+    texts: &[&str],
+    targets: &[Target],
+    dir: &str,
+) -> Vec<GeneratedFile> {
     let mut found = Vec::new();
     for &target in targets {
         for name in &target.profile().shim.headers {

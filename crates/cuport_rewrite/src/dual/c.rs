@@ -730,10 +730,18 @@ fn in_directive(planner: &DualPlanner<'_>, at: usize) -> bool {
 }
 
 /// A site the dual source keeps as written although a target's one-way
-/// migration would change it: nothing may be dropped silently.
+/// migration would change it: nothing may be dropped silently. A one-way
+/// diagnostic already says what to do, except an approximate one on a
+/// call, which describes the rewrite (`cooperative_groups::reduce` became
+/// `cuport_cg::reduce`) that the dual source did not make.
 fn report_kept(planner: &mut DualPlanner<'_>, site: &Site, one_way: &[(Target, Planned)]) {
     for (target, planned) in one_way {
-        if planned.edits.is_empty() || !planned.diagnostics.is_empty() {
+        let rewrite_described = site.call.is_some()
+            && planned
+                .diagnostics
+                .iter()
+                .all(|d| d.level == Level::Approximate);
+        if planned.edits.is_empty() || !(planned.diagnostics.is_empty() || rewrite_described) {
             continue;
         }
         let spelled: Vec<&str> = planned

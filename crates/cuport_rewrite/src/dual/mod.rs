@@ -49,6 +49,20 @@ pub(crate) fn generated_files(
         let init = format!("{dir}/__init__.py");
         report.files.iter().any(|f| f.path == init)
     };
+    // A header-only helper an include of the sources names (`cooperative_
+    // groups/reduce.h` becomes `cuport/cuport_cg_reduce.h` on HIP), which
+    // no shim header includes. Read in the output, so that a second run,
+    // which edits nothing there, writes it again.
+    let outputs: Vec<std::borrow::Cow<'_, str>> = files
+        .iter()
+        .map(|f| String::from_utf8_lossy(&f.result.output))
+        .collect();
+    let texts: Vec<&str> = outputs.iter().map(|t| t.as_ref()).collect();
+    for helper in crate::helper_files::helper_headers_named_in(&texts, targets, "cuport/") {
+        if !generated.iter().any(|g| g.path == helper.path) {
+            generated.push(helper);
+        }
+    }
     generated.extend(python_module::python_generated_files(
         files,
         rules,
