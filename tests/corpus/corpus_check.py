@@ -628,6 +628,9 @@ def hipcc_cmd(a, unit: str, tree: Path, extra_defines: list[str], extra: list[st
         cmd += ["-I", str(tree / inc)]
     for inc in a.hip_include:
         cmd += ["-I", inc]
+    # The helpers a port writes (cuport_cg_reduce.h) lie at the root of the
+    # output; searched last, so no project or system header is shadowed.
+    cmd += ["-idirafter", str(tree)]
     for d in a.define + extra_defines:
         cmd.append(f"-D{d}")
     cmd += unit_flags(a, unit) + a.hipcc_flag + extra + [unit]
