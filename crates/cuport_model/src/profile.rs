@@ -218,10 +218,12 @@ pub struct ImplicitStdHeaders {
 pub struct MissingOverload {
     /// The CUDA function (`atomicAdd`).
     pub function: String,
-    /// CUDA types of its first argument, or of what that argument points
-    /// to, that the target has no overload for (`__nv_bfloat162`).
+    /// CUDA types of its argument at `argument`, or of what that argument
+    /// points to, that the target has no overload for (`__nv_bfloat162`).
     #[serde(default)]
     pub types: Vec<String>,
+    /// Which argument `types` is about, from 1 (absent: the first).
+    pub argument: Option<usize>,
     /// Or: the number of arguments of CUDA's overload the target lacks
     /// (`surf2Dwrite` with a boundary mode, five).
     pub arguments: Option<usize>,

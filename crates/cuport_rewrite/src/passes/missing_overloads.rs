@@ -91,9 +91,13 @@ fn missing(
     if let Some(count) = fact.arguments {
         return (call.args.len() == count).then(|| format!("with {count} arguments"));
     }
-    let first = call.args.first()?;
-    let argument = String::from_utf8_lossy(&src[first.start..first.end]);
-    argument_type(&argument, typed, &fact.types).map(|ty| format!("on `{ty}`"))
+    let at = call.args.get(fact.argument.unwrap_or(1).checked_sub(1)?)?;
+    let argument = String::from_utf8_lossy(&src[at.start..at.end]);
+    let ty = argument_type(&argument, typed, &fact.types)?;
+    Some(match fact.argument {
+        Some(n) if n > 1 => format!("with a `{ty}` as argument {n}"),
+        _ => format!("on `{ty}`"),
+    })
 }
 
 /// `(variable, type)` for each name the file declares with one of `types`.
@@ -198,5 +202,16 @@ mod tests {
         assert!(newer[0].1.contains("with 5 arguments"), "{newer:?}");
         assert!(with_mode("5.2.3").is_empty());
         assert_eq!(reported(src).len(), 1);
+    }
+
+    #[test]
+    fn cuda_13s_mem_advise_with_a_location_is_reported() {
+        let src = "void f(int* p, size_t n, int device) {\n\
+                   \x20 cudaMemLocation where;\n\
+                   \x20 where.type = cudaMemLocationTypeDevice;\n\
+                   \x20 cudaMemAdvise(p, n, cudaMemAdviseSetReadMostly, where);\n\
+                   \x20 cudaMemAdvise(p, n, cudaMemAdviseSetReadMostly, device);\n}\n";
+        let lines: Vec<u32> = reported(src).into_iter().map(|(line, _)| line).collect();
+        assert_eq!(lines, [4]);
     }
 }
