@@ -227,8 +227,8 @@ pub struct MissingOverload {
     /// Or: the number of arguments of CUDA's overload the target lacks
     /// (`surf2Dwrite` with a boundary mode, five).
     pub arguments: Option<usize>,
-    /// The releases that lack it (`HIP >= 5.7.0`); absent: every release.
-    pub target_version: Option<String>,
+    /// The first release that lacks it (`5.6.0`); absent: every release.
+    pub since: Option<SdkVersion>,
     /// What to write instead.
     pub note: String,
     pub reference: String,

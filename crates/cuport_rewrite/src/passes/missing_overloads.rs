@@ -1,6 +1,6 @@
 //! Calls of a function the target has, but not for the argument's type
 //! (`[[missing-overload]]` of the target's profile: HIP's atomicAdd takes
-//! no bfloat16, and from 5.7 its surf2Dwrite no boundary mode). The rename
+//! no bfloat16, and from 5.6 its surf2Dwrite no boundary mode). The rename
 //! keeps such a call, and the target's compiler finds no overload; the call
 //! is reported where it is. An overload is told by the number of arguments
 //! or by the first argument's type, read from the file: a cast to one of
@@ -8,7 +8,7 @@
 //! declares with one of them.
 use std::collections::BTreeSet;
 
-use cuport_model::{Effort, MinimumVersion, MissingOverload, SdkVersion, SiteKind};
+use cuport_model::{Effort, MissingOverload, SdkVersion, SiteKind};
 
 use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::plan::{FileInput, Planned};
@@ -28,12 +28,8 @@ pub(super) fn report_missing_overloads(input: &FileInput<'_>, planned: &mut Plan
 /// Whether the selected release (the newest when none is) is one of the
 /// fact's.
 fn lacks_it(fact: &MissingOverload, selected: Option<SdkVersion>) -> bool {
-    let minimum = fact
-        .target_version
-        .as_deref()
-        .and_then(MinimumVersion::from_text);
-    match (minimum, selected) {
-        (Some(minimum), Some(selected)) => !minimum.excludes(&selected),
+    match (fact.since, selected) {
+        (Some(since), Some(selected)) => selected >= since,
         _ => true,
     }
 }

@@ -291,7 +291,7 @@ impl<'a> Planner<'a> {
     }
 
     /// A type or value the selected release knows by another name
-    /// (`__nv_bfloat16` is `hip_bfloat16` before HIP 5.7): renamed to the
+    /// (`__nv_bfloat16` is `hip_bfloat16` before HIP 6.2): renamed to the
     /// older form's bare name. Calls go through the template instead.
     fn older_name(
         &mut self,
@@ -752,7 +752,7 @@ impl<'a> Planner<'a> {
             return;
         };
         // A header the selected release has under its older name
-        // (`hip/hip_bfloat16.h` for `cuda_bf16.h` before HIP 5.7); the
+        // (`hip/hip_bfloat16.h` for `cuda_bf16.h` before HIP 6.2); the
         // names it declares carry the diagnostics.
         if let Some(older) = self.older_header(&resolved) {
             resolved.target_name = Some(std::borrow::Cow::Borrowed(older));

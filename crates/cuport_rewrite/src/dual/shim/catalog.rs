@@ -151,12 +151,12 @@ impl Section {
         if library != Some(Library::Device) || portable_name(cuda_name).is_none() {
             return;
         }
-        let provision = match (resolved.status(), older.or(resolved.template())) {
-            (_, Some(template)) if older.is_some() => older_provision(resolved, template),
-            (Status::Rewrite | Status::Approximate, Some(template)) => {
+        let provision = match (resolved.status(), resolved.template(), older) {
+            (_, _, Some(older)) => older_provision(resolved, older),
+            (Status::Rewrite | Status::Approximate, Some(template), None) => {
                 macro_provision(resolved, template)
             }
-            (Status::Renamed | Status::Approximate, None) => {
+            (Status::Renamed | Status::Approximate, None, None) => {
                 match resolved.target_name.as_deref() {
                     Some(to) if to != cuda_name && portable_name(to).is_some() => {
                         Provision::Alias {

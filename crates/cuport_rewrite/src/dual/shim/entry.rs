@@ -45,10 +45,8 @@ pub(crate) fn provision(cuda_name: &str, resolved: &Resolved<'_>, target: Target
     }
 }
 
-/// `#define P(a1, a2) BODY` from `template` (the rule's, or its
-/// `older-sdk` form for a shim made for an older release).
 /// An older release's form: for a type or value whose older form is a
-/// bare name (`hip_bfloat16` before HIP 5.7), an alias (a function-like
+/// bare name (`hip_bfloat16` before HIP 6.2), an alias (a function-like
 /// macro would not replace a type); otherwise a macro, as for a template.
 pub(crate) fn older_provision(
     resolved: &Resolved<'_>,
@@ -63,6 +61,8 @@ pub(crate) fn older_provision(
     }
 }
 
+/// `#define P(a1, a2) BODY` from `template` (the rule's, or its
+/// `older-sdk` form for a shim made for an older release).
 pub(crate) fn macro_provision(
     resolved: &Resolved<'_>,
     template: &cuport_rules::Template,
