@@ -26,7 +26,7 @@ pub use language::Language;
 pub use library::Library;
 pub use profile::{
     helper_source, CmakeFacts, CoordinateFacts, HeaderFamily, KernelFacts, KernelModel,
-    LibraryCounterpart, LibraryProfile, MakeFacts, MissingOverload, OneWayCmake, ProfileError,
+    LibraryCounterpart, LibraryProfile, MakeFacts, MissingOverload, MixedSignMinMax, OneWayCmake, ProfileError,
     Profiles, PythonFacts, ShimFacts, SimtCmake, SimtFacts, SimtLimits, TargetFacts, TargetProfile,
     VectorTypeFacts, VendorHeaderFacts, VersionFacts, VersionFeature, WarpDiagnostic, WarpFacts,
 };

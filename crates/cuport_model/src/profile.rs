@@ -68,6 +68,10 @@ pub struct TargetProfile {
     pub implicit_std_headers: ImplicitStdHeaders,
     #[serde(default, rename = "host-min-max")]
     pub host_min_max: HostMinMax,
+    /// CUDA's `min`/`max` for a signed and an unsigned integer, which the
+    /// target lacks (`[mixed-sign-min-max]`).
+    #[serde(default, rename = "mixed-sign-min-max")]
+    pub mixed_sign_min_max: MixedSignMinMax,
     /// Whether the target's compiler rejects the `register` storage class
     /// in C++17 (clang does: `-Wregister` is an error there; nvcc warns).
     #[serde(default, rename = "register-storage-class")]
@@ -245,6 +249,30 @@ pub struct HostMinMax {
     #[serde(default)]
     pub helpers: BTreeMap<String, String>,
     pub header: Option<String>,
+    pub reference: Option<String>,
+}
+
+/// CUDA declares `min` and `max` for a signed and an unsigned integer of
+/// one rank (`min(int, unsigned int)`), comparing as unsigned; a target
+/// without those overloads resolves such a call to another (HIP: a
+/// floating-point template). The signed argument is cast to the unsigned
+/// type where the file's text says both types, which is the conversion
+/// CUDA's overload makes.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct MixedSignMinMax {
+    /// The functions (`min`, `max`).
+    #[serde(default)]
+    pub calls: Vec<String>,
+    /// CUDA's overloads the target lacks, as `[signed, unsigned]` type
+    /// spellings (`["int", "unsigned int"]`).
+    #[serde(default)]
+    pub pairs: Vec<[String; 2]>,
+    /// The cast written around the signed argument, `{type}` standing for
+    /// the unsigned type (`static_cast<{type}>`).
+    pub cast: Option<String>,
+    /// Where CUDA declares the overloads and where the target resolves
+    /// such a call otherwise.
     pub reference: Option<String>,
 }
 

@@ -203,6 +203,10 @@ cuport_codes! {
     /// An edit: a built-in coordinate (`blockDim.x`) passed to `min`/`max`,
     /// cast to CUDA's `unsigned int` where the target's is a proxy object.
     COORDINATE_CAST = "CP1097", false, "A built-in coordinate (blockDim.x) passed to min/max, cast to unsigned int as CUDA's is (HIP's is a proxy object)";
+    /// An edit: the signed argument of CUDA's `min`/`max` for a signed and
+    /// an unsigned integer cast to the unsigned type, the conversion CUDA's
+    /// overload makes (the target lacks the overload).
+    MIXED_SIGN_CAST = "CP1092", false, "The signed argument of min/max(signed, unsigned) cast to the unsigned type, as CUDA's overload converts it (HIP lacks the overload)";
     /// An edit: a launch written `<< <` ... `>> >` respelled `<<<` ... `>>>`,
     /// which clang-based compilers (hipcc, mcc) need.
     LAUNCH_SPELLING = "CP1098", false, "A kernel launch written << < ... >> > respelled <<< ... >>> (clang-based compilers need it)";

@@ -9,6 +9,7 @@ mod dual;
 mod edit;
 mod file;
 mod headers;
+mod integer_types;
 mod helper_files;
 mod kernel_stage;
 mod kernels;

@@ -1401,3 +1401,46 @@ fn cooperative_groups_reduce_ports_to_the_written_helper() {
         );
     }
 }
+
+/// CUDA's `min(int, unsigned int)` compares as unsigned; HIP has no such
+/// overload, and clang's `__HIP_OVERLOAD2(double, min)` takes the call in
+/// device code, so a subscript `x[min(C - 1, i + u*blockDim.x)]` does not
+/// compile (llm.c dev/cuda/softmax_forward.cu:427, HIP 6.4.3 and 5.2.3).
+/// The port casts the signed argument as CUDA's overload converts it; the
+/// same text without the cast must fail with the installed hipcc, or the
+/// check proves nothing.
+#[test]
+fn mixed_sign_min_and_max_compare_as_unsigned_as_on_cuda() {
+    let src = "__global__ void softmax(float* x, int C, size_t N, long offset) {\n  \
+               int i = threadIdx.x;\n  \
+               for (int u = 0; u < 4; u++) {\n    \
+               x[min(C - 1, i + u*blockDim.x)] += 1.0f;\n    \
+               x[0] += __ldcs(&x[min(C - 1, i + u*blockDim.x)]);\n  }\n  \
+               x[max(N - 1, offset)] = 0.0f;\n}\n\
+               unsigned int clamp(int a, unsigned int b) { return min(a, b); }\n";
+    let out = hip_port(src);
+    assert_has(
+        &out,
+        "x[min(static_cast<unsigned int>(C - 1), i + u*blockDim.x)] += 1.0f;",
+    );
+    // Inside the text a template rewrite wrote (HIP has no float __ldcs).
+    assert_has(
+        &out,
+        "x[0] += (*(&x[min(static_cast<unsigned int>(C - 1), i + u*blockDim.x)]));",
+    );
+    assert_has(&out, "x[max(N - 1, static_cast<unsigned long>(offset))] = 0.0f;");
+    assert_has(&out, "return min(static_cast<unsigned int>(a), b);");
+    let Some(compiled) = hipcc_syntax_check("k.cu", out.as_bytes(), &[]) else {
+        return;
+    };
+    assert!(
+        compiled.status.success(),
+        "{}\n{out}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    let uncast = out
+        .replace("static_cast<unsigned int>(C - 1)", "C - 1")
+        .replace("static_cast<unsigned long>(offset)", "offset");
+    let failed = hipcc_syntax_check("k.cu", uncast.as_bytes(), &[]).unwrap();
+    assert!(!failed.status.success(), "compiles without the cast:\n{uncast}");
+}

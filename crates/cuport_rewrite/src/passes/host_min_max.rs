@@ -129,6 +129,15 @@ pub(super) fn host_calls<'s>(
     wanted: impl Fn(&str) -> bool,
 ) -> Vec<(TextRange, &'s str)> {
     let device = device_bodies(src, analysis, host_device);
+    let mut calls = plain_calls(src, wanted);
+    calls.retain(|(range, _)| !device.iter().any(|b| b.start <= range.start && range.start < b.end));
+    calls
+}
+
+/// The calls of the names `wanted` accepts, in host and device code alike:
+/// not a member or qualified name, not in a directive line; none where the
+/// file declares such a name itself.
+pub(super) fn plain_calls<'s>(src: &'s [u8], wanted: impl Fn(&str) -> bool) -> Vec<(TextRange, &'s str)> {
     let mut calls = Vec::new();
     for (at, word) in code_words(src, 0, src.len()) {
         if !wanted(word) {
@@ -144,7 +153,7 @@ pub(super) fn host_calls<'s>(
             .find(|b| !b.is_ascii_whitespace())
             .is_some_and(|&b| b == b'(');
         let member = matches!(before, Some(".") | Some("->") | Some("::") | Some("~"));
-        if called && !member && !device.iter().any(|b| b.start <= at && at < b.end) {
+        if called && !member {
             calls.push((TextRange::new(at, end), word));
         }
     }

@@ -21,6 +21,7 @@ mod initialised_arrays;
 mod integer_handles;
 mod member_versions;
 mod missing_overloads;
+mod mixed_sign_min_max;
 mod register_storage;
 mod retyped_handles;
 mod simt_build;
@@ -73,6 +74,12 @@ const CAST_COORDINATE_ARGUMENTS: Pass = Pass {
     name: "cast-coordinate-arguments",
     languages: C_FAMILY,
     run: coordinate_casts::cast_coordinate_arguments,
+};
+
+const CAST_MIXED_SIGN_ARGUMENTS: Pass = Pass {
+    name: "cast-mixed-sign-arguments",
+    languages: C_FAMILY,
+    run: mixed_sign_min_max::cast_mixed_sign_arguments,
 };
 
 const CONSTRUCT_DIM3: Pass = Pass {
@@ -147,6 +154,7 @@ pub(crate) const ONE_WAY: &[Pass] = &[
     FOLD_DEVICE_FUNCTION_EFFORT,
     GUARD_TARGET_PROVIDED,
     CAST_COORDINATE_ARGUMENTS,
+    CAST_MIXED_SIGN_ARGUMENTS,
     CONSTRUCT_DIM3,
     REPORT_RETYPED_ARGUMENTS,
     REPORT_MEMBERS_TOO_NEW,
@@ -167,6 +175,7 @@ pub(crate) const DUAL: &[Pass] = &[
     FOLD_KERNEL_EFFORT,
     GUARD_TARGET_PROVIDED,
     CAST_COORDINATE_ARGUMENTS,
+    CAST_MIXED_SIGN_ARGUMENTS,
     CONSTRUCT_DIM3,
     REPORT_RETYPED_ARGUMENTS,
     REPORT_INTEGER_HANDLES,
