@@ -1355,11 +1355,14 @@ fn cooperative_groups_reduce_ports_to_the_written_helper() {
     std::fs::create_dir(&sub).unwrap();
     let src = "#include <cooperative_groups.h>\n#include <cooperative_groups/reduce.h>\n\
                namespace cg = cooperative_groups;\n\
+               struct SumMax { float sum; float max; };\n\
+               __device__ SumMax both(SumMax a, SumMax b) { return {a.sum + b.sum, fmaxf(a.max, b.max)}; }\n\
                __global__ void norm(const float* x, float* out) {\n  \
                cg::thread_block_tile<32> warp = cg::tiled_partition<32>(cg::this_thread_block());\n  \
                float v = x[threadIdx.x];\n  float sum = cg::reduce(warp, v, cg::plus<float>{});\n  \
                float top = cg::reduce(warp, v, cg::greater<float>());\n  \
-               if (warp.thread_rank() == 0) out[0] = sum + top;\n}\n";
+               SumMax pair = cg::reduce(warp, SumMax{v, v}, both);\n  \
+               if (warp.thread_rank() == 0) out[0] = sum + top + pair.sum;\n}\n";
     std::fs::write(sub.join("k.cu"), src).unwrap();
     let migration = migrate_dir(dir.path(), &MigrateOptions::new(Target::Hip));
     let ported = migration
