@@ -26,9 +26,10 @@ pub use language::Language;
 pub use library::Library;
 pub use profile::{
     helper_source, CmakeFacts, CoordinateFacts, HeaderFamily, KernelFacts, KernelModel,
-    LibraryCounterpart, LibraryProfile, MakeFacts, MissingOverload, MixedSignMinMax, OneWayCmake, ProfileError,
-    Profiles, PythonFacts, ShimFacts, SimtCmake, SimtFacts, SimtLimits, TargetFacts, TargetProfile,
-    VectorTypeFacts, VendorHeaderFacts, VersionFacts, VersionFeature, WarpDiagnostic, WarpFacts,
+    LibraryCounterpart, LibraryProfile, MakeFacts, MissingOverload, MixedSignMinMax, OneWayCmake,
+    OverloadHelper, ProfileError, Profiles, PythonFacts, ShimFacts, SimtCmake, SimtFacts,
+    SimtLimits, TargetFacts, TargetProfile, VectorTypeFacts, VendorHeaderFacts, VersionFacts,
+    VersionFeature, WarpDiagnostic, WarpFacts,
 };
 pub use site_kind::{looks_like_cuda_name, SiteKind};
 pub use target::Target;

@@ -236,6 +236,26 @@ pub struct MissingOverload {
     /// What to write instead.
     pub note: String,
     pub reference: String,
+    /// A cuport helper that does what CUDA's overload does, which such a
+    /// call is renamed to where the selected release can compile it.
+    pub helper: Option<OverloadHelper>,
+}
+
+/// A header-only helper (`[shim] headers`) with the overload a target
+/// lacks (HIP: `cuport_atomicAdd` for bfloat16 in `cuport_atomic_bf16.h`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct OverloadHelper {
+    /// The function the call is renamed to.
+    pub function: String,
+    /// The `[shim] headers` file that defines it (`atomic_bf16.h`, written
+    /// as `cuport_atomic_bf16.h`).
+    pub header: String,
+    /// The first release whose headers it compiles with; absent: every
+    /// release.
+    pub since: Option<SdkVersion>,
+    /// How it differs from CUDA's overload.
+    pub note: String,
 }
 
 /// CUDA's host `max`/`min` overloads (nvcc's math headers declare them for

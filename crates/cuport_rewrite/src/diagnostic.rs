@@ -174,6 +174,11 @@ cuport_codes! {
     /// no overload for (`atomicAdd` on bfloat16 on HIP; the profile's
     /// `[[missing-overload]]`).
     MISSING_OVERLOAD = "CP0044", true, "A call the target declares no overload of for this argument type (atomicAdd on bfloat16 on HIP)";
+    /// A call of a function the target has no overload of for the
+    /// argument's type, renamed to a cuport helper that does what CUDA's
+    /// overload does (`[[missing-overload]]`'s `helper`: bfloat16
+    /// `atomicAdd` on HIP 6.2 and later).
+    OVERLOAD_HELPER = "CP0045", true, "A call the target declares no overload of for this argument type, renamed to a cuport helper (bfloat16 atomicAdd on HIP)";
     /// An edit: the `register` storage class removed, which clang-based
     /// compilers reject in C++17 and which has no effect in C++.
     REGISTER_REMOVED = "CP0043", false, "The register storage class removed (clang-based compilers reject it in C++17; it has no effect)";

@@ -88,7 +88,8 @@ impl IntegerType {
     }
 
     fn from_keywords(words: &[&str]) -> Option<IntegerType> {
-        let (mut longs, mut unsigned, mut signed, mut small, mut int) = (0, false, false, false, false);
+        let (mut longs, mut unsigned, mut signed, mut small, mut int) =
+            (0, false, false, false, false);
         for word in words {
             match *word {
                 "long" => longs += 1,
@@ -99,7 +100,8 @@ impl IntegerType {
                 _ => return None,
             }
         }
-        let conflicting = (unsigned && signed) || (small && (longs > 0 || int && words.contains(&"char")));
+        let conflicting =
+            (unsigned && signed) || (small && (longs > 0 || int && words.contains(&"char")));
         if words.is_empty() || conflicting || longs > 2 {
             return None;
         }
@@ -107,9 +109,18 @@ impl IntegerType {
         // all their values.
         Some(match (longs, small) {
             (_, true) => IntegerType::INT,
-            (0, false) => IntegerType { rank: Rank::Int, unsigned },
-            (1, false) => IntegerType { rank: Rank::Long, unsigned },
-            _ => IntegerType { rank: Rank::LongLong, unsigned },
+            (0, false) => IntegerType {
+                rank: Rank::Int,
+                unsigned,
+            },
+            (1, false) => IntegerType {
+                rank: Rank::Long,
+                unsigned,
+            },
+            _ => IntegerType {
+                rank: Rank::LongLong,
+                unsigned,
+            },
         })
     }
 
@@ -135,7 +146,11 @@ impl IntegerType {
         if self.unsigned == other.unsigned {
             return if self.rank >= other.rank { self } else { other };
         }
-        let (signed, unsigned) = if self.unsigned { (other, self) } else { (self, other) };
+        let (signed, unsigned) = if self.unsigned {
+            (other, self)
+        } else {
+            (self, other)
+        };
         if unsigned.rank >= signed.rank {
             unsigned
         } else if signed.bits() > unsigned.bits() {
@@ -223,9 +238,7 @@ fn type_run(words: &[(usize, &str)]) -> usize {
         KEYWORDS.contains(&w) || QUALIFIERS.contains(&w) || TYPEDEFS.iter().any(|(t, _)| *t == w)
     };
     let run = words.iter().take_while(|(_, w)| is_type_word(w)).count();
-    let named = words[..run]
-        .iter()
-        .any(|(_, w)| !QUALIFIERS.contains(w));
+    let named = words[..run].iter().any(|(_, w)| !QUALIFIERS.contains(w));
     if named {
         run
     } else {
@@ -270,9 +283,14 @@ fn tokens(text: &[u8]) -> Option<Vec<Token<'_>>> {
         let rest = &text[at..];
         if b.is_ascii_whitespace() {
             at += 1;
-        } else if matches!(b, b'"' | b'\'' | b'#') || rest.starts_with("//") || rest.starts_with("/*") {
+        } else if matches!(b, b'"' | b'\'' | b'#')
+            || rest.starts_with("//")
+            || rest.starts_with("/*")
+        {
             return None;
-        } else if b.is_ascii_digit() || (b == b'.' && bytes.get(at + 1).is_some_and(u8::is_ascii_digit)) {
+        } else if b.is_ascii_digit()
+            || (b == b'.' && bytes.get(at + 1).is_some_and(u8::is_ascii_digit))
+        {
             let len = number_length(bytes, at);
             out.push(Token::Number(&text[at..at + len]));
             at += len;
@@ -372,7 +390,12 @@ fn literal_type(literal: &str) -> Option<IntegerType> {
         let fits = if ty.unsigned {
             ty.bits() == 64 || value <= u64::from(u32::MAX)
         } else {
-            value <= if ty.bits() == 64 { i64::MAX as u64 } else { i32::MAX as u64 }
+            value
+                <= if ty.bits() == 64 {
+                    i64::MAX as u64
+                } else {
+                    i32::MAX as u64
+                }
         };
         allowed && ty.rank >= minimum_rank && fits
     })
@@ -477,7 +500,8 @@ impl<'t> Parser<'t, '_> {
             })
             .collect();
         let closes = self.tokens.get(self.at + 1 + words.len()) == Some(&Token::Punct(")"));
-        let is_type = !words.is_empty() && type_run(&words.iter().map(|w| (0, *w)).collect::<Vec<_>>()) == words.len();
+        let is_type = !words.is_empty()
+            && type_run(&words.iter().map(|w| (0, *w)).collect::<Vec<_>>()) == words.len();
         if !(closes && is_type) {
             return Some(None);
         }
@@ -529,8 +553,7 @@ impl<'t> Parser<'t, '_> {
     /// followed by a call, index or member access has no type here.
     fn name(&mut self, name: &str) -> Option<IntegerType> {
         if self.declared.coordinates.iter().any(|c| c == name) {
-            let member = self.eat(".")
-                && matches!(self.peek(), Some(Token::Word("x" | "y" | "z")));
+            let member = self.eat(".") && matches!(self.peek(), Some(Token::Word("x" | "y" | "z")));
             self.at += 1;
             return member.then_some(IntegerType::UNSIGNED_INT);
         }
@@ -551,7 +574,9 @@ mod tests {
     fn type_in(src: &str, expression: &str) -> Option<&'static str> {
         let coordinates = ["threadIdx".to_owned(), "blockDim".to_owned()];
         let declared = DeclaredIntegers::of(src.as_bytes(), &coordinates);
-        declared.type_of(expression.as_bytes()).map(IntegerType::spelling)
+        declared
+            .type_of(expression.as_bytes())
+            .map(IntegerType::spelling)
     }
 
     #[test]
@@ -567,7 +592,11 @@ mod tests {
             ("signed unsigned", None),
         ];
         for (spelling, expected) in cases {
-            assert_eq!(IntegerType::parse(spelling).map(IntegerType::spelling), expected, "{spelling}");
+            assert_eq!(
+                IntegerType::parse(spelling).map(IntegerType::spelling),
+                expected,
+                "{spelling}"
+            );
         }
     }
 
@@ -586,7 +615,11 @@ mod tests {
             ("1e5", None),
         ];
         for (literal, expected) in cases {
-            assert_eq!(literal_type(literal).map(IntegerType::spelling), expected, "{literal}");
+            assert_eq!(
+                literal_type(literal).map(IntegerType::spelling),
+                expected,
+                "{literal}"
+            );
         }
     }
 

@@ -86,10 +86,26 @@ fn hipcc_syntax_check(
     if !common::require("hipcc") {
         return None;
     }
+    Some(syntax_check_with(
+        std::ffi::OsStr::new("hipcc"),
+        name,
+        source,
+        extra,
+    ))
+}
+
+/// `hipcc` (a path or a command) on `source` as [`hipcc_syntax_check`]
+/// runs Debian's.
+fn syntax_check_with(
+    hipcc: &std::ffi::OsStr,
+    name: &str,
+    source: &[u8],
+    extra: &[&std::ffi::OsStr],
+) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join(name);
     std::fs::write(&path, source).unwrap();
-    let mut command = std::process::Command::new("hipcc");
+    let mut command = std::process::Command::new(hipcc);
     common::scratch_in(&mut command, dir.path());
     let output = command
         .args(["-fsyntax-only", "--offload-arch=gfx90a", "-w"])
@@ -97,7 +113,7 @@ fn hipcc_syntax_check(
         .arg(&path)
         .output()
         .unwrap();
-    Some(output)
+    output
 }
 
 /// Fails unless hipcc accepts `source` (skipped where hipcc is missing).
@@ -919,7 +935,8 @@ fn a_warp_transpose_block_load_is_ported_with_the_wavefront_note() {
 /// (53 sites). HIP has the `*_sync` builtins with 64-bit masks by default
 /// from 7.0; 6.2 to 6.4 declare them only with HIP_ENABLE_WARP_SYNC_BUILTINS
 /// (6.4.3's headers, checked; 6.4.3 has no `__syncwarp` at all), 5.2.3 not
-/// at all.
+/// at all. Before 7.0 `__syncwarp` becomes the fence and barrier HIP 7
+/// defines it as (approximate: the mask is dropped).
 #[test]
 fn warp_sync_builtins_follow_the_selected_release() {
     let src = "__global__ void k(int *x) {\n  __syncwarp();\n  x[0] = __match_any_sync(~0ull, x[1]);\n}\n";
@@ -950,15 +967,26 @@ fn warp_sync_builtins_follow_the_selected_release() {
         codes_at("6.4.3"),
         [
             pair("__match_any_sync", "CP0016"),
-            pair("__syncwarp", "CP0016")
+            pair("__syncwarp", "CP1280")
         ]
     );
     assert_eq!(
         codes_at("5.2.3"),
         [
             pair("__match_any_sync", "CP0016"),
-            pair("__syncwarp", "CP0016")
+            pair("__syncwarp", "CP1280")
         ]
+    );
+    // Before 7.0, `__syncwarp()` is written as what HIP 7 defines it as
+    // (compiled with hipcc 5.2.3 in compile.rs).
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.sdk_versions.insert(
+        Target::Hip,
+        cuport_model::SdkVersion::parse("6.4.3").unwrap(),
+    );
+    assert_has(
+        &text(&migrate_checked(src, &options)),
+        "(__builtin_amdgcn_fence(__ATOMIC_RELEASE, \"wavefront\"), __builtin_amdgcn_wave_barrier(), __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, \"wavefront\"));",
     );
 }
 
@@ -1282,7 +1310,8 @@ fn a_macro_above_using_namespace_nvcuda_is_ported_too() {
 /// the same function names (llm.c at 6.4.3: 13 of 22 units compile, none
 /// did); before it, HIPIFY's hip_bfloat16 stays, which compiles for the
 /// types (checked here with the installed hipcc) and each function is
-/// reported. HIP has no bfloat16 atomicAdd in any release.
+/// reported. HIP has no bfloat16 atomicAdd in any release (from 6.2 the
+/// port calls cuport's helper; before it, the call is reported).
 #[test]
 fn bfloat16_is_hips_own_family_from_hip_6_2_and_hip_bfloat16_before() {
     let src = "#include <cuda_bf16.h>\n#include <cuda_runtime.h>\n\
@@ -1313,7 +1342,9 @@ fn bfloat16_is_hips_own_family_from_hip_6_2_and_hip_bfloat16_before() {
         assert_has(&out, line);
     }
     assert!(reported_with_code(&newer, "CP0016").is_empty(), "{out}");
-    assert_eq!(reported_with_code(&newer, "CP0044"), [(9, "atomicAdd")]);
+    // The atomicAdd HIP lacks becomes cuport's helper (the test below).
+    assert_eq!(reported_with_code(&newer, "CP0045"), [(9, "atomicAdd")]);
+    assert_has(&out, "cuport_atomicAdd(&pair, pair);");
 
     let older = for_release("5.2.3");
     let out = text(&older);
@@ -1330,6 +1361,7 @@ fn bfloat16_is_hips_own_family_from_hip_6_2_and_hip_bfloat16_before() {
             (8, "__nv_bfloat16_raw"),
         ]
     );
+    assert_eq!(reported_with_code(&older, "CP0044"), [(9, "atomicAdd")]);
     // What the older form keeps compiles with hip_bfloat16.
     let types_only = "#include <cuda_bf16.h>\ntypedef __nv_bfloat16 floatX;\n\
                       float first(const floatX* host) { return (float)host[0]; }\n\
@@ -1431,7 +1463,10 @@ fn mixed_sign_min_and_max_compare_as_unsigned_as_on_cuda() {
         &out,
         "x[0] += (*(&x[min(static_cast<unsigned int>(C - 1), i + u*blockDim.x)]));",
     );
-    assert_has(&out, "x[max(N - 1, static_cast<unsigned long>(offset))] = 0.0f;");
+    assert_has(
+        &out,
+        "x[max(N - 1, static_cast<unsigned long>(offset))] = 0.0f;",
+    );
     assert_has(&out, "return min(static_cast<unsigned int>(a), b);");
     let Some(compiled) = hipcc_syntax_check("k.cu", out.as_bytes(), &[]) else {
         return;
@@ -1445,5 +1480,67 @@ fn mixed_sign_min_and_max_compare_as_unsigned_as_on_cuda() {
         .replace("static_cast<unsigned int>(C - 1)", "C - 1")
         .replace("static_cast<unsigned long>(offset)", "offset");
     let failed = hipcc_syntax_check("k.cu", uncast.as_bytes(), &[]).unwrap();
-    assert!(!failed.status.success(), "compiles without the cast:\n{uncast}");
+    assert!(
+        !failed.status.success(),
+        "compiles without the cast:\n{uncast}"
+    );
+}
+
+/// CUDA's bfloat16 `atomicAdd` (llm.c's atomicAddX): HIP declares none, so
+/// from HIP 6.2 a one-way port calls cuport's compare-and-swap helper,
+/// which it writes at the output root. Compiled with a HIP 6.4 hipcc where
+/// one is set up (`CUPORT_HIPCC_SID`); the same port with the call left as
+/// `atomicAdd` must fail there.
+#[test]
+fn bfloat16_atomic_add_becomes_the_compare_and_swap_helper() {
+    let src = "#include <cuda_bf16.h>\n\
+               __device__ void atomicAddX(__nv_bfloat16* addr, __nv_bfloat16 val) {\n  \
+               uintptr_t ptr_val = reinterpret_cast<uintptr_t>(addr);\n  \
+               __nv_bfloat162* ptr_bf16 = reinterpret_cast<__nv_bfloat162*>(ptr_val & ~uintptr_t(0x3));\n  \
+               __nv_bfloat162 add_val = __halves2bfloat162(val, __ushort_as_bfloat16(0));\n  \
+               atomicAdd(ptr_bf16, add_val);\n}\n\
+               __global__ void accumulate(__nv_bfloat16* out, const float* in) {\n  \
+               atomicAdd(out + threadIdx.x % 4, __float2bfloat16(in[threadIdx.x]));\n  \
+               atomicAddX(out, __float2bfloat16(1.0f));\n}\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), src).unwrap();
+    let migration = migrate_dir(dir.path(), &MigrateOptions::new(Target::Hip));
+    let ported = migration.files.iter().find(|f| f.path == "k.cu").unwrap();
+    let out = String::from_utf8_lossy(&ported.result.output).into_owned();
+    assert_has(&out, "#include \"cuport_atomic_bf16.h\"");
+    assert_has(&out, "cuport_atomicAdd(ptr_bf16, add_val);");
+    assert_has(
+        &out,
+        "cuport_atomicAdd(out + threadIdx.x % 4, __float2bfloat16(in[threadIdx.x]));",
+    );
+    let notes: Vec<&str> = ported
+        .result
+        .diagnostics
+        .iter()
+        .filter(|d| d.code == "CP0045")
+        .map(|d| d.message.as_str())
+        .collect();
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert!(migration
+        .generated
+        .iter()
+        .any(|g| g.path == "cuport_atomic_bf16.h"));
+    let Some(hipcc) = common::sid_hipcc() else {
+        return;
+    };
+    let written = common::write_output(&migration);
+    let root = written.path().join("tree");
+    let extra = [std::ffi::OsStr::new("-I"), root.as_os_str()];
+    let compiled = syntax_check_with(hipcc.as_os_str(), "k.cu", out.as_bytes(), &extra);
+    assert!(
+        compiled.status.success(),
+        "{}\n{out}",
+        String::from_utf8_lossy(&compiled.stderr)
+    );
+    let uncalled = out.replace("cuport_atomicAdd(", "atomicAdd(");
+    let failed = syntax_check_with(hipcc.as_os_str(), "k.cu", uncalled.as_bytes(), &extra);
+    assert!(
+        !failed.status.success(),
+        "compiles without the helper:\n{uncalled}"
+    );
 }

@@ -130,14 +130,21 @@ pub(super) fn host_calls<'s>(
 ) -> Vec<(TextRange, &'s str)> {
     let device = device_bodies(src, analysis, host_device);
     let mut calls = plain_calls(src, wanted);
-    calls.retain(|(range, _)| !device.iter().any(|b| b.start <= range.start && range.start < b.end));
+    calls.retain(|(range, _)| {
+        !device
+            .iter()
+            .any(|b| b.start <= range.start && range.start < b.end)
+    });
     calls
 }
 
 /// The calls of the names `wanted` accepts, in host and device code alike:
 /// not a member or qualified name, not in a directive line; none where the
 /// file declares such a name itself.
-pub(super) fn plain_calls<'s>(src: &'s [u8], wanted: impl Fn(&str) -> bool) -> Vec<(TextRange, &'s str)> {
+pub(super) fn plain_calls<'s>(
+    src: &'s [u8],
+    wanted: impl Fn(&str) -> bool,
+) -> Vec<(TextRange, &'s str)> {
     let mut calls = Vec::new();
     for (at, word) in code_words(src, 0, src.len()) {
         if !wanted(word) {

@@ -8,9 +8,11 @@
 //! declares with one of them.
 use std::collections::BTreeSet;
 
-use cuport_model::{Effort, MissingOverload, SdkVersion, SiteKind};
+use cuport_model::{Effort, MissingOverload, OverloadHelper, SdkVersion, SiteKind};
 
 use crate::diagnostic::{codes, Diagnostic, Level};
+use crate::edit::{Edit, EditKind};
+use crate::options::Mode;
 use crate::plan::{FileInput, Planned};
 use crate::source_text::{declared_variables, word_at};
 
@@ -19,10 +21,27 @@ pub(super) fn report_missing_overloads(input: &FileInput<'_>, planned: &mut Plan
         let selected = input.options.sdk_version(target);
         for fact in &target.profile().missing_overloads {
             if lacks_it(fact, selected) {
-                report_calls(input, fact, planned);
+                let helper = usable_helper(input, fact, selected);
+                report_calls(input, fact, helper, planned);
             }
         }
     }
+}
+
+/// The fact's helper, in a one-way port (a dual-stack source stays CUDA's)
+/// for a release that compiles it.
+fn usable_helper<'f>(
+    input: &FileInput<'_>,
+    fact: &'f MissingOverload,
+    selected: Option<SdkVersion>,
+) -> Option<&'f OverloadHelper> {
+    let helper = fact.helper.as_ref()?;
+    let one_way = matches!(input.options.mode, Mode::OneWay(_));
+    let compiles = match (helper.since, selected) {
+        (Some(since), Some(selected)) => selected >= since,
+        _ => true,
+    };
+    (one_way && compiles).then_some(helper)
 }
 
 /// Whether the selected release (the newest when none is) is one of the
@@ -34,7 +53,12 @@ fn lacks_it(fact: &MissingOverload, selected: Option<SdkVersion>) -> bool {
     }
 }
 
-fn report_calls(input: &FileInput<'_>, fact: &MissingOverload, planned: &mut Planned) {
+fn report_calls(
+    input: &FileInput<'_>,
+    fact: &MissingOverload,
+    helper: Option<&OverloadHelper>,
+    planned: &mut Planned,
+) {
     let src = input.src;
     // Declarations are read only for a fact about types (most are about
     // argument counts).
@@ -53,6 +77,10 @@ fn report_calls(input: &FileInput<'_>, fact: &MissingOverload, planned: &mut Pla
             continue;
         };
         if planned.diagnostics.iter().any(|d| d.range == call.range) {
+            continue;
+        }
+        if let Some(helper) = helper {
+            call_the_helper(input, call, (fact, helper), &overload, planned);
             continue;
         }
         let at = input.lines.line_col(call.range.start);
@@ -74,6 +102,47 @@ fn report_calls(input: &FileInput<'_>, fact: &MissingOverload, planned: &mut Pla
             reference: Some(fact.reference.clone()),
         });
     }
+}
+
+/// Renames the call to the helper, includes the helper's header and says
+/// so on the line.
+fn call_the_helper(
+    input: &FileInput<'_>,
+    call: &cuport_analyze::Site,
+    (fact, helper): (&MissingOverload, &OverloadHelper),
+    overload: &str,
+    planned: &mut Planned,
+) {
+    if planned.overlaps_an_edit(call.range) {
+        return;
+    }
+    planned.edits.push(Edit {
+        range: call.range,
+        replacement: helper.function.clone(),
+        code: codes::OVERLOAD_HELPER,
+        cuda_name: call.name.clone(),
+        kind: EditKind::Port,
+    });
+    let header = format!("cuport_{}", helper.header);
+    planned.headers.push(format!("\"{header}\""));
+    let at = input.lines.line_col(call.range.start);
+    planned.diagnostics.push(Diagnostic {
+        code: codes::OVERLOAD_HELPER,
+        level: Level::Note,
+        effort: None,
+        message: format!(
+            "`{}` {overload}: the target declares no such `{}`; it became `{}` ({header}): {}",
+            call.name, call.name, helper.function, helper.note
+        ),
+        line: at.line,
+        column: at.column,
+        range: call.range,
+        cuda_name: call.name.clone(),
+        library: call.library,
+        kind: SiteKind::LibraryCall,
+        suggestion: None,
+        reference: Some(fact.reference.clone()),
+    });
 }
 
 /// How the call is the overload the target lacks (`on `__nv_bfloat16``,
@@ -141,14 +210,48 @@ mod tests {
     use crate::passes::testing::run_pass;
     use crate::passes::REPORT_MISSING_OVERLOADS;
 
+    /// HIP 6.1: before the bfloat16 helper compiles.
+    fn hip_6_1() -> MigrateOptions {
+        let mut options = MigrateOptions::new(Target::Hip);
+        if let Ok(version) = cuport_model::SdkVersion::parse("6.1.0") {
+            options.sdk_versions.insert(Target::Hip, version);
+        }
+        options
+    }
+
     fn reported(src: &str) -> Vec<(u32, String)> {
-        let options = MigrateOptions::new(Target::Hip);
-        run_pass(&REPORT_MISSING_OVERLOADS, Language::Cuda, src, &options)
+        reported_with(src, &hip_6_1(), "CP0044")
+    }
+
+    fn reported_with(src: &str, options: &MigrateOptions, code: &str) -> Vec<(u32, String)> {
+        run_pass(&REPORT_MISSING_OVERLOADS, Language::Cuda, src, options)
             .diagnostics
             .iter()
-            .filter(|d| d.code == "CP0044")
+            .filter(|d| d.code == code)
             .map(|d| (d.line, d.message.clone()))
             .collect()
+    }
+
+    #[test]
+    fn atomic_add_on_bfloat16_becomes_the_helper_from_hip_6_2_in_one_way_ports() {
+        let src = "__device__ void add(__nv_bfloat16* addr, __nv_bfloat16 v, float* f) {\n\
+                   \x20 atomicAdd(addr, v);\n  atomicAdd(f, 1.0f);\n}\n";
+        let newest = MigrateOptions::new(Target::Hip);
+        let planned = run_pass(&REPORT_MISSING_OVERLOADS, Language::Cuda, src, &newest);
+        let renamed: Vec<&str> = planned
+            .edits
+            .iter()
+            .map(|e| e.replacement.as_str())
+            .collect();
+        assert_eq!(renamed, ["cuport_atomicAdd"]);
+        assert_eq!(planned.headers, ["\"cuport_atomic_bf16.h\""]);
+        assert_eq!(reported_with(src, &newest, "CP0045").len(), 1);
+        assert!(reported_with(src, &newest, "CP0044").is_empty());
+        let dual = MigrateOptions::dual_stack(vec![Target::Hip]);
+        let kept = run_pass(&REPORT_MISSING_OVERLOADS, Language::Cuda, src, &dual);
+        assert!(kept.edits.is_empty(), "{:?}", kept.edits);
+        assert_eq!(reported_with(src, &dual, "CP0044").len(), 1);
+        assert_eq!(reported(src).len(), 1);
     }
 
     #[test]

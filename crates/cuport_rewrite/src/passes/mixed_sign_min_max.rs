@@ -70,7 +70,9 @@ fn cast_inside_a_rewrite(src: &[u8], planned: &mut Planned, call: TextRange, cas
     let mut cast_call = written.clone().into_owned();
     cast_call.insert_str(local(close.range.start), &close.replacement);
     cast_call.insert_str(local(open.range.start), &open.replacement);
-    rewrite.replacement = rewrite.replacement.replacen(written.as_ref(), &cast_call, 1);
+    rewrite.replacement = rewrite
+        .replacement
+        .replacen(written.as_ref(), &cast_call, 1);
 }
 
 /// Which argument is the signed one of a pair the profile lists, and the
@@ -205,9 +207,15 @@ mod tests {
             hip.contains("x[min(static_cast<unsigned int>(C - 1), i + u*blockDim.x)]"),
             "{hip}"
         );
-        assert!(hip.contains("x[max(n, static_cast<unsigned long>(s))]"), "{hip}");
+        assert!(
+            hip.contains("x[max(n, static_cast<unsigned long>(s))]"),
+            "{hip}"
+        );
         assert!(hip.contains("x[min(C, u)]"), "{hip}");
-        assert!(hip.contains("return max(static_cast<unsigned int>(a), b);"), "{hip}");
+        assert!(
+            hip.contains("return max(static_cast<unsigned int>(a), b);"),
+            "{hip}"
+        );
         let dual = ported(src, &MigrateOptions::dual_stack(vec![Target::Hip]));
         assert_eq!(dual, hip, "the cast means the same on CUDA");
         assert_eq!(ported(src, &MigrateOptions::new(Target::Musa)), src);

@@ -155,6 +155,29 @@ pub(crate) fn require(tool: &str) -> bool {
     false
 }
 
+/// A hipcc of HIP 6.2 or later (the `__hip_bfloat16` family), for the
+/// checks Debian bookworm's HIP 5.2.3 cannot make: the wrapper
+/// `tests/corpus/sid_rocm_toolchain.sh` writes (Debian sid's HIP 6.4.3,
+/// `-fsyntax-only` only), named by `CUPORT_HIPCC_SID`. `.ci/run` sets it up
+/// where Debian sid's packages can be fetched; elsewhere the check is
+/// skipped loudly.
+pub(crate) fn sid_hipcc() -> Option<PathBuf> {
+    let path = std::env::var_os("CUPORT_HIPCC_SID").map(PathBuf::from);
+    let usable = path.as_ref().is_some_and(|p| {
+        std::process::Command::new(p)
+            .arg("--version")
+            .output()
+            .is_ok_and(|o| o.status.success())
+    });
+    if usable {
+        return path;
+    }
+    eprintln!(
+        "\n!!! SKIPPED: no hipcc of HIP 6.2 or later (set CUPORT_HIPCC_SID to the wrapper tests/corpus/sid_rocm_toolchain.sh writes); the compile check did not run !!!\n"
+    );
+    None
+}
+
 /// Every file and directory under `root`, sorted.
 pub(crate) fn walk(root: &Path) -> Vec<PathBuf> {
     let mut all = Vec::new();
