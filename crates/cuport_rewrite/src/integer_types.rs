@@ -7,7 +7,9 @@
 //! pass that gets no type leaves the code alone.
 use std::collections::BTreeMap;
 
-use crate::source_text::{code_words, declared_variables, word_at};
+use cuport_model::TextRange;
+
+use crate::source_text::{code_words, declared_variables, function_regions, region_at, word_at};
 
 /// An integer type after the integral promotions (`short` and `char` are
 /// `int` in arithmetic).
@@ -171,11 +173,16 @@ impl IntegerType {
     }
 }
 
-/// The integer types of the names a file declares: each name's type where
-/// every declaration of it in the file says the same integer type (`int n`
-/// in a parameter list, `const unsigned u = 4;`, `size_t a, b;`).
+/// The integer types of the names a file declares (`int n` in a parameter
+/// list, `const unsigned u = 4;`, `size_t a, b;`). A name used in a
+/// function has a type where every declaration of it in that function
+/// says the same integer type, or, where the function declares it not at
+/// all, every declaration outside functions does.
 pub(crate) struct DeclaredIntegers<'s> {
-    names: BTreeMap<&'s str, Option<IntegerType>>,
+    /// Per function region (None: outside functions), each name's type,
+    /// None where declarations disagree or one is no scalar integer.
+    names: BTreeMap<(Option<TextRange>, &'s str), Option<IntegerType>>,
+    regions: Vec<TextRange>,
     /// The built-in variables whose `.x`/`.y`/`.z` are CUDA's
     /// `unsigned int` (`threadIdx`, `blockDim`).
     coordinates: &'s [String],
@@ -183,7 +190,9 @@ pub(crate) struct DeclaredIntegers<'s> {
 
 impl<'s> DeclaredIntegers<'s> {
     pub(crate) fn of(src: &'s [u8], coordinates: &'s [String]) -> DeclaredIntegers<'s> {
-        let mut names: BTreeMap<&'s str, Option<IntegerType>> = BTreeMap::new();
+        let regions = function_regions(src);
+        let mut names: BTreeMap<(Option<TextRange>, &'s str), Option<IntegerType>> =
+            BTreeMap::new();
         let words = code_words(src, 0, src.len());
         let mut k = 0;
         while k < words.len() {
@@ -200,7 +209,7 @@ impl<'s> DeclaredIntegers<'s> {
                 let offset = name.as_ptr() as usize - src.as_ptr() as usize;
                 let scalar = ty.filter(|_| is_scalar_declarator(src, type_end, offset, name));
                 names
-                    .entry(name)
+                    .entry((region_at(&regions, offset), name))
                     .and_modify(|known| {
                         if *known != scalar {
                             *known = None;
@@ -210,23 +219,33 @@ impl<'s> DeclaredIntegers<'s> {
             }
             k += run;
         }
-        DeclaredIntegers { names, coordinates }
+        DeclaredIntegers {
+            names,
+            regions,
+            coordinates,
+        }
     }
 
-    /// The type of the expression `text`, if the text settles it.
-    pub(crate) fn type_of(&self, text: &[u8]) -> Option<IntegerType> {
+    /// The type of the expression `text`, written at `at` in the file, if
+    /// the text settles it.
+    pub(crate) fn type_of(&self, text: &[u8], at: usize) -> Option<IntegerType> {
         let tokens = tokens(text)?;
         let mut parser = Parser {
             tokens: &tokens,
             at: 0,
             declared: self,
+            function: region_at(&self.regions, at),
         };
         let ty = parser.binary(0)?;
         (parser.at == tokens.len()).then_some(ty)
     }
 
-    fn declared(&self, name: &str) -> Option<IntegerType> {
-        self.names.get(name).copied().flatten()
+    fn declared(&self, function: Option<TextRange>, name: &str) -> Option<IntegerType> {
+        match self.names.get(&(function, name)) {
+            Some(local) => *local,
+            None if function.is_some() => self.names.get(&(None, name)).copied().flatten(),
+            None => None,
+        }
     }
 }
 
@@ -406,6 +425,8 @@ struct Parser<'t, 'd> {
     tokens: &'t [Token<'t>],
     at: usize,
     declared: &'d DeclaredIntegers<'d>,
+    /// The function the expression is in (None: outside functions).
+    function: Option<TextRange>,
 }
 
 /// Binary operators by precedence, loosest first (the additive and
@@ -563,7 +584,7 @@ impl<'t> Parser<'t, '_> {
         ) {
             return None;
         }
-        self.declared.declared(name)
+        self.declared.declared(self.function, name)
     }
 }
 
@@ -571,11 +592,14 @@ impl<'t> Parser<'t, '_> {
 mod tests {
     use super::*;
 
+    /// The type of `expression` as if written at the end of `src`'s last
+    /// function (before its closing brace).
     fn type_in(src: &str, expression: &str) -> Option<&'static str> {
         let coordinates = ["threadIdx".to_owned(), "blockDim".to_owned()];
         let declared = DeclaredIntegers::of(src.as_bytes(), &coordinates);
+        let at = src.rfind('}').unwrap_or(0);
         declared
-            .type_of(expression.as_bytes())
+            .type_of(expression.as_bytes(), at)
             .map(IntegerType::spelling)
     }
 
@@ -652,10 +676,14 @@ mod tests {
     }
 
     #[test]
-    fn a_name_declared_twice_with_different_types_has_none() {
-        let src = "void a(int n) {}\nvoid b(unsigned n) {}\nvoid c(int m) { int m2 = m; }\nvoid d(int* p, int q[4]) {}\n";
-        assert_eq!(type_in(src, "n"), None);
+    fn a_name_has_its_functions_type_or_else_the_files() {
+        let src = "const long g = 1;\nint shadowed = 0;\nvoid a(int n) {}\nvoid b(unsigned n) {}\n\
+                   void c(int m, int* p, int q[4]) { unsigned shadowed = 2; int k = m; { long k = 0; } }\n";
+        assert_eq!(type_in(src, "n"), None, "declared in other functions only");
         assert_eq!(type_in(src, "m"), Some("int"));
+        assert_eq!(type_in(src, "g"), Some("long"));
+        assert_eq!(type_in(src, "shadowed"), Some("unsigned int"));
+        assert_eq!(type_in(src, "k"), None, "two types in one function");
         assert_eq!(type_in(src, "p"), None);
         assert_eq!(type_in(src, "q"), None);
     }

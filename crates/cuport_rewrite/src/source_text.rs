@@ -1,6 +1,7 @@
 //! Reading a few bytes of C/C++ source around a site, for the passes
 //! after planning that look at the tokens next to one (declarations,
 //! arguments, member accesses) where no parse tree is at hand.
+use cuport_model::TextRange;
 
 /// `cudnnHandle_t cudnn_handle;`: the name a declaration right after the
 /// type declares (`*`, `&` and `const` between them are skipped).
@@ -223,4 +224,78 @@ pub(crate) fn is_one_call_of(text: &str, callee: &str) -> bool {
         }
     }
     false
+}
+
+/// The functions of a file, each from the `(` of its parameter list to the
+/// `}` of its body, in order: the outermost blocks opened right after a
+/// `)` (qualifiers such as `const` or `noexcept` between them), outside
+/// any other function. A name declared in one of them belongs to it; one
+/// declared in none is at file (or namespace, or class) scope. A token
+/// walk: a body after an attribute or a constructor's initialiser list
+/// starts at that list's last `(`.
+pub(crate) fn function_regions(src: &[u8]) -> Vec<TextRange> {
+    const QUALIFIERS: [&str; 6] = [
+        "const", "noexcept", "override", "final", "mutable", "volatile",
+    ];
+    let mut regions = Vec::new();
+    let mut parens: Vec<usize> = Vec::new();
+    let mut last_list: Option<(usize, usize)> = None;
+    // Open braces: whether each is the body of a function this walk found.
+    let mut braces: Vec<Option<usize>> = Vec::new();
+    let mut i = 0;
+    while i < src.len() {
+        match (src[i], src.get(i + 1).copied()) {
+            (b'/', Some(b'/')) => {
+                i = memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |n| i + n);
+                continue;
+            }
+            (b'/', Some(b'*')) => {
+                i = memchr::memmem::find(&src[i + 2..], b"*/").map_or(src.len(), |n| i + n + 4);
+                continue;
+            }
+            (quote @ (b'"' | b'\''), _) => {
+                i = after_literal(src, i, src.len(), quote);
+                continue;
+            }
+            (b'(', _) => parens.push(i),
+            (b')', _) => {
+                if let Some(open) = parens.pop() {
+                    if parens.is_empty() {
+                        last_list = Some((open, i));
+                    }
+                }
+            }
+            (b'{', _) => {
+                let in_function = braces.iter().any(Option::is_some);
+                let between = |close: usize| {
+                    code_words(src, close + 1, i)
+                        .iter()
+                        .all(|(_, w)| QUALIFIERS.contains(w))
+                        && src[close + 1..i]
+                            .iter()
+                            .all(|b| b.is_ascii_whitespace() || is_word(b) || *b == b'&')
+                };
+                let body = last_list
+                    .filter(|&(_, close)| !in_function && parens.is_empty() && between(close))
+                    .map(|(open, _)| open);
+                braces.push(body);
+            }
+            (b'}', _) => {
+                if let Some(Some(open)) = braces.pop() {
+                    regions.push(TextRange::new(open, i + 1));
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    regions
+}
+
+/// The region of `regions` (from [`function_regions`]) that holds `at`.
+pub(crate) fn region_at(regions: &[TextRange], at: usize) -> Option<TextRange> {
+    regions
+        .iter()
+        .find(|r| r.start <= at && at < r.end)
+        .copied()
 }

@@ -14,7 +14,7 @@ use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::edit::{Edit, EditKind};
 use crate::options::Mode;
 use crate::plan::{FileInput, Planned};
-use crate::source_text::{declared_variables, word_at};
+use crate::source_text::{declared_variables, function_regions, region_at, word_at};
 
 pub(super) fn report_missing_overloads(input: &FileInput<'_>, planned: &mut Planned) {
     for &target in input.options.targets() {
@@ -67,13 +67,26 @@ fn report_calls(
     } else {
         variables_of_types(input, &fact.types)
     };
+    let regions = function_regions(src);
     let calls = input
         .analysis
         .sites
         .iter()
         .filter(|s| s.call.is_some() && s.name == fact.function);
     for call in calls {
-        let Some(overload) = missing(src, call, fact, &typed) else {
+        // A variable counts where the call's function declares it, or no
+        // function does (llm.c declares `addr` as a bfloat16 pointer in one
+        // atomicAddX and as a float pointer in the next).
+        let function = region_at(&regions, call.range.start);
+        let visible: Vec<(&str, String)> = typed
+            .iter()
+            .filter(|(_, at, _)| {
+                let declared_in = region_at(&regions, *at);
+                declared_in.is_none() || declared_in == function
+            })
+            .map(|(name, _, ty)| (*name, ty.clone()))
+            .collect();
+        let Some(overload) = missing(src, call, fact, &visible) else {
             continue;
         };
         if planned.diagnostics.iter().any(|d| d.range == call.range) {
@@ -165,8 +178,12 @@ fn missing(
     })
 }
 
-/// `(variable, type)` for each name the file declares with one of `types`.
-fn variables_of_types<'s>(input: &FileInput<'s>, types: &[String]) -> Vec<(&'s str, String)> {
+/// `(variable, where, type)` for each name the file declares with one of
+/// `types`.
+fn variables_of_types<'s>(
+    input: &FileInput<'s>,
+    types: &[String],
+) -> Vec<(&'s str, usize, String)> {
     let mut out = Vec::new();
     for site in input
         .analysis
@@ -176,7 +193,8 @@ fn variables_of_types<'s>(input: &FileInput<'s>, types: &[String]) -> Vec<(&'s s
     {
         if types.contains(&site.name) {
             for name in declared_variables(input.src, site.range.end) {
-                out.push((name, site.name.clone()));
+                let at = name.as_ptr() as usize - input.src.as_ptr() as usize;
+                out.push((name, at, site.name.clone()));
             }
         }
     }
@@ -267,6 +285,15 @@ mod tests {
         let lines: Vec<u32> = reported(src).into_iter().map(|(line, _)| line).collect();
         assert_eq!(lines, [4, 5, 6]);
         assert!(reported(src)[0].1.contains("`__nv_bfloat162`"));
+    }
+
+    #[test]
+    fn a_variable_of_another_function_does_not_count() {
+        let src =
+            "__device__ void x(__nv_bfloat16* addr, __nv_bfloat16 v) { atomicAdd(addr, v); }\n\
+                   __device__ void x(float* addr, float v) {\n  atomicAdd(addr, v);\n}\n";
+        let lines: Vec<u32> = reported(src).into_iter().map(|(line, _)| line).collect();
+        assert_eq!(lines, [1]);
     }
 
     #[test]

@@ -35,7 +35,7 @@ pub(super) fn cast_mixed_sign_arguments(input: &FileInput<'_>, planned: &mut Pla
         let Some(([first, second], close)) = two_arguments(src, callee.end) else {
             continue;
         };
-        let types = [first, second].map(|a| declared.type_of(&src[a.start..a.end]));
+        let types = [first, second].map(|a| declared.type_of(&src[a.start..a.end], a.start));
         let Some((signed, unsigned)) = lacking_pair(facts, types) else {
             continue;
         };
