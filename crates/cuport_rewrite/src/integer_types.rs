@@ -687,4 +687,123 @@ mod tests {
         assert_eq!(type_in(src, "p"), None);
         assert_eq!(type_in(src, "q"), None);
     }
+
+    /// The typer against g++ (the reference): random integer expressions
+    /// over variables of every integer type, literals, casts and built-in
+    /// coordinates, each checked with `static_assert(std::is_same<decltype(
+    /// +(expression)), type>)` in one file that the typer reads too. Unary
+    /// `+` applies the promotions the typer's types already have.
+    #[test]
+    #[allow(clippy::unwrap_used, clippy::expect_used)]
+    fn types_agree_with_gcc_on_random_expressions() {
+        use proptest::prelude::*;
+        use proptest::strategy::ValueTree;
+        use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+
+        const LEAVES: [&str; 22] = [
+            "i",
+            "u",
+            "l",
+            "ul",
+            "ll",
+            "ull",
+            "s",
+            "us",
+            "c",
+            "sz",
+            "i64",
+            "u32",
+            "3",
+            "3u",
+            "3l",
+            "3ul",
+            "3ll",
+            "3ull",
+            "0xffffffff",
+            "4294967296",
+            "threadIdx.x",
+            "blockDim.y",
+        ];
+        const BINARY: [&str; 14] = [
+            "+", "-", "*", "/", "%", "&", "|", "^", "<<", ">>", "<", "==", "&&", "||",
+        ];
+        const CASTS: [&str; 5] = [
+            "(unsigned)",
+            "(long long)",
+            "(size_t)",
+            "static_cast<unsigned long>",
+            "(short)",
+        ];
+        let leaf = proptest::sample::select(&LEAVES[..]).prop_map(str::to_owned);
+        let expression = leaf.prop_recursive(4, 24, 2, |inner| {
+            prop_oneof![
+                (
+                    inner.clone(),
+                    proptest::sample::select(&BINARY[..]),
+                    inner.clone()
+                )
+                    .prop_map(|(a, op, b)| format!("{a} {op} {b}")),
+                inner.clone().prop_map(|a| format!("({a})")),
+                (
+                    proptest::sample::select(&["-", "~", "!"][..]),
+                    inner.clone()
+                )
+                    .prop_map(|(op, a)| format!("{op}({a})")),
+                (proptest::sample::select(&CASTS[..]), inner)
+                    .prop_map(|(cast, a)| format!("{cast}({a})")),
+            ]
+        });
+        let mut runner = TestRunner::new_with_rng(
+            Config::default(),
+            TestRng::from_seed(RngAlgorithm::ChaCha, &[7; 32]),
+        );
+        let expressions: Vec<String> = (0..400)
+            .map(|_| expression.new_tree(&mut runner).unwrap().current())
+            .collect();
+        let head = "#include <cstddef>\n#include <cstdint>\n#include <type_traits>\n\
+                    struct Coordinates { unsigned x, y, z; };\n\
+                    void f(int i, unsigned u, long l, unsigned long ul, long long ll,\n\
+                    \x20      unsigned long long ull, short s, unsigned short us, char c, size_t sz,\n\
+                    \x20      int64_t i64, uint32_t u32, Coordinates threadIdx, Coordinates blockDim) {\n";
+        let body_at = head.len();
+        let mut src = head.to_owned();
+        let mut expected = Vec::new();
+        for (n, text) in expressions.iter().enumerate() {
+            let coordinates = ["threadIdx".to_owned(), "blockDim".to_owned()];
+            let declared = DeclaredIntegers::of(format!("{head}}}\n").as_bytes(), &coordinates)
+                .type_of(text.as_bytes(), body_at)
+                .map(IntegerType::spelling);
+            let Some(ty) = declared else {
+                panic!("no type for `{text}`");
+            };
+            src.push_str(&format!(
+                "  static_assert(std::is_same<decltype(+({text})), {ty}>::value, \"#{n}\");\n"
+            ));
+            expected.push((text.clone(), ty));
+        }
+        src.push_str("}\n");
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("types.cpp");
+        std::fs::write(&path, &src).unwrap();
+        let Ok(output) = std::process::Command::new("g++")
+            .args(["-std=c++17", "-fsyntax-only", "-w"])
+            .arg(&path)
+            .output()
+        else {
+            assert!(std::env::var_os("CI").is_none(), "g++ is required in CI");
+            eprintln!("\n!!! SKIPPED: g++ is not installed; the typer was not checked !!!\n");
+            return;
+        };
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let wrong: Vec<String> = expected
+            .iter()
+            .enumerate()
+            .filter(|(n, _)| stderr.contains(&format!("\"#{n}\"")))
+            .map(|(_, (text, ty))| format!("`{text}`: typer says {ty}"))
+            .collect();
+        assert!(
+            output.status.success() && wrong.is_empty(),
+            "{wrong:#?}\n{stderr}"
+        );
+    }
 }
