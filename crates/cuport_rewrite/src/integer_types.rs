@@ -694,7 +694,7 @@ mod tests {
     /// +(expression)), type>)` in one file that the typer reads too. Unary
     /// `+` applies the promotions the typer's types already have.
     #[test]
-    #[allow(clippy::unwrap_used, clippy::expect_used)]
+    #[allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stderr)]
     fn types_agree_with_gcc_on_random_expressions() {
         use proptest::prelude::*;
         use proptest::strategy::ValueTree;

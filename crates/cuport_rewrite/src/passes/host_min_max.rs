@@ -141,10 +141,7 @@ pub(super) fn host_calls<'s>(
 /// The calls of the names `wanted` accepts, in host and device code alike:
 /// not a member or qualified name, not in a directive line; none where the
 /// file declares such a name itself.
-pub(super) fn plain_calls<'s>(
-    src: &'s [u8],
-    wanted: impl Fn(&str) -> bool,
-) -> Vec<(TextRange, &'s str)> {
+pub(super) fn plain_calls(src: &[u8], wanted: impl Fn(&str) -> bool) -> Vec<(TextRange, &str)> {
     let mut calls = Vec::new();
     for (at, word) in code_words(src, 0, src.len()) {
         if !wanted(word) {
