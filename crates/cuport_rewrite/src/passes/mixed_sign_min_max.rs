@@ -179,6 +179,7 @@ fn trimmed(src: &[u8], start: usize, end: usize) -> TextRange {
 mod tests {
     use cuport_model::{Language, Target};
 
+    use crate::integer_types::IntegerType;
     use crate::options::MigrateOptions;
     use crate::passes::testing::run_pass;
     use crate::passes::CAST_MIXED_SIGN_ARGUMENTS;
@@ -228,6 +229,20 @@ mod tests {
                    \x20 x[2] = min(p[0], blockDim.x); x[3] = std::min(C, 4);\n\
                    \x20 x[4] = min(C, 4ll); x[5] = min(C, 4ull);\n}\n";
         assert_eq!(ported(src, &MigrateOptions::new(Target::Hip)), src);
+    }
+
+    #[test]
+    fn every_listed_pair_is_a_signed_and_an_unsigned_integer_type() {
+        for target in Target::ALL {
+            for [signed, unsigned] in &target.profile().mixed_sign_min_max.pairs {
+                let s = IntegerType::parse(signed);
+                let u = IntegerType::parse(unsigned);
+                assert!(
+                    s.is_some_and(|t| !t.is_unsigned()) && u.is_some_and(IntegerType::is_unsigned),
+                    "{target}: [{signed}, {unsigned}]"
+                );
+            }
+        }
     }
 
     #[test]
