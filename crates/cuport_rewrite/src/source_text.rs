@@ -104,20 +104,17 @@ pub(crate) fn code_words(src: &[u8], start: usize, end: usize) -> Vec<(usize, &s
     let mut words = Vec::new();
     let mut at = start;
     while at < end {
-        match (src[at], src.get(at + 1).copied()) {
-            (b'/', Some(b'/')) => {
-                at = memchr::memchr(b'\n', &src[at..end]).map_or(end, |n| at + n);
-            }
-            (b'/', Some(b'*')) => {
-                at = memchr::memmem::find(&src[at + 2..end], b"*/").map_or(end, |n| at + n + 4);
-            }
-            (quote @ (b'"' | b'\''), _) => at = after_literal(src, at, end, quote),
-            (b, _) if b.is_ascii_alphabetic() || b == b'_' => {
+        if let Some(past) = past_comment_or_literal(src, at, end) {
+            at = past;
+            continue;
+        }
+        match src[at] {
+            b if b.is_ascii_alphabetic() || b == b'_' => {
                 let word = word_at(src, at).unwrap_or("");
                 words.push((at, word));
                 at += word.len().max(1);
             }
-            (b, _) if is_word(&b) => {
+            b if is_word(&b) => {
                 at += src[at..end].iter().take_while(|b| is_word(b)).count();
             }
             _ => at += 1,
@@ -132,21 +129,13 @@ pub(crate) fn closing_bracket(src: &[u8], open: usize, open_b: u8, close_b: u8) 
     let mut depth = 0usize;
     let mut i = open;
     while i < src.len() {
-        match (src[i], src.get(i + 1).copied()) {
-            (b'/', Some(b'/')) => {
-                i = memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |n| i + n);
-                continue;
-            }
-            (b'/', Some(b'*')) => {
-                i = memchr::memmem::find(&src[i + 2..], b"*/").map_or(src.len(), |n| i + n + 4);
-                continue;
-            }
-            (quote @ (b'"' | b'\''), _) => {
-                i = after_literal(src, i, src.len(), quote);
-                continue;
-            }
-            (b, _) if b == open_b => depth += 1,
-            (b, _) if b == close_b => {
+        if let Some(past) = past_comment_or_literal(src, i, src.len()) {
+            i = past;
+            continue;
+        }
+        match src[i] {
+            b if b == open_b => depth += 1,
+            b if b == close_b => {
                 depth = depth.checked_sub(1)?;
                 if depth == 0 {
                     return Some(i);
@@ -157,6 +146,20 @@ pub(crate) fn closing_bracket(src: &[u8], open: usize, open_b: u8, close_b: u8) 
         i += 1;
     }
     None
+}
+
+/// Where a comment or a string or character literal that starts at `at`
+/// ends (before `end`), or None where none starts there.
+pub(crate) fn past_comment_or_literal(src: &[u8], at: usize, end: usize) -> Option<usize> {
+    match (src[at], src.get(at + 1).copied()) {
+        (b'/', Some(b'/')) => Some(memchr::memchr(b'\n', &src[at..end]).map_or(end, |n| at + n)),
+        (b'/', Some(b'*')) => {
+            let rest = src.get(at + 2..end).unwrap_or_default();
+            Some(memchr::memmem::find(rest, b"*/").map_or(end, |n| at + n + 4))
+        }
+        (quote @ (b'"' | b'\''), _) => Some(after_literal(src, at, end, quote)),
+        _ => None,
+    }
 }
 
 /// The offset after the string or character literal opening at `at`.
@@ -244,28 +247,20 @@ pub(crate) fn function_regions(src: &[u8]) -> Vec<TextRange> {
     let mut braces: Vec<Option<usize>> = Vec::new();
     let mut i = 0;
     while i < src.len() {
-        match (src[i], src.get(i + 1).copied()) {
-            (b'/', Some(b'/')) => {
-                i = memchr::memchr(b'\n', &src[i..]).map_or(src.len(), |n| i + n);
-                continue;
-            }
-            (b'/', Some(b'*')) => {
-                i = memchr::memmem::find(&src[i + 2..], b"*/").map_or(src.len(), |n| i + n + 4);
-                continue;
-            }
-            (quote @ (b'"' | b'\''), _) => {
-                i = after_literal(src, i, src.len(), quote);
-                continue;
-            }
-            (b'(', _) => parens.push(i),
-            (b')', _) => {
+        if let Some(past) = past_comment_or_literal(src, i, src.len()) {
+            i = past;
+            continue;
+        }
+        match src[i] {
+            b'(' => parens.push(i),
+            b')' => {
                 if let Some(open) = parens.pop() {
                     if parens.is_empty() {
                         last_list = Some((open, i));
                     }
                 }
             }
-            (b'{', _) => {
+            b'{' => {
                 let in_function = braces.iter().any(Option::is_some);
                 let between = |close: usize| {
                     code_words(src, close + 1, i)
@@ -280,7 +275,7 @@ pub(crate) fn function_regions(src: &[u8]) -> Vec<TextRange> {
                     .map(|(open, _)| open);
                 braces.push(body);
             }
-            (b'}', _) => {
+            b'}' => {
                 if let Some(Some(open)) = braces.pop() {
                     regions.push(TextRange::new(open, i + 1));
                 }

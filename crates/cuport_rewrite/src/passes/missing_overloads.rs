@@ -96,24 +96,36 @@ fn report_calls(
             call_the_helper(input, call, (fact, helper), &overload, planned);
             continue;
         }
-        let at = input.lines.line_col(call.range.start);
-        planned.diagnostics.push(Diagnostic {
-            code: codes::MISSING_OVERLOAD,
-            level: Level::Manual,
-            effort: Some(Effort::Low),
-            message: format!(
-                "`{}` {overload}: the target declares no such `{}`",
-                call.name, call.name
-            ),
-            line: at.line,
-            column: at.column,
-            range: call.range,
-            cuda_name: call.name.clone(),
-            library: call.library,
-            kind: SiteKind::LibraryCall,
-            suggestion: Some(fact.note.clone()),
-            reference: Some(fact.reference.clone()),
-        });
+        planned
+            .diagnostics
+            .push(reported_call(input, call, fact, &overload));
+    }
+}
+
+/// CP0044 on the call: what the target lacks and what to write instead.
+fn reported_call(
+    input: &FileInput<'_>,
+    call: &cuport_analyze::Site,
+    fact: &MissingOverload,
+    overload: &str,
+) -> Diagnostic {
+    let at = input.lines.line_col(call.range.start);
+    Diagnostic {
+        code: codes::MISSING_OVERLOAD,
+        level: Level::Manual,
+        effort: Some(Effort::Low),
+        message: format!(
+            "`{}` {overload}: the target declares no such `{}`",
+            call.name, call.name
+        ),
+        line: at.line,
+        column: at.column,
+        range: call.range,
+        cuda_name: call.name.clone(),
+        library: call.library,
+        kind: SiteKind::LibraryCall,
+        suggestion: Some(fact.note.clone()),
+        reference: Some(fact.reference.clone()),
     }
 }
 
@@ -138,23 +150,17 @@ fn call_the_helper(
     });
     let header = format!("cuport_{}", helper.header);
     planned.headers.push(format!("\"{header}\""));
-    let at = input.lines.line_col(call.range.start);
+    let reported = reported_call(input, call, fact, overload);
     planned.diagnostics.push(Diagnostic {
         code: codes::OVERLOAD_HELPER,
         level: Level::Note,
         effort: None,
         message: format!(
-            "`{}` {overload}: the target declares no such `{}`; it became `{}` ({header}): {}",
-            call.name, call.name, helper.function, helper.note
+            "{}; it became `{}` ({header}): {}",
+            reported.message, helper.function, helper.note
         ),
-        line: at.line,
-        column: at.column,
-        range: call.range,
-        cuda_name: call.name.clone(),
-        library: call.library,
-        kind: SiteKind::LibraryCall,
         suggestion: None,
-        reference: Some(fact.reference.clone()),
+        ..reported
     });
 }
 
