@@ -25,7 +25,7 @@ pub use generated::{is_cuport_generated, GENERATED_MARKER};
 pub use language::Language;
 pub use library::Library;
 pub use profile::{
-    helper_source, CmakeFacts, CoordinateFacts, HeaderFamily, KernelFacts, KernelModel,
+    helper_source, CmakeFacts, CoordinateFacts, DeviceRuntimeFacts, HeaderFamily, KernelFacts, KernelModel,
     LibraryCounterpart, LibraryProfile, MakeFacts, MissingOverload, MixedSignMinMax, OneWayCmake,
     OverloadHelper, ProfileError, Profiles, PythonFacts, ShimFacts, SimtCmake, SimtFacts,
     SimtLimits, TargetFacts, TargetProfile, VectorTypeFacts, VendorHeaderFacts, VersionFacts,

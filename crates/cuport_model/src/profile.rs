@@ -72,6 +72,10 @@ pub struct TargetProfile {
     /// target lacks (`[mixed-sign-min-max]`).
     #[serde(default, rename = "mixed-sign-min-max")]
     pub mixed_sign_min_max: MixedSignMinMax,
+    /// CUDA's device runtime (runtime calls and kernel launches in device
+    /// code), where the target lacks it (`[device-runtime]`).
+    #[serde(default, rename = "device-runtime")]
+    pub device_runtime: DeviceRuntimeFacts,
     /// Whether the target's compiler rejects the `register` storage class
     /// in C++17 (clang does: `-Wregister` is an error there; nvcc warns).
     #[serde(default, rename = "register-storage-class")]
@@ -293,6 +297,23 @@ pub struct MixedSignMinMax {
     pub cast: Option<String>,
     /// Where CUDA declares the overloads and where the target resolves
     /// such a call otherwise.
+    pub reference: Option<String>,
+}
+
+/// CUDA's device runtime (cudadevrt): the runtime functions
+/// `cuda_runtime_api.h` marks `__cudart_builtin__` may be called from
+/// device code, and kernels may launch kernels (dynamic parallelism).
+/// A target whose runtime API is host-only gets each such call and launch
+/// in a kernel or `__device__` function reported.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "kebab-case")]
+pub struct DeviceRuntimeFacts {
+    /// The target has no device runtime: its runtime API is host-only and
+    /// its kernels are launched from the host only.
+    #[serde(default)]
+    pub absent: bool,
+    /// What to do instead (the diagnostic's suggestion).
+    pub note: Option<String>,
     pub reference: Option<String>,
 }
 

@@ -179,6 +179,10 @@ cuport_codes! {
     /// overload does (`[[missing-overload]]`'s `helper`: bfloat16
     /// `atomicAdd` on HIP 6.2 and later).
     OVERLOAD_HELPER = "CP0045", true, "A call the target declares no overload of for this argument type, renamed to a cuport helper (bfloat16 atomicAdd on HIP)";
+    /// A CUDA runtime call or a kernel launch in device code (CUDA's device
+    /// runtime), where the target has none (`[device-runtime]`: HIP's
+    /// runtime API is host-only).
+    DEVICE_RUNTIME = "CP0046", true, "A CUDA runtime call or kernel launch in device code (CUDA's device runtime), which the target does not have";
     /// An edit: the `register` storage class removed, which clang-based
     /// compilers reject in C++17 and which has no effect in C++.
     REGISTER_REMOVED = "CP0043", false, "The register storage class removed (clang-based compilers reject it in C++17; it has no effect)";

@@ -31,6 +31,7 @@ pub fn migrate_file(
         path,
         language,
         runtime_provided: false,
+        included_by_cuda_source: false,
     };
     migrate_tree_file(&file, src, analysis, rules, options)
 }
@@ -42,6 +43,9 @@ pub(crate) struct TreeFile<'a> {
     /// A project header it includes first gives it the runtime header
     /// (`crate::runtime_providers`).
     pub(crate) runtime_provided: bool,
+    /// A `.cu` file includes it, and it gives itself no runtime header: it
+    /// relied on the includer's implicit one (`crate::runtime_providers`).
+    pub(crate) included_by_cuda_source: bool,
 }
 
 /// [`migrate_file`] with what the rest of the tree tells about the file.
@@ -77,6 +81,7 @@ pub(crate) fn migrate_tree_file(
         spelled: &runtime_header,
         already_ported: already_ported(src, rules, options),
         provided_by_project_header: file.runtime_provided,
+        included_by_cuda_source: file.included_by_cuda_source,
         placement: crate::mode::header_placement(options),
     };
     // First in the list: an include inserted where a kernel guard is also

@@ -18,6 +18,9 @@ pub(crate) struct MainHeader<'a> {
     /// A project header the file includes before anything CUDA gives it
     /// the runtime header (`crate::runtime_providers`).
     pub(crate) provided_by_project_header: bool,
+    /// A `.cu` file includes this header, which has no runtime header of
+    /// its own: nvcc's implicit include served it there.
+    pub(crate) included_by_cuda_source: bool,
     pub(crate) placement: HeaderPlacement<'a>,
 }
 
@@ -153,8 +156,12 @@ fn runtime_header_wanted(
     let edited = !planned.edits.is_empty() || main_header.placement.even_without_edits;
     // A C++ file with kernels was compiled as CUDA (`nvcc -x cu`, CMake's
     // LANGUAGE CUDA): it relied on the implicit header as a `.cu` file does
-    // (HIPIFY's samples/MallocManaged.cpp).
+    // (HIPIFY's samples/MallocManaged.cpp). So did a header a `.cu` file
+    // includes (HeCBench local-ht's helper.hpp declares a function taking
+    // `cudaError_t` and includes nothing CUDA; its expert port adds the
+    // runtime header to it, since hipcc has no implicit one).
     let compiled_as_cuda = language == Language::Cuda
+        || main_header.included_by_cuda_source
         || (language == Language::Cpp
             && analysis
                 .sites

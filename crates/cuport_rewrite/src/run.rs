@@ -71,6 +71,7 @@ fn migrate_one(
         path: &file.path,
         language: file.language,
         runtime_provided: providers.provide_before_use(&file.path, &file.analysis),
+        included_by_cuda_source: providers.relies_on_includer(&file.path),
     };
     let result = migrate_tree_file(&tree_file, &original, &file.analysis, rules, options);
     Ok(MigratedFile {

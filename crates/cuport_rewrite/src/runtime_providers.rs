@@ -8,7 +8,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use cuport_analyze::{FileAnalysis, ScanReport, ScannedFile};
-use cuport_model::Language;
+use cuport_model::{Language, Library, SiteKind};
 use cuport_rules::RuleSet;
 use rayon::prelude::*;
 
@@ -21,6 +21,10 @@ use crate::options::{MigrateOptions, Mode};
 #[derive(Default)]
 pub(crate) struct RuntimeProviders {
     files: HashSet<String>,
+    /// The project headers a `.cu` file includes (outside any `#if`) that
+    /// are not among `files`: each relied on the includer's implicit
+    /// runtime header.
+    included_by_cuda_sources: HashSet<String>,
     /// Each C/C++ file's first `#include`, read once here for
     /// [`RuntimeProviders::provide_before_use`].
     first_includes: HashMap<String, IncludeLine>,
@@ -64,10 +68,19 @@ impl RuntimeProviders {
             }
             files.extend(joining);
         }
+        let included_by_cuda_sources =
+            headers_relying_on_includers(report, &includes, &files, gives_runtime);
         Self {
             files,
+            included_by_cuda_sources,
             first_includes,
         }
+    }
+
+    /// Whether a `.cu` file includes `path`, which gives itself no runtime
+    /// header.
+    pub(crate) fn relies_on_includer(&self, path: &str) -> bool {
+        self.included_by_cuda_sources.contains(path)
     }
 
     /// Whether the first include of `path` is a provider, outside any `#if`
@@ -88,6 +101,49 @@ impl RuntimeProviders {
             .filter(|i| i.top_level && i.offset < first_use)
             .is_some_and(|i| is_provider(path, i, &self.files))
     }
+}
+
+/// The project headers that relied on a `.cu` file's implicit runtime
+/// header: included (quoted, found next to the includer, outside any
+/// `#if`) by a `.cu` file that will not get the runtime header itself (it
+/// uses nothing of the runtime), before any include that gives it, and
+/// not giving it themselves. A header included after the runtime, or by a
+/// file that gets it first, is served already (HeCBench warpexchange's
+/// `main.cu` includes `<cuda.h>`, then `"warp_exchange.h"`).
+fn headers_relying_on_includers(
+    report: &ScanReport,
+    includes: &HashMap<&str, Vec<IncludeLine>>,
+    providers: &HashSet<String>,
+    gives_runtime: impl Fn(&str) -> bool,
+) -> HashSet<String> {
+    let includers = report
+        .files
+        .iter()
+        .filter(|f| f.language == Language::Cuda && !uses_runtime(&f.analysis));
+    let mut headers = HashSet::new();
+    for source in includers {
+        let dir = source.path.rsplit_once('/').map_or("", |(dir, _)| dir);
+        for include in includes.get(source.path.as_str()).into_iter().flatten() {
+            if gives_runtime(&include.path) || is_provider(&source.path, include, providers) {
+                break;
+            }
+            let Some(path) = normalized(dir, &include.path).filter(|_| include.quoted) else {
+                continue;
+            };
+            if includes.contains_key(path.as_str()) {
+                headers.insert(path);
+            }
+        }
+    }
+    headers
+}
+
+/// Whether a file names anything of the CUDA runtime or device API (the
+/// port then gives it the runtime header before its includes).
+fn uses_runtime(analysis: &FileAnalysis) -> bool {
+    analysis.sites.iter().any(|s| {
+        matches!(s.library, Library::Runtime | Library::Device) && s.kind != SiteKind::Qualifier
+    })
 }
 
 /// The includes of the tree's C/C++ files.

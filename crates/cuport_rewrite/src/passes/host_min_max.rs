@@ -93,7 +93,11 @@ pub(super) enum HostDevice {
 /// The bodies of kernels and `__device__` functions; with
 /// [`HostDevice::Host`], `__host__ __device__` ones are left out (they are
 /// host code too).
-fn device_bodies(src: &[u8], analysis: &FileAnalysis, host_device: HostDevice) -> Vec<TextRange> {
+pub(super) fn device_bodies(
+    src: &[u8],
+    analysis: &FileAnalysis,
+    host_device: HostDevice,
+) -> Vec<TextRange> {
     analysis
         .sites
         .iter()

@@ -13,6 +13,7 @@ use cuport_model::Language;
 use crate::plan::{FileInput, Planned};
 
 mod coordinate_casts;
+mod device_runtime;
 mod dim3_initialisers;
 mod effort;
 mod host_min_max;
@@ -112,6 +113,12 @@ const REPORT_MISSING_OVERLOADS: Pass = Pass {
     run: missing_overloads::report_missing_overloads,
 };
 
+const REPORT_DEVICE_RUNTIME: Pass = Pass {
+    name: "report-device-runtime",
+    languages: C_FAMILY,
+    run: device_runtime::report_device_runtime,
+};
+
 const REPORT_INITIALISED_VLAS: Pass = Pass {
     name: "report-initialised-vlas",
     languages: C_FAMILY,
@@ -160,6 +167,7 @@ pub(crate) const ONE_WAY: &[Pass] = &[
     REPORT_MEMBERS_TOO_NEW,
     REPORT_INTEGER_HANDLES,
     REPORT_MISSING_OVERLOADS,
+    REPORT_DEVICE_RUNTIME,
     REPORT_INITIALISED_VLAS,
     REPORT_SIMT_LIMITS,
     ADD_SIMT_CMAKE_PRELUDE,
@@ -180,6 +188,7 @@ pub(crate) const DUAL: &[Pass] = &[
     REPORT_RETYPED_ARGUMENTS,
     REPORT_INTEGER_HANDLES,
     REPORT_MISSING_OVERLOADS,
+    REPORT_DEVICE_RUNTIME,
     REPORT_INITIALISED_VLAS,
     REPORT_SIMT_LIMITS,
 ];
