@@ -25,11 +25,11 @@ pub use generated::{is_cuport_generated, GENERATED_MARKER};
 pub use language::Language;
 pub use library::Library;
 pub use profile::{
-    helper_source, CmakeFacts, CoordinateFacts, DeviceRuntimeFacts, HeaderFamily, KernelFacts, KernelModel,
-    LibraryCounterpart, LibraryProfile, MakeFacts, MissingOverload, MixedSignMinMax, OneWayCmake,
-    OverloadHelper, ProfileError, Profiles, PythonFacts, ShimFacts, SimtCmake, SimtFacts,
-    SimtLimits, TargetFacts, TargetProfile, VectorTypeFacts, VendorHeaderFacts, VersionFacts,
-    VersionFeature, WarpDiagnostic, WarpFacts,
+    helper_source, CmakeFacts, CoordinateFacts, DeviceRuntimeFacts, HeaderFamily, KernelFacts,
+    KernelModel, LibraryCounterpart, LibraryProfile, MakeFacts, MissingOverload, MixedSignMinMax,
+    OneWayCmake, OverloadHelper, ProfileError, Profiles, PythonFacts, ShimFacts, SimtCmake,
+    SimtFacts, SimtLimits, TargetFacts, TargetProfile, VectorTypeFacts, VendorHeaderFacts,
+    VersionFacts, VersionFeature, WarpDiagnostic, WarpFacts,
 };
 pub use site_kind::{looks_like_cuda_name, SiteKind};
 pub use target::Target;

@@ -14,7 +14,7 @@ use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::edit::{Edit, EditKind};
 use crate::options::Mode;
 use crate::plan::{FileInput, Planned};
-use crate::source_text::{declared_variables, function_regions, region_at, word_at};
+use crate::source_text::{code_words, declared_variables, function_regions, region_at, word_at};
 
 pub(super) fn report_missing_overloads(input: &FileInput<'_>, planned: &mut Planned) {
     for &target in input.options.targets() {
@@ -190,18 +190,17 @@ fn variables_of_types<'s>(
     input: &FileInput<'s>,
     types: &[String],
 ) -> Vec<(&'s str, usize, String)> {
+    // Read from the text, not the sites: a type the target spells as CUDA
+    // does (`half2` on HIP) has no rule and so no site.
+    let src = input.src;
     let mut out = Vec::new();
-    for site in input
-        .analysis
-        .sites
-        .iter()
-        .filter(|s| s.kind == SiteKind::Type)
-    {
-        if types.contains(&site.name) {
-            for name in declared_variables(input.src, site.range.end) {
-                let at = name.as_ptr() as usize - input.src.as_ptr() as usize;
-                out.push((name, at, site.name.clone()));
-            }
+    for (at, word) in code_words(src, 0, src.len()) {
+        let Some(ty) = types.iter().find(|t| t.as_str() == word) else {
+            continue;
+        };
+        for name in declared_variables(src, at + word.len()) {
+            let declared_at = name.as_ptr() as usize - src.as_ptr() as usize;
+            out.push((name, declared_at, ty.clone()));
         }
     }
     out
