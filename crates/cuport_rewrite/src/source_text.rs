@@ -150,7 +150,12 @@ pub(crate) fn closing_bracket(src: &[u8], open: usize, open_b: u8, close_b: u8) 
 
 /// Where a comment or a string or character literal that starts at `at`
 /// ends (before `end`), or None where none starts there.
+#[inline]
 pub(crate) fn past_comment_or_literal(src: &[u8], at: usize, end: usize) -> Option<usize> {
+    // Called for every byte of a scan: most bytes start nothing.
+    if !matches!(src[at], b'/' | b'"' | b'\'') {
+        return None;
+    }
     match (src[at], src.get(at + 1).copied()) {
         (b'/', Some(b'/')) => Some(memchr::memchr(b'\n', &src[at..end]).map_or(end, |n| at + n)),
         (b'/', Some(b'*')) => {

@@ -60,6 +60,15 @@ fn report_calls(
     planned: &mut Planned,
 ) {
     let src = input.src;
+    let calls: Vec<&cuport_analyze::Site> = input
+        .analysis
+        .sites
+        .iter()
+        .filter(|s| s.call.is_some() && s.name == fact.function)
+        .collect();
+    if calls.is_empty() {
+        return;
+    }
     // Declarations are read only for a fact about types (most are about
     // argument counts).
     let typed = if fact.types.is_empty() {
@@ -67,12 +76,11 @@ fn report_calls(
     } else {
         variables_of_types(input, &fact.types)
     };
-    let regions = function_regions(src);
-    let calls = input
-        .analysis
-        .sites
-        .iter()
-        .filter(|s| s.call.is_some() && s.name == fact.function);
+    let regions = if typed.is_empty() {
+        Vec::new()
+    } else {
+        function_regions(src)
+    };
     for call in calls {
         // A variable counts where the call's function declares it, or no
         // function does (llm.c declares `addr` as a bfloat16 pointer in one

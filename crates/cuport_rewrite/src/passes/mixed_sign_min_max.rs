@@ -13,7 +13,7 @@ use crate::diagnostic::codes;
 use crate::edit::{Edit, EditKind};
 use crate::integer_types::{DeclaredIntegers, IntegerType};
 use crate::plan::{FileInput, Planned};
-use crate::source_text::{after_literal, closing_bracket};
+use crate::source_text::{after_literal, closing_bracket, is_word};
 
 pub(super) fn cast_mixed_sign_arguments(input: &FileInput<'_>, planned: &mut Planned) {
     let targets = input.options.targets();
@@ -26,6 +26,10 @@ pub(super) fn cast_mixed_sign_arguments(input: &FileInput<'_>, planned: &mut Pla
     };
     let facts = &profile.mixed_sign_min_max;
     let src = input.src;
+    // Most files call neither: a byte search spares them the word scan.
+    if !facts.calls.iter().any(|c| mentions_call(src, c)) {
+        return;
+    }
     let calls = plain_calls(src, |w| facts.calls.iter().any(|c| c == w));
     if calls.is_empty() {
         return;
@@ -48,6 +52,21 @@ pub(super) fn cast_mixed_sign_arguments(input: &FileInput<'_>, planned: &mut Pla
         let call = TextRange::new(callee.start, close + 1);
         cast_inside_a_rewrite(src, planned, call, &[open_cast, close_cast]);
     }
+}
+
+/// Whether `name(` (spaces allowed before the parenthesis) appears in
+/// `src` as a word, comments and literals included: a cheap test before
+/// the word scan.
+fn mentions_call(src: &[u8], name: &str) -> bool {
+    memchr::memmem::find_iter(src, name.as_bytes()).any(|at| {
+        let starts_word = at == 0 || !is_word(&src[at - 1]);
+        let after = &src[at + name.len()..];
+        let called = after
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            .is_some_and(|&b| b == b'(');
+        starts_word && called
+    })
 }
 
 /// A call inside the text a template rewrite wrote (`__ldcs(&x[min(C - 1,
