@@ -246,14 +246,14 @@ pub struct MissingOverload {
 }
 
 /// A header-only helper (`[shim] headers`) with the overload a target
-/// lacks (HIP: `cuport_atomicAdd` for bfloat16 in `cuport_atomic_bf16.h`).
+/// lacks (HIP: `cuport_atomicAdd` for bfloat16 in `cuport_atomic_half.h`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct OverloadHelper {
     /// The function the call is renamed to.
     pub function: String,
-    /// The `[shim] headers` file that defines it (`atomic_bf16.h`, written
-    /// as `cuport_atomic_bf16.h`).
+    /// The `[shim] headers` file that defines it (`atomic_half.h`, written
+    /// as `cuport_atomic_half.h`).
     pub header: String,
     /// The first release whose headers it compiles with; absent: every
     /// release.

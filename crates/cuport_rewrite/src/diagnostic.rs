@@ -249,6 +249,32 @@ pub struct Diagnostic {
 }
 
 impl Diagnostic {
+    /// A diagnostic on `site` (its range, name, library and kind), with no
+    /// effort, suggestion or reference of its own.
+    pub(crate) fn on_site(
+        site: &cuport_analyze::Site,
+        lines: &cuport_model::LineIndex,
+        code: Code,
+        level: Level,
+        message: String,
+    ) -> Diagnostic {
+        let at = lines.line_col(site.range.start);
+        Diagnostic {
+            code,
+            level,
+            effort: None,
+            message,
+            line: at.line,
+            column: at.column,
+            range: site.range,
+            cuda_name: site.name.clone(),
+            library: site.library,
+            kind: site.kind,
+            suggestion: None,
+            reference: None,
+        }
+    }
+
     /// `PATH:LINE:COL LEVEL CODE MESSAGE`: one plain line for logs and tests.
     pub fn plain_line(&self, path: &str) -> String {
         format!(

@@ -1507,7 +1507,7 @@ fn bfloat16_atomic_add_becomes_the_compare_and_swap_helper() {
     let migration = migrate_dir(dir.path(), &MigrateOptions::new(Target::Hip));
     let ported = migration.files.iter().find(|f| f.path == "k.cu").unwrap();
     let out = String::from_utf8_lossy(&ported.result.output).into_owned();
-    assert_has(&out, "#include \"cuport_atomic_bf16.h\"");
+    assert_has(&out, "#include \"cuport_atomic_half.h\"");
     assert_has(&out, "cuport_atomicAdd(ptr_bf16, add_val);");
     assert_has(
         &out,
@@ -1524,7 +1524,7 @@ fn bfloat16_atomic_add_becomes_the_compare_and_swap_helper() {
     assert!(migration
         .generated
         .iter()
-        .any(|g| g.path == "cuport_atomic_bf16.h"));
+        .any(|g| g.path == "cuport_atomic_half.h"));
     let Some(hipcc) = common::sid_hipcc() else {
         return;
     };
@@ -1626,13 +1626,13 @@ fn half_precision_atomic_add_becomes_the_compare_and_swap_helper() {
     );
     let ported = migration.files.iter().find(|f| f.path == "k.cu").unwrap();
     let out = String::from_utf8_lossy(&ported.result.output).into_owned();
-    assert_has(&out, "#include \"cuport_atomic_fp16.h\"");
+    assert_has(&out, "#include \"cuport_atomic_half.h\"");
     assert_has(&out, "cuport_atomicAdd(&result_v[tid % 256], val);");
     assert_has(&out, "cuport_atomicAdd(single, __float2half(1.0f));");
     assert!(migration
         .generated
         .iter()
-        .any(|g| g.path == "cuport_atomic_fp16.h"));
+        .any(|g| g.path == "cuport_atomic_half.h"));
     let written = common::write_output(&migration);
     let root = written.path().join("tree");
     let extra = [std::ffi::OsStr::new("-I"), root.as_os_str()];

@@ -52,7 +52,6 @@ fn is_runtime_call(site: &Site) -> bool {
 }
 
 fn diagnostic(input: &FileInput<'_>, site: &Site, facts: &DeviceRuntimeFacts) -> Diagnostic {
-    let at = input.lines.line_col(site.range.start);
     let (level, message) = if is_launch(site) {
         (
             Level::Unsupported,
@@ -71,18 +70,10 @@ fn diagnostic(input: &FileInput<'_>, site: &Site, facts: &DeviceRuntimeFacts) ->
         )
     };
     Diagnostic {
-        code: codes::DEVICE_RUNTIME,
-        level,
         effort: Some(Effort::Low),
-        message,
-        line: at.line,
-        column: at.column,
-        range: site.range,
-        cuda_name: site.name.clone(),
-        library: site.library,
-        kind: site.kind,
         suggestion: facts.note.clone(),
         reference: facts.reference.clone(),
+        ..Diagnostic::on_site(site, input.lines, codes::DEVICE_RUNTIME, level, message)
     }
 }
 

@@ -117,23 +117,22 @@ fn reported_call(
     fact: &MissingOverload,
     overload: &str,
 ) -> Diagnostic {
-    let at = input.lines.line_col(call.range.start);
+    let message = format!(
+        "`{}` {overload}: the target declares no such `{}`",
+        call.name, call.name
+    );
     Diagnostic {
-        code: codes::MISSING_OVERLOAD,
-        level: Level::Manual,
         effort: Some(Effort::Low),
-        message: format!(
-            "`{}` {overload}: the target declares no such `{}`",
-            call.name, call.name
-        ),
-        line: at.line,
-        column: at.column,
-        range: call.range,
-        cuda_name: call.name.clone(),
-        library: call.library,
         kind: SiteKind::LibraryCall,
         suggestion: Some(fact.note.clone()),
         reference: Some(fact.reference.clone()),
+        ..Diagnostic::on_site(
+            call,
+            input.lines,
+            codes::MISSING_OVERLOAD,
+            Level::Manual,
+            message,
+        )
     }
 }
 
@@ -275,7 +274,7 @@ mod tests {
             .map(|e| e.replacement.as_str())
             .collect();
         assert_eq!(renamed, ["cuport_atomicAdd"]);
-        assert_eq!(planned.headers, ["\"cuport_atomic_bf16.h\""]);
+        assert_eq!(planned.headers, ["\"cuport_atomic_half.h\""]);
         assert_eq!(reported_with(src, &newest, "CP0045").len(), 1);
         assert!(reported_with(src, &newest, "CP0044").is_empty());
         let dual = MigrateOptions::dual_stack(vec![Target::Hip]);

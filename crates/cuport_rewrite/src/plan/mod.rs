@@ -281,21 +281,9 @@ impl<'a> Planner<'a> {
         level: Level,
         message: String,
     ) -> &mut Diagnostic {
-        let at = self.lines.line_col(site.range.start);
-        self.out.diagnostics.push(Diagnostic {
-            code,
-            level,
-            effort: None,
-            message,
-            line: at.line,
-            column: at.column,
-            range: site.range,
-            cuda_name: site.name.clone(),
-            library: site.library,
-            kind: site.kind,
-            suggestion: None,
-            reference: None,
-        });
+        self.out
+            .diagnostics
+            .push(Diagnostic::on_site(site, self.lines, code, level, message));
         let last = self.out.diagnostics.len() - 1;
         &mut self.out.diagnostics[last]
     }
