@@ -272,13 +272,9 @@ impl<'a> Scanner<'a> {
             self.defined_names.push(name.to_owned());
             return i + 1;
         }
-        if table_known && self.is_variable_definition(i) && !self.is_real_api(name) {
+        if table_known && self.is_variable_definition(i) {
             // `const ncclDataType_t ncclFloatX = ncclFloat;` (llm.c): the
-            // project's own name that only looks like a library's. A name
-            // the tables know is the API's own, which no project can define
-            // beside CUDA's headers: `t CUBLAS_COMPUTE_32F, x` in a call's
-            // arguments is the constant (a fuzzing finding: read as a
-            // definition there, it was left for a second run to rename).
+            // project's own name that only looks like a library's.
             self.defined_names.push(name.to_owned());
             self.variables.insert(name);
             for k in self.more_declarators(i) {
