@@ -27,18 +27,28 @@
 
 namespace cuport_detail {
 
-// A 16-bit floating-point type's bits.
+// A 16-bit floating-point type's bits, and its pair type's halves.
 template <typename Half> struct half_bits;
 
 template <> struct half_bits<__half> {
+    using pair = __half2;
     static __device__ unsigned short of(__half value) { return __half_as_ushort(value); }
     static __device__ __half from(unsigned short bits) { return __ushort_as_half(bits); }
+    static __device__ __half low(pair value) { return __low2half(value); }
+    static __device__ __half high(pair value) { return __high2half(value); }
+    static __device__ pair join(__half low, __half high) { return __halves2half2(low, high); }
 };
 
 #if CUPORT_HIP_HAS_BF16
 template <> struct half_bits<__hip_bfloat16> {
+    using pair = __hip_bfloat162;
     static __device__ unsigned short of(__hip_bfloat16 value) { return __bfloat16_as_ushort(value); }
     static __device__ __hip_bfloat16 from(unsigned short bits) { return __ushort_as_bfloat16(bits); }
+    static __device__ __hip_bfloat16 low(pair value) { return __low2bfloat16(value); }
+    static __device__ __hip_bfloat16 high(pair value) { return __high2bfloat16(value); }
+    static __device__ pair join(__hip_bfloat16 low, __hip_bfloat16 high) {
+        return __halves2bfloat162(low, high);
+    }
 };
 #endif
 
@@ -55,18 +65,21 @@ __device__ inline unsigned int add_to_half(unsigned int word, unsigned int shift
     return (word & ~(0xffffu << shift)) | (sum << shift);
 }
 
-// Adds `low` and `high` to the halves of `*word` (either may be zero) with
-// a compare-and-swap loop; returns the word before the addition.
+// A pair: its word, both halves added in one compare-and-swap loop.
 template <typename Half>
-__device__ inline unsigned int add_to_word(unsigned int* word, Half low, Half high) {
+__device__ inline typename half_bits<Half>::pair add_pair(typename half_bits<Half>::pair* address,
+                                                          typename half_bits<Half>::pair value) {
+    using bits = half_bits<Half>;
+    static_assert(sizeof(typename bits::pair) == sizeof(unsigned int), "a pair is one word");
+    unsigned int* word = reinterpret_cast<unsigned int*>(address);
     unsigned int old = *word;
     unsigned int assumed;
     do {
         assumed = old;
-        unsigned int sum = add_to_half(add_to_half(assumed, 0u, low), 16u, high);
-        old = atomicCAS(word, assumed, sum);
+        unsigned int low = add_to_half(assumed, 0u, bits::low(value));
+        old = atomicCAS(word, assumed, add_to_half(low, 16u, bits::high(value)));
     } while (assumed != old);
-    return old;
+    return bits::join(half_in<Half>(old, 0u), half_in<Half>(old, 16u));
 }
 
 // One value: the word that holds it, with the other half left as it is.
@@ -91,11 +104,7 @@ __device__ inline __half cuport_atomicAdd(__half* address, __half value) {
 }
 
 __device__ inline __half2 cuport_atomicAdd(__half2* address, __half2 value) {
-    static_assert(sizeof(__half2) == sizeof(unsigned int), "a half pair is one word");
-    unsigned int old = cuport_detail::add_to_word(reinterpret_cast<unsigned int*>(address),
-                                                  __low2half(value), __high2half(value));
-    return __halves2half2(cuport_detail::half_in<__half>(old, 0u),
-                          cuport_detail::half_in<__half>(old, 16u));
+    return cuport_detail::add_pair<__half>(address, value);
 }
 
 #if CUPORT_HIP_HAS_BF16
@@ -104,11 +113,7 @@ __device__ inline __hip_bfloat16 cuport_atomicAdd(__hip_bfloat16* address, __hip
 }
 
 __device__ inline __hip_bfloat162 cuport_atomicAdd(__hip_bfloat162* address, __hip_bfloat162 value) {
-    static_assert(sizeof(__hip_bfloat162) == sizeof(unsigned int), "a bfloat16 pair is one word");
-    unsigned int old = cuport_detail::add_to_word(reinterpret_cast<unsigned int*>(address),
-                                                  __low2bfloat16(value), __high2bfloat16(value));
-    return __halves2bfloat162(cuport_detail::half_in<__hip_bfloat16>(old, 0u),
-                              cuport_detail::half_in<__hip_bfloat16>(old, 16u));
+    return cuport_detail::add_pair<__hip_bfloat16>(address, value);
 }
 #endif
 

@@ -9,7 +9,7 @@
 use cuport_analyze::Site;
 use cuport_model::{DeviceRuntimeFacts, Effort, Library, SiteKind};
 
-use super::host_min_max::{device_bodies, HostDevice};
+use super::calls::{device_bodies, HostDevice};
 use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::plan::{FileInput, Planned};
 

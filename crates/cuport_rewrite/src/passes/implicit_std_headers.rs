@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use cuport_model::{Language, Library, SiteKind};
 
-use super::host_min_max::{host_calls, HostDevice};
+use super::calls::{host_calls, HostDevice};
 use crate::edit::{apply_edits, Edit};
 use crate::headers::included_paths;
 use crate::options::Mode;

@@ -20,7 +20,7 @@ pub(super) fn report_missing_overloads(input: &FileInput<'_>, planned: &mut Plan
     for &target in input.options.targets() {
         let selected = input.options.sdk_version(target);
         for fact in &target.profile().missing_overloads {
-            if lacks_it(fact, selected) {
+            if from_release(fact.since, selected) {
                 let helper = usable_helper(input, fact, selected);
                 report_calls(input, fact, helper, planned);
             }
@@ -37,17 +37,13 @@ fn usable_helper<'f>(
 ) -> Option<&'f OverloadHelper> {
     let helper = fact.helper.as_ref()?;
     let one_way = matches!(input.options.mode, Mode::OneWay(_));
-    let compiles = match (helper.since, selected) {
-        (Some(since), Some(selected)) => selected >= since,
-        _ => true,
-    };
-    (one_way && compiles).then_some(helper)
+    (one_way && from_release(helper.since, selected)).then_some(helper)
 }
 
-/// Whether the selected release (the newest when none is) is one of the
-/// fact's.
-fn lacks_it(fact: &MissingOverload, selected: Option<SdkVersion>) -> bool {
-    match (fact.since, selected) {
+/// Whether the selected release (the newest when none is) is `since` or
+/// later (every release when there is no `since`).
+fn from_release(since: Option<SdkVersion>, selected: Option<SdkVersion>) -> bool {
+    match (since, selected) {
         (Some(since), Some(selected)) => selected >= since,
         _ => true,
     }

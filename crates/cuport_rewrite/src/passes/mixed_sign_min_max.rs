@@ -8,7 +8,7 @@
 //! settle is left alone.
 use cuport_model::{MixedSignMinMax, TextRange};
 
-use super::host_min_max::plain_calls;
+use super::calls::plain_calls;
 use crate::diagnostic::codes;
 use crate::edit::{Edit, EditKind};
 use crate::integer_types::{DeclaredIntegers, IntegerType};
@@ -35,12 +35,17 @@ pub(super) fn cast_mixed_sign_arguments(input: &FileInput<'_>, planned: &mut Pla
         return;
     }
     let declared = DeclaredIntegers::of(src, &profile.builtin_coordinates.variables);
+    let pairs: Vec<[IntegerType; 2]> = facts
+        .pairs
+        .iter()
+        .filter_map(|[s, u]| Some([IntegerType::parse(s)?, IntegerType::parse(u)?]))
+        .collect();
     for (callee, name) in calls {
         let Some(([first, second], close)) = two_arguments(src, callee.end) else {
             continue;
         };
         let types = [first, second].map(|a| declared.type_of(&src[a.start..a.end], a.start));
-        let Some((signed, unsigned)) = lacking_pair(facts, types) else {
+        let Some((signed, unsigned)) = lacking_pair(&pairs, types) else {
             continue;
         };
         let argument = if signed == 0 { first } else { second };
@@ -94,10 +99,10 @@ fn cast_inside_a_rewrite(src: &[u8], planned: &mut Planned, call: TextRange, cas
         .replacen(written.as_ref(), &cast_call, 1);
 }
 
-/// Which argument is the signed one of a pair the profile lists, and the
-/// unsigned type it is cast to.
+/// Which argument is the signed one of a pair the profile lists
+/// (`[signed, unsigned]`), and the unsigned type it is cast to.
 fn lacking_pair(
-    facts: &MixedSignMinMax,
+    pairs: &[[IntegerType; 2]],
     types: [Option<IntegerType>; 2],
 ) -> Option<(usize, IntegerType)> {
     let [Some(a), Some(b)] = types else {
@@ -109,9 +114,7 @@ fn lacking_pair(
         _ => return None,
     };
     let signed_type = if signed == 0 { a } else { b };
-    let listed = facts.pairs.iter().any(|[s, u]| {
-        IntegerType::parse(s) == Some(signed_type) && IntegerType::parse(u) == Some(unsigned)
-    });
+    let listed = pairs.contains(&[signed_type, unsigned]);
     listed.then_some((signed, unsigned))
 }
 

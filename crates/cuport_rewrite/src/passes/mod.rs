@@ -12,6 +12,7 @@ use cuport_model::Language;
 
 use crate::plan::{FileInput, Planned};
 
+mod calls;
 mod coordinate_casts;
 mod device_runtime;
 mod dim3_initialisers;

@@ -1,0 +1,136 @@
+//! Where a file calls a function by its plain name, and which of its code
+//! is device code: what the passes that rewrite or report calls of names
+//! the rule tables do not hold (`min`, `max`, C library functions) and
+//! runtime calls in kernels read. A token walk over the text, as the rest
+//! of `source_text`.
+use cuport_analyze::FileAnalysis;
+use cuport_model::{SiteKind, TextRange};
+
+use crate::source_text::code_words;
+
+/// Which functions count as device code for [`host_calls`]: a
+/// `__host__ __device__` function is compiled for the host too, which
+/// matters where the host pass would reject the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum HostDevice {
+    /// Its calls are device calls (left to the kernel port).
+    Device,
+    /// Its calls are host calls as well.
+    Host,
+}
+
+/// The bodies of kernels and `__device__` functions; with
+/// [`HostDevice::Host`], `__host__ __device__` ones are left out (they are
+/// host code too).
+pub(super) fn device_bodies(
+    src: &[u8],
+    analysis: &FileAnalysis,
+    host_device: HostDevice,
+) -> Vec<TextRange> {
+    analysis
+        .sites
+        .iter()
+        .filter(|s| {
+            s.kind == SiteKind::KernelDefinition
+                || (s.kind == SiteKind::Qualifier && s.name == "__device__")
+        })
+        .filter_map(|s| s.body.map(|body| (s.range.start, body)))
+        .filter(|&(at, body)| host_device == HostDevice::Device || !declared_host(src, at, body))
+        .map(|(_, body)| body)
+        .collect()
+}
+
+/// Whether the declaration around a qualifier at `at`, up to its `body`,
+/// also says `__host__`.
+fn declared_host(src: &[u8], at: usize, body: TextRange) -> bool {
+    let head_start = src[..at]
+        .iter()
+        .rposition(|b| matches!(b, b';' | b'}' | b'{'))
+        .map_or(0, |i| i + 1);
+    let head = &src[head_start..body.start.max(head_start)];
+    memchr::memmem::find(head, b"__host__").is_some()
+}
+
+/// The calls of the names `wanted` accepts in host code: not in a kernel
+/// or `__device__` function (see [`HostDevice`]), not a member or
+/// qualified name, not in a directive line; none where the file declares
+/// such a name itself.
+pub(super) fn host_calls<'s>(
+    src: &'s [u8],
+    analysis: &FileAnalysis,
+    host_device: HostDevice,
+    wanted: impl Fn(&str) -> bool,
+) -> Vec<(TextRange, &'s str)> {
+    let device = device_bodies(src, analysis, host_device);
+    let mut calls = plain_calls(src, wanted);
+    calls.retain(|(range, _)| {
+        !device
+            .iter()
+            .any(|b| b.start <= range.start && range.start < b.end)
+    });
+    calls
+}
+
+/// The calls of the names `wanted` accepts, in host and device code alike:
+/// not a member or qualified name, not in a directive line; none where the
+/// file declares such a name itself.
+pub(super) fn plain_calls(src: &[u8], wanted: impl Fn(&str) -> bool) -> Vec<(TextRange, &str)> {
+    let mut calls = Vec::new();
+    for (at, word) in code_words(src, 0, src.len()) {
+        if !wanted(word) {
+            continue;
+        }
+        let before = previous_token(src, at);
+        if declares(before) || in_directive(src, at) {
+            return Vec::new();
+        }
+        let end = at + word.len();
+        let called = src[end..]
+            .iter()
+            .find(|b| !b.is_ascii_whitespace())
+            .is_some_and(|&b| b == b'(');
+        let member = matches!(before, Some(".") | Some("->") | Some("::") | Some("~"));
+        if called && !member {
+            calls.push((TextRange::new(at, end), word));
+        }
+    }
+    calls
+}
+
+/// The token before `at`: an identifier, or one of `.`, `->`, `::`, `~`
+/// (anything else as `Some("")`); None at the start of the file.
+fn previous_token(src: &[u8], at: usize) -> Option<&str> {
+    let end = src[..at].iter().rposition(|b| !b.is_ascii_whitespace())? + 1;
+    let text = std::str::from_utf8(&src[..end]).ok()?;
+    for token in ["->", "::", ".", "~"] {
+        if text.ends_with(token) {
+            return Some(token);
+        }
+    }
+    let word_start = text
+        .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .map_or(0, |i| i + 1);
+    Some(&text[word_start..])
+}
+
+/// Whether a name after `before` is being declared (`int max(`,
+/// `#define max`): a type or specifier word, not a keyword that starts an
+/// expression.
+fn declares(before: Option<&str>) -> bool {
+    const EXPRESSION_KEYWORDS: [&str; 6] = ["return", "else", "case", "throw", "co_return", "do"];
+    before.is_some_and(|w| {
+        w.starts_with(|c: char| c.is_alphabetic() || c == '_') && !EXPRESSION_KEYWORDS.contains(&w)
+    })
+}
+
+/// Whether `at` is on a preprocessor directive line.
+fn in_directive(src: &[u8], at: usize) -> bool {
+    let start = src[..at]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |n| n + 1);
+    src[start..at]
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|&b| b == b'#')
+}
