@@ -137,6 +137,16 @@ enum RuntimeHeader {
     BeforeOthers,
 }
 
+/// Whether a file names anything of the CUDA runtime or device API, which
+/// its runtime header declares; a qualifier (`__device__`) counts only
+/// `with_qualifiers` (where the header is added even without edits).
+pub(crate) fn uses_runtime(analysis: &FileAnalysis, with_qualifiers: bool) -> bool {
+    analysis.sites.iter().any(|s| {
+        matches!(s.library, Library::Runtime | Library::Device)
+            && (s.kind != SiteKind::Qualifier || with_qualifiers)
+    })
+}
+
 /// `first_line` is where added includes go (`include_insertion_point`).
 fn runtime_header_wanted(
     src: &[u8],
@@ -149,10 +159,7 @@ fn runtime_header_wanted(
     // Where kernels compile as they are, a file with only `__device__`
     // functions needs the header for its qualifiers (CMake's HIP language
     // compiles it with clang, which does not include it either).
-    let uses_runtime = analysis.sites.iter().any(|s| {
-        matches!(s.library, Library::Runtime | Library::Device)
-            && (s.kind != SiteKind::Qualifier || main_header.placement.even_without_edits)
-    });
+    let uses_runtime = uses_runtime(analysis, main_header.placement.even_without_edits);
     let edited = !planned.edits.is_empty() || main_header.placement.even_without_edits;
     // A C++ file with kernels was compiled as CUDA (`nvcc -x cu`, CMake's
     // LANGUAGE CUDA): it relied on the implicit header as a `.cu` file does

@@ -8,11 +8,11 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use cuport_analyze::{FileAnalysis, ScanReport, ScannedFile};
-use cuport_model::{Language, Library, SiteKind};
+use cuport_model::Language;
 use cuport_rules::RuleSet;
 use rayon::prelude::*;
 
-use crate::headers::{include_lines, IncludeLine};
+use crate::headers::{include_lines, uses_runtime, IncludeLine};
 use crate::options::{MigrateOptions, Mode};
 
 /// The scanned files that include the target's runtime header outside any
@@ -119,7 +119,7 @@ fn headers_relying_on_includers(
     let includers = report
         .files
         .iter()
-        .filter(|f| f.language == Language::Cuda && !uses_runtime(&f.analysis));
+        .filter(|f| f.language == Language::Cuda && !uses_runtime(&f.analysis, false));
     let mut headers = HashSet::new();
     for source in includers {
         let dir = source.path.rsplit_once('/').map_or("", |(dir, _)| dir);
@@ -136,14 +136,6 @@ fn headers_relying_on_includers(
         }
     }
     headers
-}
-
-/// Whether a file names anything of the CUDA runtime or device API (the
-/// port then gives it the runtime header before its includes).
-fn uses_runtime(analysis: &FileAnalysis) -> bool {
-    analysis.sites.iter().any(|s| {
-        matches!(s.library, Library::Runtime | Library::Device) && s.kind != SiteKind::Qualifier
-    })
 }
 
 /// The includes of the tree's C/C++ files.
