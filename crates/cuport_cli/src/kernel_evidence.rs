@@ -7,26 +7,12 @@ use std::path::Path;
 use cuport_analyze::KernelPattern;
 use cuport_regress::dtype::DType;
 use cuport_regress::evidence::{
-    launch_from_source, verify, CallSpec, Evidence, KernelSpec, LaunchSpec, ParamKind, ParamSpec,
-    ScratchSpec, TensorRole, Toolchain, ValueSpec, Verdict, ViewSpec, RUNNER,
+    launch_from_source, CallSpec, Evidence, KernelSpec, LaunchSpec, ParamKind, ParamSpec,
+    ScratchSpec, TensorRole, ValueSpec, Verdict, ViewSpec, RUNNER,
 };
 use cuport_rules::kernel_rules::{
     list_items, EvidenceVerdict, KernelRule, KernelTensor, ParamRole, RuleEvidence,
 };
-
-/// The evidence for `rule` on `kernel` of `file` (whose text is `text`).
-pub(crate) fn evidence_for(
-    file: &Path,
-    text: &str,
-    kernel: &KernelPattern,
-    rule: &KernelRule,
-    tools: &Toolchain,
-) -> Evidence {
-    match spec_for(file, text, kernel, rule) {
-        Ok(spec) => verify(&spec, tools),
-        Err(why) => not_run(why),
-    }
-}
 
 /// Evidence that says why nothing ran.
 pub(crate) fn not_run(why: String) -> Evidence {
@@ -44,7 +30,9 @@ pub(crate) fn not_run(why: String) -> Evidence {
     }
 }
 
-fn spec_for(
+/// What the evidence runner needs to run `rule` on `kernel` of `file`
+/// (whose text is `text`), or why it cannot.
+pub(crate) fn spec_for(
     file: &Path,
     text: &str,
     kernel: &KernelPattern,

@@ -12,7 +12,7 @@ use cuport_rules::kernel_rules::{
 };
 use serde::Serialize;
 
-use crate::kernel_evidence::{evidence_for, rule_evidence};
+use crate::kernel_evidence::{not_run, rule_evidence, spec_for};
 use crate::output::Output;
 
 /// One kernel's outcome.
@@ -128,21 +128,39 @@ pub(crate) fn apply_declared(outcomes: &mut [KernelOutcome], declared: &[KernelR
     }
 }
 
-/// Runs the evidence for every kernel with a rule, one after another (each
-/// compiles the kernel's file; the report says how far it got).
+/// Runs the evidence for every kernel with a rule: all at once (the
+/// runners in parallel, one reference process), then each outcome takes
+/// its kernel's evidence; the report says how far each got.
 pub(crate) fn verify_all(
     outcomes: &mut [KernelOutcome],
     tools: &Toolchain,
     out: &Output,
 ) -> anyhow::Result<()> {
-    for o in outcomes.iter_mut() {
+    // Per outcome: no rule (None), or the evidence that nothing can run,
+    // or a spec whose evidence comes from the batch, in order.
+    let mut specs = Vec::new();
+    let mut slots: Vec<Option<Option<Evidence>>> = Vec::new();
+    for o in outcomes.iter() {
         let (Some(rule), Some(kernel)) = (&o.rule, &o.kernel) else {
+            slots.push(None);
             continue;
         };
         out.status(&format!("verifying {} ({}:{})", o.name, o.file, o.line));
         let text = std::fs::read_to_string(&o.path)
             .with_context(|| format!("cannot read {}", o.path.display()))?;
-        let evidence = evidence_for(&o.path, &text, kernel, rule, tools);
+        match spec_for(&o.path, &text, kernel, rule) {
+            Ok(spec) => {
+                specs.push(spec);
+                slots.push(Some(None));
+            }
+            Err(why) => slots.push(Some(Some(not_run(why)))),
+        }
+    }
+    let mut verified = cuport_regress::evidence::verify_all(&specs, tools).into_iter();
+    for (o, slot) in outcomes.iter_mut().zip(slots) {
+        let Some(evidence) = slot.and_then(|e| e.or_else(|| verified.next())) else {
+            continue;
+        };
         o.applies = Some(match evidence.verdict {
             Verdict::Confirmed => true,
             Verdict::Refuted => false,

@@ -19,6 +19,7 @@ mod toolchain;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::dtype::{DType, Tolerance};
@@ -285,31 +286,69 @@ pub const RUNNER: &str = "cuport CPU fiber runner (g++; threads of a block as uc
 /// must not stop the others. (A missing tool is checked once, before, by
 /// [`Toolchain::check`].)
 pub fn verify(spec: &KernelSpec, tools: &Toolchain) -> Evidence {
-    let tolerance = DType::F32.default_tolerance();
-    let mut evidence = Evidence {
+    let mut all = verify_all(std::slice::from_ref(spec), tools);
+    all.pop()
+        .unwrap_or_else(|| not_run(tools, spec, "no evidence".into()))
+}
+
+/// Runs the evidence for every kernel: the runners are built and run in
+/// parallel, and one reference process computes every case of every
+/// kernel (its start-up, the imports of onnxruntime or JAX, takes longer
+/// than most kernels' cases). The results are in the order of `specs`.
+pub fn verify_all(specs: &[KernelSpec], tools: &Toolchain) -> Vec<Evidence> {
+    let prepared: Vec<Result<Prepared, EvidenceError>> =
+        specs.par_iter().map(|spec| prepare(spec, tools)).collect();
+    let dirs: Vec<PathBuf> = prepared
+        .iter()
+        .flatten()
+        .flat_map(|p| p.dirs.iter().cloned())
+        .collect();
+    let reference = reference::run(&dirs, tools).map_err(|e| e.to_string());
+    specs
+        .par_iter()
+        .zip(prepared)
+        .map(|(spec, prepared)| {
+            let mut evidence = not_run(tools, spec, String::new());
+            let checked = match (prepared, &reference) {
+                (Ok(p), Ok(())) => judge(spec, &p, tools, &mut evidence),
+                (Err(err), _) => Err(err),
+                (Ok(_), Err(why)) => Err(EvidenceError::Reference(why.clone())),
+            };
+            if let Err(err) = checked {
+                evidence.verdict = Verdict::NotRun;
+                evidence.why = err.to_string();
+            }
+            evidence
+        })
+        .collect()
+}
+
+/// Evidence that nothing ran yet, or that nothing could (`why`).
+fn not_run(tools: &Toolchain, spec: &KernelSpec, why: String) -> Evidence {
+    Evidence {
         verdict: Verdict::NotRun,
-        why: String::new(),
+        why,
         reference: None,
         runner: tools.runner.describe(),
-        tolerance,
+        tolerance: DType::F32.default_tolerance(),
         launch: spec.launch.to_string(),
         max_abs: 0.0,
         max_rel: 0.0,
         cases: Vec::new(),
         schedule_dependent: Vec::new(),
-    };
-    if let Err(err) = run_cases(spec, tools, &mut evidence) {
-        evidence.verdict = Verdict::NotRun;
-        evidence.why = err.to_string();
     }
-    evidence
 }
 
-fn run_cases(
-    spec: &KernelSpec,
-    tools: &Toolchain,
-    evidence: &mut Evidence,
-) -> Result<(), EvidenceError> {
+/// One kernel's runner, built and run on every case, waiting for the
+/// reference. The work directory lives as long as this.
+struct Prepared {
+    binary: PathBuf,
+    cases: Vec<Case>,
+    dirs: Vec<PathBuf>,
+    _work: tempfile::TempDir,
+}
+
+fn prepare(spec: &KernelSpec, tools: &Toolchain) -> Result<Prepared, EvidenceError> {
     let work = work_dir(spec)?;
     let binary = runner::build(spec, tools, work.path())?;
     let cases = cases_for(spec)?;
@@ -318,15 +357,35 @@ fn run_cases(
         runner::run_case(spec, case, &binary, dir)?;
         reference::write_manifest(spec, case, dir)?;
     }
-    reference::run(&dirs, tools)?;
-    for (case, dir) in cases.iter().zip(&dirs) {
+    Ok(Prepared {
+        binary,
+        cases,
+        dirs,
+        _work: work,
+    })
+}
+
+/// Compares each case with what the reference wrote for it.
+fn judge(
+    spec: &KernelSpec,
+    prepared: &Prepared,
+    tools: &Toolchain,
+    evidence: &mut Evidence,
+) -> Result<(), EvidenceError> {
+    let Prepared {
+        binary,
+        cases,
+        dirs,
+        ..
+    } = prepared;
+    for (case, dir) in cases.iter().zip(dirs) {
         let reference = reference::read_report(dir)?;
         evidence.reference = Some(reference.name.clone());
         let checked = reference::compare_case(spec, case, dir, &reference)?;
         record(evidence, case, checked);
     }
     if evidence.verdict == Verdict::Refuted && tools.runner == Runner::Fibers {
-        check_schedule(spec, &cases, &dirs, &binary, evidence)?;
+        check_schedule(spec, cases, dirs, binary, evidence)?;
     }
     if evidence.verdict == Verdict::NotRun {
         evidence.verdict = Verdict::Confirmed;

@@ -26,6 +26,8 @@ Exit status 3 means a package is missing (the message names it); 4 means the
 manifest asks for an operator this script has neither an ONNX nor a JAX
 form for.
 """
+import contextlib
+import io
 import json
 import os
 import sys
@@ -810,6 +812,25 @@ def main(directory):
         json.dump(report, f)
 
 
+def main_or_error(directory):
+    """Runs one case; where it cannot, writes reference.error with the
+    last line its failure printed (or the exception) and returns, so the
+    other cases of the batch, often other kernels', still run."""
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(printed):
+            main(directory)
+        sys.stderr.write(printed.getvalue())
+    except (Exception, SystemExit) as err:  # noqa: BLE001 - reported per case
+        lines = printed.getvalue().strip().splitlines()
+        if isinstance(err, SystemExit) and lines:
+            why = lines[-1]
+        else:
+            why = f"{type(err).__name__}: {err}"
+        with open(os.path.join(directory, "reference.error"), "w") as f:
+            f.write(why + "\n")
+
+
 if __name__ == "__main__":
     for case_dir in sys.argv[1:]:
-        main(case_dir)
+        main_or_error(case_dir)

@@ -18,6 +18,9 @@ use crate::policy::{ratio_failures, tolerance_failures, AccuracyConfig, PolicyKi
 use crate::tensor::Tensor;
 
 const SCRIPT: &str = include_str!("reference.py");
+/// What `reference.py` writes in a case directory it could not compute:
+/// the last line it printed, or the exception.
+const ERROR_FILE: &str = "reference.error";
 
 /// What the reference run wrote: per output, the float32 reference leg
 /// and, where the reference ran in double, the f64 oracle.
@@ -36,7 +39,10 @@ pub(super) fn write_manifest(
     std::fs::write(&path, manifest(spec, case, dir)?.to_string()).map_err(EvidenceError::io(path))
 }
 
-/// Runs the reference once over every case directory.
+/// Runs the reference once over every case directory (of every kernel).
+/// A case the reference cannot compute writes `reference.error` and the
+/// others go on; only a failure of the script as a whole (a missing
+/// package) is an error here.
 pub(super) fn run(dirs: &[std::path::PathBuf], tools: &Toolchain) -> Result<(), EvidenceError> {
     let Some(first) = dirs.first() else {
         return Ok(());
@@ -60,6 +66,9 @@ pub(super) fn run(dirs: &[std::path::PathBuf], tools: &Toolchain) -> Result<(), 
 /// What the reference wrote for one case.
 pub(super) fn read_report(dir: &Path) -> Result<ReferenceRun, EvidenceError> {
     let report_path = dir.join("reference.json");
+    if let Ok(why) = std::fs::read_to_string(dir.join(ERROR_FILE)) {
+        return Err(EvidenceError::Reference(why.trim().to_string()));
+    }
     let text = std::fs::read_to_string(&report_path).map_err(EvidenceError::io(&report_path))?;
     let report: Value = serde_json::from_str(&text)
         .map_err(|e| EvidenceError::Reference(format!("reference.json: {e}")))?;
