@@ -1027,3 +1027,163 @@ fn a_name_after_a_cuda_qualifier_is_read_the_same_after_the_port() {
         .insert(Target::Ascend, cuport_model::KernelModel::Simt);
     port_stably(Language::Cuda, b"__forceinline__ cublasA,", &options);
 }
+
+/// A 90-second fuzz run: `t CUBLAS_COMPUTE_32F, x` among a known call's
+/// arguments (two words, not C++) was read as a variable definition, so the
+/// name got no site; the template left it in the call's text and a second
+/// run renamed it there. A call's argument list declares nothing.
+#[test]
+fn a_known_constant_after_a_word_in_call_arguments_is_renamed_in_the_first_run() {
+    let src = "void f() { cublasGemmEx(e,C,N,m,n,k,&,6,CUDA_R_16F,m,b,CUDA_R_16F,k,a,c,CUDA_R_32F,m,t CUBLAS_COMPUTE_32F, x); }\n";
+    let options = MigrateOptions::new(Target::Ascend);
+    let first_dir = tempfile::tempdir().unwrap();
+    std::fs::write(first_dir.path().join("k.cu"), src).unwrap();
+    let first = common::migrate_dir(first_dir.path(), &options);
+    let ported = &first
+        .files
+        .iter()
+        .find(|f| f.path == "k.cu")
+        .unwrap()
+        .result;
+    let text = String::from_utf8_lossy(&ported.output).into_owned();
+    assert!(text.contains("t CUPORT_BLAS_COMPUTE_32F"), "{text}");
+    let second_dir = tempfile::tempdir().unwrap();
+    std::fs::write(second_dir.path().join("k.cu"), &ported.output).unwrap();
+    let second = common::migrate_dir(second_dir.path(), &options);
+    let again = &second
+        .files
+        .iter()
+        .find(|f| f.path == "k.cu")
+        .unwrap()
+        .result;
+    assert_second_run_edits_nothing(again);
+}
+
+/// A fuzz run: `#if defined(__CUDA_ARCH__\` continued on the next line by
+/// its backslash is one directive. The dual-stack port rewrites the
+/// `defined(...)` whole, across the continuation, which is right; the
+/// property read the directive as its first physical line only.
+#[test]
+fn a_directive_continued_by_a_backslash_is_rewritten_whole() {
+    let src = "#if defined(__CUDA_ARCH__\\\n)\nint x;\n#endif\n";
+    let mut options = MigrateOptions::dual_stack(vec![Target::Ascend]);
+    options
+        .kernel_models
+        .insert(Target::Ascend, cuport_model::KernelModel::Simt);
+    let (first, second) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
+    let out = String::from_utf8_lossy(&first.output);
+    assert!(
+        out.starts_with("#if (defined(__CUDA_ARCH__) || defined(__NPU_DEVICE__))\nint x;\n"),
+        "{out}"
+    );
+    let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
+    assert!(violations.is_empty(), "{violations:#?}");
+    assert_second_run_edits_nothing(&second);
+}
+
+/// A fuzz run: `#if defined(__CUDA_ARCH__` with its `)` on the next line
+/// (no backslash, so that line is code) was widened across the line
+/// break, gluing the code line onto the directive. The operator is
+/// widened only when it closes on the directive's line.
+#[test]
+fn a_defined_operator_that_does_not_close_on_its_line_is_not_widened() {
+    let mut options = MigrateOptions::dual_stack(vec![Target::Ascend]);
+    options
+        .kernel_models
+        .insert(Target::Ascend, cuport_model::KernelModel::Simt);
+    for src in [
+        "#if defined(__CUDA_ARCH__ \n)",
+        "#if defined(__CUDA_ARCH__\n)\n#endif\n",
+    ] {
+        let (first, second) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
+        let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
+        assert!(violations.is_empty(), "{violations:#?}");
+        assert_second_run_edits_nothing(&second);
+    }
+}
+
+/// A fuzz run: a kernel defined in a macro's continued lines got the
+/// dual-stack kernel guard, whose `#if` line ended the macro there. It is
+/// kept as written, with a diagnostic.
+#[test]
+fn a_kernel_in_a_macro_body_gets_no_guard_lines() {
+    let src =
+        "#define DEFINE_KERNEL \\\n__global__ void k(float *x) { x[0] = 0; }\nDEFINE_KERNEL\n";
+    let options = MigrateOptions::dual_stack(vec![Target::Mlu]);
+    let (first, second) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
+    let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
+    assert!(violations.is_empty(), "{violations:#?}");
+    assert!(
+        first
+            .diagnostics
+            .iter()
+            .any(|d| d.line == 2 && d.message.contains("kernel `k`")),
+        "{:#?}",
+        first.diagnostics
+    );
+    assert_second_run_edits_nothing(&second);
+}
+
+/// A fuzz run: a launch that a `#define` line starts and the next (code)
+/// line ends was rewritten as one macro call across the line break. It is
+/// kept as written, with a diagnostic.
+#[test]
+fn a_launch_that_leaves_its_directive_line_is_kept() {
+    let src = "#define C a<<<\n>>>()";
+    let options = MigrateOptions::dual_stack(vec![Target::Mlu]);
+    let (first, second) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
+    let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
+    assert!(violations.is_empty(), "{violations:#?}");
+    assert!(
+        first.diagnostics.iter().any(|d| d
+            .message
+            .contains("starts on a preprocessor line and ends after it")),
+        "{:#?}",
+        first.diagnostics
+    );
+    assert_second_run_edits_nothing(&second);
+}
+
+/// The property still sees an edit that runs from a continued directive
+/// into the code after it, or glues code onto its last line.
+#[test]
+fn the_directive_property_follows_continuation_lines() {
+    let src = b"#if A \\\n && B\nint x;\n";
+    let edit = |start: usize, end: usize, replacement: &str| cuport_rewrite::Edit {
+        range: cuport_model::TextRange::new(start, end),
+        replacement: replacement.to_string(),
+        code: cuport_model::Code::from_literal("CP0042"),
+        cuda_name: String::new(),
+        kind: cuport_rewrite::EditKind::Port,
+    };
+    let into_code = [edit(9, 16, "C")];
+    assert_eq!(
+        common::directive_line_violations(src, &into_code).len(),
+        1,
+        "an edit from the continued line into `int x;`"
+    );
+    let glued = [edit(13, 13, " int y;")];
+    assert_eq!(common::directive_line_violations(src, &glued).len(), 1);
+    let inside = [edit(9, 13, "C && D")];
+    assert!(common::directive_line_violations(src, &inside).is_empty());
+}
+
+/// A fuzz run: a kernel after a stray `.` (`}}.` then `__global__ e(){}`)
+/// was read as a member access, so the first dual-stack run guarded only
+/// the first kernel and the second run the other. CUDA's qualifiers are
+/// never members.
+#[test]
+fn a_kernel_after_a_stray_dot_is_guarded_in_the_first_run() {
+    let src = "__global__ e(){{}}.\n__global__ e(){}";
+    let options = MigrateOptions::dual_stack(vec![Target::Mlu]);
+    let (first, second) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
+    let out = String::from_utf8_lossy(&first.output);
+    assert_eq!(
+        out.matches("#if !defined(CUPORT_CUDA_KERNELS)").count(),
+        2,
+        "{out}"
+    );
+    let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
+    assert!(violations.is_empty(), "{violations:#?}");
+    assert_second_run_edits_nothing(&second);
+}

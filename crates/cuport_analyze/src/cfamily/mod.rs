@@ -223,11 +223,15 @@ impl<'a> Scanner<'a> {
     }
 
     fn identifier(&mut self, i: usize) -> usize {
+        // CUDA's qualifiers are keywords to nvcc, never members: in
+        // `x.\n__global__ void k()` (a fuzz finding) the kernel is one
+        // whatever stray `.` precedes it.
         let after_member = i > 0
             && matches!(
                 self.kind_at(i - 1),
                 Some(TokKind::Punct(b'.') | TokKind::Arrow)
-            );
+            )
+            && !classify::is_qualifier(self.text(i));
         if after_member {
             self.member(i);
             return i + 1;
@@ -375,12 +379,53 @@ impl<'a> Scanner<'a> {
     /// `TYPE NAME =` or `TYPE NAME;`: the name at token `i` is a variable
     /// (or typedef) being defined, after a type name that is no keyword
     /// starting an expression (`return NAME;` uses a name).
+    /// A call's argument list declares nothing, however malformed: in
+    /// `cublasGemmEx(..., t CUBLAS_COMPUTE_32F, x)` (a fuzz finding) the
+    /// constant is the API's, and reading it as a definition left it for
+    /// a second run to rename.
     fn is_variable_definition(&self, i: usize) -> bool {
         self.follows_a_type_name(i)
             && matches!(
                 self.kind_at(i + 1),
                 Some(TokKind::Punct(b'=' | b';' | b','))
             )
+            && !self.in_call_arguments(i)
+    }
+
+    /// Whether token `i` is in the argument list of a call: the innermost
+    /// `(` around it follows a name that is called there, not declared
+    /// (`void f(cudaStream_t s, ...)`, `T x(...)`) and not a statement
+    /// keyword (`for (T x = ...;`).
+    fn in_call_arguments(&self, i: usize) -> bool {
+        let Some(open) = self.enclosing_parenthesis(i) else {
+            return false;
+        };
+        open > 0
+            && self.kind_at(open - 1) == Some(TokKind::Ident)
+            && !is_keyword(self.text(open - 1))
+            && !matches!(
+                self.text(open - 1),
+                "for" | "if" | "while" | "switch" | "catch"
+            )
+            && !self.is_function_declaration(open - 1)
+    }
+
+    /// The innermost `(` still open at token `i` within its statement.
+    fn enclosing_parenthesis(&self, i: usize) -> Option<usize> {
+        let mut k = i;
+        while k > 0 {
+            k -= 1;
+            match self.kind_at(k)? {
+                TokKind::Punct(b'(') => return Some(k),
+                TokKind::Punct(b')' | b']' | b'}') => match self.matching(k) {
+                    Some(open) if open < k => k = open,
+                    _ => return None,
+                },
+                TokKind::Punct(b';' | b'{') => return None,
+                _ => {}
+            }
+        }
+        None
     }
 
     /// The names a declaration goes on to declare after its first one, at

@@ -269,6 +269,12 @@ fn kernel_definition(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
         // gone with the definition, but say so.
         return false;
     };
+    if in_directive(planner, site.range.start) {
+        // A kernel in a macro's body (continued lines): a guard's own
+        // directive lines would end the macro there (a fuzz finding). It
+        // is reported as kept instead.
+        return false;
+    }
     let start = definition_start(planner, site.range.start);
     let start_line = planner.lines.line_of(start);
     if previous_line(planner, start_line) == Some(KERNELS_GUARD) {
@@ -498,14 +504,24 @@ fn kernel_launch(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
     let Some(chevrons) = chevrons else {
         return false;
     };
-    if text
-        .lines()
-        .skip(1)
-        .any(|l| l.trim_start().starts_with('#'))
+    let leaves_its_directive = in_directive(planner, call.start)
+        && call.start + logical_line_end(&planner.src[call.start..]) < call.end;
+    if leaves_its_directive
+        || text
+            .lines()
+            .skip(1)
+            .any(|l| l.trim_start().starts_with('#'))
     {
-        // Preprocessor lines inside the launch cannot go into a macro call.
+        // Preprocessor lines inside the launch cannot go into a macro call,
+        // nor can a launch that a directive line starts and code ends (`#define
+        // C a<<<` then `>>>()`, a fuzz finding).
+        let why = if leaves_its_directive {
+            "starts on a preprocessor line and ends after it"
+        } else {
+            "has preprocessor lines inside it"
+        };
         let message = format!(
-            "launch of `{}` has preprocessor lines inside it, so it cannot become CUPORT_KERNEL_LAUNCH; put it behind `#if !defined(CUPORT_CUDA_KERNELS) || CUPORT_CUDA_KERNELS` by hand",
+            "launch of `{}` {why}, so it cannot become CUPORT_KERNEL_LAUNCH; put it behind `#if !defined(CUPORT_CUDA_KERNELS) || CUPORT_CUDA_KERNELS` by hand",
             site.name
         );
         planner
@@ -691,13 +707,17 @@ fn defined_operator(planner: &mut DualPlanner<'_>, site: &Site, spellings: &[Str
         return false;
     };
     let after = &planner.src[site.range.end..];
-    let Some(close) = after.iter().position(|&b| b == b')') else {
+    // The `)` closes the operator only on the directive's own line (a
+    // backslash may continue it); `#if defined(X` with `)` on the next,
+    // code, line is a fuzz finding that the rewrite glued together.
+    let line_end = logical_line_end(after);
+    let Some(close) = after[..line_end]
+        .iter()
+        .position(|&b| !matches!(b, b' ' | b'\t' | b'\\' | b'\r' | b'\n'))
+        .filter(|&k| after[k] == b')')
+    else {
         return false;
     };
-    let line_end = after
-        .iter()
-        .position(|&b| b == b'\n')
-        .unwrap_or(after.len());
     let rest = String::from_utf8_lossy(&after[..line_end]);
     if spellings
         .iter()
@@ -713,6 +733,20 @@ fn defined_operator(planner: &mut DualPlanner<'_>, site: &Site, spellings: &[Str
     let range = TextRange::new(defined_at, site.range.end + close + 1);
     planner.edit(range, text, codes::DUAL_PORTABLE, &site.name);
     true
+}
+
+/// Where the logical line that `text` is the rest of ends: at the first
+/// line break that no backslash continues.
+fn logical_line_end(text: &[u8]) -> usize {
+    let mut from = 0;
+    while let Some(k) = memchr::memchr(b'\n', &text[from..]).map(|k| from + k) {
+        let line = &text[..k];
+        if !line.strip_suffix(b"\r").unwrap_or(line).ends_with(b"\\") {
+            return k;
+        }
+        from = k + 1;
+    }
+    text.len()
 }
 
 /// Whether `at` lies on a preprocessor directive's logical line.

@@ -230,19 +230,27 @@ pub(crate) fn files_under(dir: &Path) -> Vec<String> {
 /// none of which adds a line break, or one edit replaces it whole (an
 /// include HIP does not need); and every directive line an edit writes
 /// (an added include, a guard) is a whole line of the output. A directive
-/// line is a physical line whose first non-blank byte is `#` and that does
-/// not continue the line before it (a backslash at its end).
+/// line is a logical line whose first non-blank byte is `#`: a physical
+/// line that does not continue the line before it, with the lines that
+/// its backslashes continue it on (`#if defined(__CUDA_ARCH__\` then `)`,
+/// a fuzz finding, is one directive, which an edit may rewrite whole).
 pub(crate) fn directive_line_violations(src: &[u8], edits: &[cuport_rewrite::Edit]) -> Vec<String> {
     let mut found = Vec::new();
     let mut line_start = 0;
     let mut continued = false;
     while line_start < src.len() {
-        let content_end =
+        let mut content_end =
             memchr::memchr(b'\n', &src[line_start..]).map_or(src.len(), |k| line_start + k);
+        let first = &src[line_start..content_end];
+        let directive = !continued && first.trim_ascii_start().first() == Some(&b'#');
+        continued = ends_with_continuation(first);
+        while directive && continued && content_end < src.len() {
+            let from = content_end + 1;
+            content_end = memchr::memchr(b'\n', &src[from..]).map_or(src.len(), |k| from + k);
+            continued = ends_with_continuation(&src[from..content_end]);
+        }
         let next = (content_end + 1).min(src.len());
         let line = &src[line_start..content_end];
-        let directive = !continued && line.trim_ascii_start().first() == Some(&b'#');
-        continued = line.strip_suffix(b"\r").unwrap_or(line).ends_with(b"\\");
         if directive {
             for edit in edits {
                 let starts_a_line = at_line_start(src, edit.range.start);
@@ -264,6 +272,12 @@ pub(crate) fn directive_line_violations(src: &[u8], edits: &[cuport_rewrite::Edi
         }
     }
     found
+}
+
+/// Whether a physical line (without its `\n`) ends in a backslash that
+/// continues it on the next.
+fn ends_with_continuation(line: &[u8]) -> bool {
+    line.strip_suffix(b"\r").unwrap_or(line).ends_with(b"\\")
 }
 
 /// Whether `at` starts a line: after a line break, at the start of the
