@@ -1166,6 +1166,10 @@ fn the_directive_property_follows_continuation_lines() {
     assert_eq!(common::directive_line_violations(src, &glued).len(), 1);
     let inside = [edit(9, 13, "C && D")];
     assert!(common::directive_line_violations(src, &inside).is_empty());
+    let continued = [edit(9, 13, "C \\\n && D")];
+    assert!(common::directive_line_violations(src, &continued).is_empty());
+    let broken = [edit(9, 13, "C\n && D")];
+    assert_eq!(common::directive_line_violations(src, &broken).len(), 1);
 }
 
 /// A fuzz run: a kernel after a stray `.` (`}}.` then `__global__ e(){}`)
@@ -1183,6 +1187,19 @@ fn a_kernel_after_a_stray_dot_is_guarded_in_the_first_run() {
         2,
         "{out}"
     );
+    let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
+    assert!(violations.is_empty(), "{violations:#?}");
+    assert_second_run_edits_nothing(&second);
+}
+
+/// A fuzz run: a launch in a continued `#define` whose argument holds the
+/// continuation (`m<<<>>>($\` then `n)`) keeps that backslash line break in
+/// its macro call, which leaves the directive whole.
+#[test]
+fn a_launch_argument_with_a_continuation_stays_in_its_macro() {
+    let src = "#define A m<<<>>>($\\\nn)";
+    let options = MigrateOptions::dual_stack(vec![Target::Mlu]);
+    let (first, second) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
     let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
     assert!(violations.is_empty(), "{violations:#?}");
     assert_second_run_edits_nothing(&second);

@@ -274,6 +274,14 @@ pub(crate) fn directive_line_violations(src: &[u8], edits: &[cuport_rewrite::Edi
     found
 }
 
+/// Whether `text`, written inside a directive, has a line break that no
+/// backslash continues (one that does keeps the directive whole: a launch
+/// rewritten in a continued macro keeps its argument's `\` line break).
+fn ends_a_line_early(text: &str) -> bool {
+    text.match_indices('\n')
+        .any(|(k, _)| !ends_with_continuation(&text.as_bytes()[..k]))
+}
+
 /// Whether a physical line (without its `\n`) ends in a backslash that
 /// continues it on the next.
 fn ends_with_continuation(line: &[u8]) -> bool {
@@ -315,9 +323,7 @@ fn touches_directive(
             return (!text.is_empty() && !text.starts_with('\n') && !text.starts_with("\r\n"))
                 .then_some("code appended to a directive line");
         }
-        return text
-            .contains('\n')
-            .then_some("a line break written inside a directive line");
+        return ends_a_line_early(text).then_some("a line break written inside a directive line");
     }
     Some("an edit that covers part of a directive line and text beyond it")
 }
