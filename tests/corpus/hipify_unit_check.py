@@ -88,6 +88,14 @@ DELIBERATE = [
      "cuport writes HIP_VERSION_MAJOR * 100 + HIP_VERSION_MINOR, which follows the installed HIP, for HIPIFY's 603"),
 ]
 
+# The deliberate differences where cuport's form compiles with Debian's hipcc
+# (HIP 5.2.3 and sid's 6.4.3) and HIPIFY's does not: issue 29 accepts these
+# ("a deliberate difference is fine when it compiles where HIPIFY's form does
+# not"). The others (the runtime header, HIP_KERNEL_NAME, ...) are reviewer
+# choices, where both forms compile; bfloat16 is left out because a file that
+# only declares the type compiles either way.
+COMPILES_WHERE_HIPIFY_DOES_NOT = {"header path", "hipDNN", "pointer cast", "rocSPARSE info type"}
+
 # Differences that are not deliberate but explained in docs/hip.md ("Differences
 # that remain"): counted apart so that a new miss shows up as "unexplained".
 EXPLAINED = [
@@ -280,6 +288,7 @@ def main() -> int:
     kinds: dict[str, int] = {}
     explained: dict[str, int] = {}
     only_deliberate = 0
+    only_compiling = 0
     for r in results:
         found = [deliberate_kind(m["pattern"]) for m in r.misses]
         for kind in found:
@@ -292,11 +301,14 @@ def main() -> int:
                     print(f"unexplained: {r.path} line {miss['line']}: {miss['pattern']}")
         if not r.filecheck and not r.error and found and all(found):
             only_deliberate += 1
+            only_compiling += all(k in COMPILES_WHERE_HIPIFY_DOES_NOT for k in found)
     deliberate = sum(n for k, n in kinds.items() if k != "other")
     print("missed directives by kind: " + ", ".join(f"{k} {n}" for k, n in sorted(kinds.items())))
     print(f"matched or deliberately different: {matched + deliberate} "
           f"({100.0 * (matched + deliberate) / max(checks, 1):.1f} %); files that pass or differ only "
           f"deliberately: {full + only_deliberate}")
+    print(f"files that pass or differ only where cuport's form compiles and HIPIFY's does not "
+          f"({', '.join(sorted(COMPILES_WHERE_HIPIFY_DOES_NOT))}): {full + only_compiling}")
     print("other misses by cause: " + ", ".join(f"{k} {n}" for k, n in sorted(explained.items())))
     if args.json:
         args.json.write_text(json.dumps([r.__dict__ for r in results], indent=1))
