@@ -271,7 +271,7 @@ fn warp_sync_intrinsics_compile_with_hip_5_2_when_that_release_is_selected() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(
         dir.path().join("warp.cu"),
-        "__global__ void k(float* x, unsigned m) {\n  float v = x[threadIdx.x];\n  v += __shfl_down_sync(0xffffffffu, v, 16);\n  v += __shfl_xor_sync(0xffffffffu, v, 8, 16);\n  if (__any_sync(m, v > 0.f)) x[0] = v;\n  __syncwarp();\n  x[1] = (float)__ballot_sync(0xffffffffu, v > 1.f);\n  __syncwarp(m);\n}\n",
+        "__global__ void k(float* x, unsigned m) {\n  float v = x[threadIdx.x];\n  v += __shfl_down_sync(0xffffffffu, v, 16);\n  v += __shfl_xor_sync(0xffffffffu, v, 8, 16);\n  if (__any_sync(m, v > 0.f)) x[0] = v;\n  __syncwarp();\n  x[1] = (float)__ballot_sync(0xffffffffu, v > 1.f);\n  __syncwarp(m);\n  int all;\n  x[2] = (float)__match_any_sync(0xffffffffu, (int)v);\n  x[3] = (float)__match_all_sync(0xffffffffu, v, &all) + all;\n}\n",
     )
     .unwrap();
     let migration = migrate_dir(dir.path(), &for_hip_5_2());
@@ -282,9 +282,13 @@ fn warp_sync_intrinsics_compile_with_hip_5_2_when_that_release_is_selected() {
         text.contains("__shfl_down(v, 16)")
             && text.contains("__ballot(v > 1.f)")
             && text.matches("__builtin_amdgcn_wave_barrier()").count() == 2
-            && !text.contains("__syncwarp"),
+            && !text.contains("__syncwarp")
+            && text.contains("cuport_match_any_sync((int)v)")
+            && text.contains("cuport_match_all_sync(v, &all)"),
         "{text}"
     );
+    // cuport's helper, written beside the ported file, compiles too.
+    assert!(out.path().join("tree/cuport_warp_match.h").is_file());
     let output = hipcc_syntax_check(&path);
     assert!(
         output.status.success(),

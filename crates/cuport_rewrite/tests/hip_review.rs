@@ -936,7 +936,8 @@ fn a_warp_transpose_block_load_is_ported_with_the_wavefront_note() {
 /// from 7.0; 6.2 to 6.4 declare them only with HIP_ENABLE_WARP_SYNC_BUILTINS
 /// (6.4.3's headers, checked; 6.4.3 has no `__syncwarp` at all), 5.2.3 not
 /// at all. Before 7.0 `__syncwarp` becomes the fence and barrier HIP 7
-/// defines it as (approximate: the mask is dropped).
+/// defines it as, and `__match_any_sync` HIP 7's loop in cuport's helper
+/// `cuport_warp_match.h` (approximate: the mask is dropped).
 #[test]
 fn warp_sync_builtins_follow_the_selected_release() {
     let src = "__global__ void k(int *x) {\n  __syncwarp();\n  x[0] = __match_any_sync(~0ull, x[1]);\n}\n";
@@ -963,20 +964,17 @@ fn warp_sync_builtins_follow_the_selected_release() {
             pair("__syncwarp", "CP1280")
         ]
     );
-    assert_eq!(
-        codes_at("6.4.3"),
-        [
-            pair("__match_any_sync", "CP0016"),
-            pair("__syncwarp", "CP1280")
-        ]
-    );
-    assert_eq!(
-        codes_at("5.2.3"),
-        [
-            pair("__match_any_sync", "CP0016"),
-            pair("__syncwarp", "CP1280")
-        ]
-    );
+    // Before 7.0 both take an older form (approximate: the mask is
+    // dropped), `__match_any_sync` through cuport's helper.
+    for release in ["6.4.3", "5.2.3"] {
+        assert_eq!(
+            codes_at(release),
+            [
+                pair("__match_any_sync", "CP1280"),
+                pair("__syncwarp", "CP1280")
+            ]
+        );
+    }
     // Before 7.0, `__syncwarp()` is written as what HIP 7 defines it as
     // (compiled with hipcc 5.2.3 in compile.rs).
     let mut options = MigrateOptions::new(Target::Hip);
@@ -984,10 +982,13 @@ fn warp_sync_builtins_follow_the_selected_release() {
         Target::Hip,
         cuport_model::SdkVersion::parse("6.4.3").unwrap(),
     );
+    let ported = text(&migrate_checked(src, &options));
     assert_has(
-        &text(&migrate_checked(src, &options)),
+        &ported,
         "(__builtin_amdgcn_fence(__ATOMIC_RELEASE, \"wavefront\"), __builtin_amdgcn_wave_barrier(), __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, \"wavefront\"));",
     );
+    assert_has(&ported, "#include \"cuport_warp_match.h\"\n");
+    assert_has(&ported, "x[0] = cuport_match_any_sync(x[1]);");
 }
 
 /// Names a project declares itself, found "not in the rule tables" across

@@ -261,6 +261,16 @@ impl<'a> Planner<'a> {
                 let diagnostic = self.diagnose(site, code, Level::Approximate, message);
                 diagnostic.suggestion = Some(note.to_owned());
                 diagnostic.reference = resolved.reference().map(str::to_owned);
+                // A cuport helper that defines the older form is included
+                // (and written); library headers come with the includes
+                // they replace, as for every rule.
+                let helpers = resolved
+                    .older_sdk_headers()
+                    .iter()
+                    .filter(|h| h.starts_with("cuport_"));
+                for helper in helpers {
+                    self.out.headers.push(format!("\"{helper}\""));
+                }
                 return true;
             }
         }
