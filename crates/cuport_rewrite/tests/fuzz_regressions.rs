@@ -1204,3 +1204,24 @@ fn a_launch_argument_with_a_continuation_stays_in_its_macro() {
     assert!(violations.is_empty(), "{violations:#?}");
     assert_second_run_edits_nothing(&second);
 }
+
+/// A fuzz run: `set_target_properties(()(CMAKE_CUDA_ARCHITECTURES )PROPERTIES
+/// CUDA_SEPARABLE_COMPILATION ON)` copied its "targets" (brackets and a
+/// CUDA variable) into `target_compile_options` lines, which a second run
+/// renamed. Such a call is left to the rule tables; a plain one is still
+/// ported.
+#[test]
+fn set_target_properties_copies_only_plain_targets() {
+    let options = MigrateOptions::new(Target::Hip);
+    let odd = b"set_target_properties(()(CMAKE_CUDA_ARCHITECTURES )PROPERTIES CUDA_SEPARABLE_COMPILATION ON\n)";
+    let (first, second) = migrate_twice(Language::Cmake, odd, &options);
+    let out = String::from_utf8_lossy(&first.output);
+    assert!(!out.contains("target_compile_options("), "{out}");
+    assert_second_run_edits_nothing(&second);
+    let plain = b"set_target_properties(app PROPERTIES CUDA_SEPARABLE_COMPILATION ON)\n";
+    let text = port_stably(Language::Cmake, plain, &options);
+    assert!(
+        text.contains("target_compile_options(app PRIVATE $<$<COMPILE_LANGUAGE:HIP>:-fgpu-rdc>)"),
+        "{text}"
+    );
+}

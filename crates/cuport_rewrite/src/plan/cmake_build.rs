@@ -154,6 +154,9 @@ impl<'a> Planner<'a> {
                 let Some(properties) = words.iter().position(|&w| text(w) == "PROPERTIES") else {
                     return false;
                 };
+                if !words[..properties].iter().all(|&w| self.is_plain_target(w)) {
+                    return false;
+                }
                 let targets: Vec<&str> = words[..properties].iter().map(|&w| text(w)).collect();
                 let pairs: Vec<((usize, usize), (usize, usize))> = words[properties + 1..]
                     .chunks(2)
@@ -239,6 +242,21 @@ impl<'a> Planner<'a> {
         };
         self.note(site, Level::Note, message, &facts.reference);
         true
+    }
+
+    /// Whether the argument at `word` names a target that can be copied
+    /// into new commands as it is: no brackets or quotes (`set_target_
+    /// properties(()(X)...`, a fuzz finding) and no name cuport rewrites
+    /// (a copy of `CMAKE_CUDA_ARCHITECTURES` would be renamed only by a
+    /// second run).
+    fn is_plain_target(&self, word: (usize, usize)) -> bool {
+        let text = &self.src[word.0..word.1];
+        !text.is_empty()
+            && !text.iter().any(|b| matches!(b, b'(' | b')' | b'"' | b'\''))
+            && !self
+                .sites
+                .iter()
+                .any(|s| word.0 <= s.range.start && s.range.end <= word.1)
     }
 
     /// Relocatable device code in a static library this file adds: where
