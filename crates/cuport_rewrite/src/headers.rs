@@ -603,6 +603,14 @@ pub(crate) fn annotation_edits(
         let Some(range) = lines.line_range(line) else {
             continue;
         };
+        // A note above the first line goes after the file's byte-order
+        // mark, which must stay the file's first bytes (a fuzz finding: the
+        // include added after the mark was then not seen by a rerun).
+        let start = if range.start == 0 {
+            bom_len(src)
+        } else {
+            range.start
+        };
         let marker = format!("CUPORT {}: ", diagnostic.code);
         let note = format!("{prefix} {marker}{}", diagnostic.message.replace('\n', " "));
         let already = notes_above(src, lines, line).any(|n| contains(n, &marker))
@@ -612,20 +620,20 @@ pub(crate) fn annotation_edits(
         // must find its note, or a rerun adds one (a fuzzing finding:
         // `fuzz_regressions::each_name_of_a_line_gets_its_note`).
         let duplicate = edits.iter().any(|e| {
-            e.range.start == range.start
+            e.range.start == start
                 && e.replacement.contains(&marker)
                 && e.cuda_name == diagnostic.cuda_name
         });
         if already || duplicate {
             continue;
         }
-        let indent: String = src[range.start..range.end]
+        let indent: String = src[start..range.end.max(start)]
             .iter()
             .take_while(|b| **b == b' ' || **b == b'\t')
             .map(|&b| b as char)
             .collect();
         edits.push(Edit {
-            range: TextRange::new(range.start, range.start),
+            range: TextRange::new(start, start),
             replacement: format!("{indent}{note}{}", line_ending(src)),
             code: diagnostic.code,
             cuda_name: diagnostic.cuda_name.clone(),
@@ -719,6 +727,8 @@ fn noted_nearby(src: &[u8], lines: &LineIndex, line: usize, marker: &str, cuda_n
 /// Whether `line` is one of `--annotate`'s notes (`// CUPORT CP0010: ...`,
 /// or `# CUPORT ...` in Python and CMake).
 pub(crate) fn is_annotation(line: &[u8]) -> bool {
+    // The first line's note follows the byte-order mark.
+    let line = line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(line);
     let line = line.trim_ascii_start();
     line.starts_with(b"// CUPORT ") || line.starts_with(b"# CUPORT ")
 }

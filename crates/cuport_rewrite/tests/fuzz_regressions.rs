@@ -1225,3 +1225,64 @@ fn set_target_properties_copies_only_plain_targets() {
         "{text}"
     );
 }
+
+/// A fuzz run: `torch.cuda.nccl(d)` became `cuport_device.get("nccl")(d)`
+/// in a dual-stack port, and a second run took that "nccl" for a
+/// distributed backend. It is the attribute's name.
+#[test]
+fn a_torch_cuda_attribute_named_nccl_stays_a_name() {
+    let options = MigrateOptions::dual_stack(vec![Target::Mlu]);
+    let text = port_stably(Language::Python, b"torch.cuda.nccl(d)", &options);
+    assert!(text.contains("cuport_device.get(\"nccl\")(d)"), "{text}");
+}
+
+/// A fuzz run: with `--annotate`, the note for the first line of a file
+/// that starts with a byte-order mark went before the mark, so the runtime
+/// include written after the mark was glued to it and a second run added
+/// another. The note goes after the mark.
+#[test]
+fn an_annotation_on_the_first_line_follows_the_byte_order_mark() {
+    let mut options = MigrateOptions::new(Target::Hip);
+    options.annotate = true;
+    let src = b"\xef\xbb\xbf__NV_E4M3 x;\n";
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cu"), src).unwrap();
+    let first = common::migrate_dir(dir.path(), &options);
+    let ported = &first
+        .files
+        .iter()
+        .find(|f| f.path == "k.cu")
+        .unwrap()
+        .result;
+    let text = String::from_utf8_lossy(&ported.output);
+    assert!(text.starts_with('\u{feff}'), "{text:?}");
+    assert_eq!(
+        text.matches("#include <hip/hip_runtime.h>").count(),
+        1,
+        "{text:?}"
+    );
+    assert!(text.contains("// CUPORT CP1219"), "{text:?}");
+    let again = tempfile::tempdir().unwrap();
+    std::fs::write(again.path().join("k.cu"), &ported.output).unwrap();
+    let second = common::migrate_dir(again.path(), &options);
+    let rerun = &second
+        .files
+        .iter()
+        .find(|f| f.path == "k.cu")
+        .unwrap()
+        .result;
+    assert_second_run_edits_nothing(rerun);
+}
+
+/// A fuzz run: `#include\` with `<math_constants.h>` on the next line
+/// (one directive): the dual-stack include switch replaced the second line
+/// only, splitting the directive. Such an include is kept and reported.
+#[test]
+fn an_include_whose_name_is_on_a_continued_line_is_kept() {
+    let src = b"#include\\\n<math_constants.h>\n";
+    let options = MigrateOptions::dual_stack(vec![Target::Mlu]);
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    let violations = common::directive_line_violations(src, &first.edits);
+    assert!(violations.is_empty(), "{violations:#?}");
+    assert_second_run_edits_nothing(&second);
+}

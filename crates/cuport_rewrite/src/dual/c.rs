@@ -201,10 +201,12 @@ fn include_switch(planner: &mut DualPlanner<'_>, site: &Site, shim: Option<&str>
         .text(range)
         .trim_end_matches(['\r', '\n'])
         .to_owned();
-    if original.ends_with('\\') {
-        // The include goes on over the next line: a switch around this
-        // line would continue into its own `#endif` (a fuzzing finding:
-        // `fuzz_regressions::include_continued_by_a_backslash_is_kept`).
+    if original.ends_with('\\') || logical_line_start(planner.src, planner.lines, line) != line {
+        // The include goes on over the next line, or its header name is on
+        // a line a backslash continues: a switch around this line would
+        // continue into its own `#endif`, or split the directive (fuzzing
+        // findings: `fuzz_regressions::include_continued_by_a_backslash_is_kept`,
+        // `an_include_whose_name_is_on_a_continued_line_is_kept`).
         return false;
     }
     // The runtime header first where the target header may need it (HIP's
