@@ -566,6 +566,20 @@ fn python_import_edits(src: &[u8], planned: &Planned) -> Vec<Edit> {
         .collect()
 }
 
+/// Where the logical line that `text` is the rest of ends: at the first
+/// line break that no backslash continues.
+pub(crate) fn logical_line_end(text: &[u8]) -> usize {
+    let mut from = 0;
+    while let Some(k) = memchr::memchr(b'\n', &text[from..]).map(|k| from + k) {
+        let line = &text[..k];
+        if !line.strip_suffix(b"\r").unwrap_or(line).ends_with(b"\\") {
+            return k;
+        }
+        from = k + 1;
+    }
+    text.len()
+}
+
 /// The first physical line of the logical line holding `line`: a comment
 /// inside a backslash-continued line (a multi-line `#define`) would end it.
 pub(crate) fn logical_line_start(src: &[u8], lines: &LineIndex, mut line: usize) -> usize {

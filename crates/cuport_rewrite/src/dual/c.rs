@@ -11,7 +11,7 @@ use super::names::{portable_name, shim_header};
 use super::shim::{backend_macro, shimmed_library, target_header};
 use super::state::{DualPlanner, Launch};
 use crate::diagnostic::{codes, Level};
-use crate::headers::{is_annotation, logical_line_start};
+use crate::headers::{is_annotation, logical_line_end, logical_line_start};
 use crate::operator_helper::{helper_name, launch_arguments};
 use crate::plan::{chevron_respellings, Planned, Planner};
 use cuport_model::Effort;
@@ -735,20 +735,6 @@ fn defined_operator(planner: &mut DualPlanner<'_>, site: &Site, spellings: &[Str
     let range = TextRange::new(defined_at, site.range.end + close + 1);
     planner.edit(range, text, codes::DUAL_PORTABLE, &site.name);
     true
-}
-
-/// Where the logical line that `text` is the rest of ends: at the first
-/// line break that no backslash continues.
-fn logical_line_end(text: &[u8]) -> usize {
-    let mut from = 0;
-    while let Some(k) = memchr::memchr(b'\n', &text[from..]).map(|k| from + k) {
-        let line = &text[..k];
-        if !line.strip_suffix(b"\r").unwrap_or(line).ends_with(b"\\") {
-            return k;
-        }
-        from = k + 1;
-    }
-    text.len()
 }
 
 /// Whether `at` lies on a preprocessor directive's logical line.

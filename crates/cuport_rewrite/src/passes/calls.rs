@@ -27,6 +27,19 @@ pub(super) fn device_bodies(
     analysis: &FileAnalysis,
     host_device: HostDevice,
 ) -> Vec<TextRange> {
+    device_functions(analysis)
+        .filter(|&(s, body)| {
+            host_device == HostDevice::Device || !declared_host(src, s.range.start, body)
+        })
+        .map(|(_, body)| body)
+        .collect()
+}
+
+/// Kernels and `__device__` functions with a body: the function's site
+/// and its body.
+pub(super) fn device_functions(
+    analysis: &FileAnalysis,
+) -> impl Iterator<Item = (&cuport_analyze::Site, TextRange)> {
     analysis
         .sites
         .iter()
@@ -34,10 +47,7 @@ pub(super) fn device_bodies(
             s.kind == SiteKind::KernelDefinition
                 || (s.kind == SiteKind::Qualifier && s.name == "__device__")
         })
-        .filter_map(|s| s.body.map(|body| (s.range.start, body)))
-        .filter(|&(at, body)| host_device == HostDevice::Device || !declared_host(src, at, body))
-        .map(|(_, body)| body)
-        .collect()
+        .filter_map(|s| Some((s, s.body?)))
 }
 
 /// Whether the declaration around a qualifier at `at`, up to its `body`,

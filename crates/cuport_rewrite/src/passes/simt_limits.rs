@@ -13,6 +13,8 @@ use cuport_rules::{Flavour, RuleSet, Status};
 use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::plan::{FileInput, Planned};
 use crate::source_text::code_words;
+
+use super::calls::device_functions;
 use cuport_model::Effort;
 
 /// Reports what the SIMT model lacks or limits in this file, when the run
@@ -41,7 +43,7 @@ pub(super) fn report_simt_limits(input: &FileInput<'_>, planned: &mut Planned) {
             float_only: |name: &str| float_only(rules, *target, name),
             out: &mut planned.diagnostics,
         };
-        let bodies = device_bodies(analysis);
+        let bodies: Vec<(&Site, TextRange)> = device_functions(analysis).collect();
         for (function, body) in &bodies {
             report.device_code(function, *body, analysis);
         }
@@ -52,20 +54,6 @@ pub(super) fn report_simt_limits(input: &FileInput<'_>, planned: &mut Planned) {
             report.launch(launch);
         }
     }
-}
-
-/// Kernels and `__device__` functions with a body: the function's site
-/// and its body.
-fn device_bodies(analysis: &FileAnalysis) -> Vec<(&Site, TextRange)> {
-    analysis
-        .sites
-        .iter()
-        .filter(|s| {
-            s.kind == SiteKind::KernelDefinition
-                || (s.kind == SiteKind::Qualifier && s.name == "__device__")
-        })
-        .filter_map(|s| Some((s, s.body?)))
-        .collect()
 }
 
 fn contains(outer: TextRange, inner: TextRange) -> bool {
