@@ -68,6 +68,7 @@ pub(crate) fn migrate_tree_file(
         options,
         lines: &lines,
         suppressions: &suppressions,
+        words: std::cell::OnceCell::new(),
     };
     let PlannedFile {
         mut planned,

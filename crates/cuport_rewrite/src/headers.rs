@@ -424,25 +424,31 @@ fn after_leading_comments(src: &[u8], from: usize) -> usize {
 /// preprocessor line.
 fn directive_lines(src: &[u8], from: usize) -> Vec<(usize, usize, String)> {
     let mut out = Vec::new();
-    let mut offset = from;
     let mut continued = false;
-    for line in src[from..].split_inclusive(|&b| b == b'\n') {
+    // Line ends found with memchr: this runs over every line of every
+    // file, twice per file, and a byte-wise split was a fifteenth of a
+    // port's time (callgrind on cuda-samples).
+    let ends = memchr::memchr_iter(b'\n', &src[from..])
+        .map(|i| from + i + 1)
+        .chain((src.len() > from && src.last() != Some(&b'\n')).then_some(src.len()));
+    let mut offset = from;
+    for end in ends {
+        let line = &src[offset..end];
         // A line a backslash splices onto the one before starts no
         // directive (a fuzzing finding:
         // `fuzz_regressions::no_header_after_a_line_continued_by_a_backslash`).
-        // Only directive lines are decoded: this runs over every line of
-        // every file.
+        // Only directive lines are decoded.
         let indent = line.iter().take_while(|b| b.is_ascii_whitespace()).count();
         if !continued && line.get(indent) == Some(&b'#') {
             let text = String::from_utf8_lossy(&line[indent + 1..]);
-            out.push((offset, offset + line.len(), text.trim().to_owned()));
+            out.push((offset, end, text.trim().to_owned()));
         }
         let mut body = line;
         while let [rest @ .., b'\n' | b'\r'] = body {
             body = rest;
         }
         continued = body.ends_with(b"\\");
-        offset += line.len();
+        offset = end;
     }
     out
 }

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use cuport_model::TextRange;
 
-use crate::source_text::{code_words, declared_variables, function_regions, region_at, word_at};
+use crate::source_text::{declared_variables, function_regions, region_at, word_at};
 
 /// An integer type after the integral promotions (`short` and `char` are
 /// `int` in arithmetic).
@@ -189,11 +189,22 @@ pub(crate) struct DeclaredIntegers<'s> {
 }
 
 impl<'s> DeclaredIntegers<'s> {
+    #[cfg(test)]
     pub(crate) fn of(src: &'s [u8], coordinates: &'s [String]) -> DeclaredIntegers<'s> {
+        let words = crate::source_text::code_words(src, 0, src.len());
+        Self::of_words(src, &words, coordinates)
+    }
+
+    /// [`Self::of`] with the `words` of `src` already found
+    /// (`FileInput::code_words`).
+    pub(crate) fn of_words(
+        src: &'s [u8],
+        words: &[(usize, &'s str)],
+        coordinates: &'s [String],
+    ) -> DeclaredIntegers<'s> {
         let regions = function_regions(src);
         let mut names: BTreeMap<(Option<TextRange>, &'s str), Option<IntegerType>> =
             BTreeMap::new();
-        let words = code_words(src, 0, src.len());
         let mut k = 0;
         while k < words.len() {
             let run = type_run(&words[k..]);

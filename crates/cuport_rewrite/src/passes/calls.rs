@@ -6,7 +6,7 @@
 use cuport_analyze::FileAnalysis;
 use cuport_model::{SiteKind, TextRange};
 
-use crate::source_text::code_words;
+use crate::plan::FileInput;
 
 /// Which functions count as device code for [`host_calls`]: a
 /// `__host__ __device__` function is compiled for the host too, which
@@ -66,13 +66,12 @@ fn declared_host(src: &[u8], at: usize, body: TextRange) -> bool {
 /// qualified name, not in a directive line; none where the file declares
 /// such a name itself.
 pub(super) fn host_calls<'s>(
-    src: &'s [u8],
-    analysis: &FileAnalysis,
+    input: &FileInput<'s>,
     host_device: HostDevice,
     wanted: impl Fn(&str) -> bool,
 ) -> Vec<(TextRange, &'s str)> {
-    let device = device_bodies(src, analysis, host_device);
-    let mut calls = plain_calls(src, wanted);
+    let device = device_bodies(input.src, input.analysis, host_device);
+    let mut calls = plain_calls(input.src, input.code_words(), wanted);
     calls.retain(|(range, _)| {
         !device
             .iter()
@@ -84,9 +83,14 @@ pub(super) fn host_calls<'s>(
 /// The calls of the names `wanted` accepts, in host and device code alike:
 /// not a member or qualified name, not in a directive line; none where the
 /// file declares such a name itself.
-pub(super) fn plain_calls(src: &[u8], wanted: impl Fn(&str) -> bool) -> Vec<(TextRange, &str)> {
+/// `words` are the file's [`FileInput::code_words`].
+pub(super) fn plain_calls<'s>(
+    src: &[u8],
+    words: &[(usize, &'s str)],
+    wanted: impl Fn(&str) -> bool,
+) -> Vec<(TextRange, &'s str)> {
     let mut calls = Vec::new();
-    for (at, word) in code_words(src, 0, src.len()) {
+    for &(at, word) in words {
         if !wanted(word) {
             continue;
         }

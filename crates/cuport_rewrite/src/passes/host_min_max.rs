@@ -24,9 +24,7 @@ pub(super) fn port_host_min_max(input: &FileInput<'_>, planned: &mut Planned) {
     if input.language != Language::Cuda || facts.helpers.is_empty() {
         return;
     }
-    let calls = host_calls(input.src, input.analysis, HostDevice::Device, |w| {
-        facts.helpers.contains_key(w)
-    });
+    let calls = host_calls(input, HostDevice::Device, |w| facts.helpers.contains_key(w));
     if calls.is_empty() {
         return;
     }

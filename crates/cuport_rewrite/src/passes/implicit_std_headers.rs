@@ -85,23 +85,24 @@ fn called(
     };
     let src = input.src;
     if host_only {
-        return host_calls(src, input.analysis, HostDevice::Host, wanted)
+        return host_calls(input, HostDevice::Host, wanted)
             .into_iter()
             .map(|(_, name)| name.to_owned())
             .collect();
     }
-    let ported;
-    let text = if edits_touch_any(src, &planned.edits, missing) {
-        ported = apply_edits(src, planned.edits.clone()).0;
-        &ported[..]
-    } else {
-        src
+    let keep = |names: Vec<&str>| {
+        names
+            .into_iter()
+            .filter(|word| wanted(word))
+            .map(str::to_owned)
+            .collect()
     };
-    called_names(text)
-        .into_iter()
-        .filter(|word| wanted(word))
-        .map(str::to_owned)
-        .collect()
+    if edits_touch_any(src, &planned.edits, missing) {
+        let ported = apply_edits(src, planned.edits.clone()).0;
+        keep(called_names(&ported, &code_words(&ported, 0, ported.len())))
+    } else {
+        keep(called_names(src, input.code_words()))
+    }
 }
 
 /// Whether an edit's replacement or replaced text mentions one of the
@@ -119,9 +120,11 @@ fn edits_touch_any(src: &[u8], edits: &[Edit], missing: &[(&String, &Vec<String>
     })
 }
 
-fn called_names(src: &[u8]) -> Vec<&str> {
-    code_words(src, 0, src.len())
-        .into_iter()
+/// The `words` of `src` that a `(` follows.
+fn called_names<'s>(src: &[u8], words: &[(usize, &'s str)]) -> Vec<&'s str> {
+    words
+        .iter()
+        .copied()
         .filter(|(at, word)| {
             src[at + word.len()..]
                 .iter()

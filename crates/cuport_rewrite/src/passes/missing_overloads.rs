@@ -14,7 +14,7 @@ use crate::diagnostic::{codes, Diagnostic, Level};
 use crate::edit::{Edit, EditKind};
 use crate::options::Mode;
 use crate::plan::{FileInput, Planned};
-use crate::source_text::{code_words, declared_variables, function_regions, region_at, word_at};
+use crate::source_text::{declared_variables, function_regions, region_at, word_at};
 
 pub(super) fn report_missing_overloads(input: &FileInput<'_>, planned: &mut Planned) {
     for &target in input.options.targets() {
@@ -197,7 +197,7 @@ fn variables_of_types<'s>(
     // does (`half2` on HIP) has no rule and so no site.
     let src = input.src;
     let mut out = Vec::new();
-    for (at, word) in code_words(src, 0, src.len()) {
+    for &(at, word) in input.code_words() {
         let Some(ty) = types.iter().find(|t| t.as_str() == word) else {
             continue;
         };

@@ -30,11 +30,17 @@ pub(super) fn cast_mixed_sign_arguments(input: &FileInput<'_>, planned: &mut Pla
     if !facts.calls.iter().any(|c| mentions_call(src, c)) {
         return;
     }
-    let calls = plain_calls(src, |w| facts.calls.iter().any(|c| c == w));
+    let calls = plain_calls(src, input.code_words(), |w| {
+        facts.calls.iter().any(|c| c == w)
+    });
     if calls.is_empty() {
         return;
     }
-    let declared = DeclaredIntegers::of(src, &profile.builtin_coordinates.variables);
+    let declared = DeclaredIntegers::of_words(
+        src,
+        input.code_words(),
+        &profile.builtin_coordinates.variables,
+    );
     let pairs: Vec<[IntegerType; 2]> = facts
         .pairs
         .iter()

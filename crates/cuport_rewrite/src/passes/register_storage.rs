@@ -9,7 +9,6 @@ use crate::diagnostic::codes;
 use crate::edit::{Edit, EditKind};
 use crate::options::Mode;
 use crate::plan::{FileInput, Planned};
-use crate::source_text::code_words;
 
 const KEYWORD: &str = "register";
 
@@ -25,7 +24,7 @@ pub(super) fn remove_register_storage_class(input: &FileInput<'_>, planned: &mut
     if memchr::memmem::find(src, KEYWORD.as_bytes()).is_none() {
         return;
     }
-    for (at, word) in code_words(src, 0, src.len()) {
+    for &(at, word) in input.code_words() {
         if word != KEYWORD {
             continue;
         }

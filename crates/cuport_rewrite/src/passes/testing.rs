@@ -63,6 +63,7 @@ pub(super) fn run_pass_on(
         options,
         lines: &lines,
         suppressions: &suppressions,
+        words: std::cell::OnceCell::new(),
     };
     let before = crate::mode::plan_file(&input).planned;
     let mut after = before.clone();
