@@ -398,33 +398,73 @@ fn is_pragma_once(directive: &str) -> bool {
 /// `fuzz_regressions::header_is_not_added_inside_a_continued_comment`).
 fn after_leading_comments(src: &[u8], from: usize) -> usize {
     let mut offset = from;
-    let mut in_block = false;
+    // Where the line that opened the block comment still open starts.
+    let mut block_opened: Option<usize> = None;
     let mut continued = false;
     for line in src[from..].split_inclusive(|&b| b == b'\n') {
         let text = String::from_utf8_lossy(line);
         let trimmed = text.trim();
-        let comment = if continued {
-            true
-        } else if in_block || trimmed.starts_with("/*") {
-            in_block = !trimmed.contains("*/");
-            true
-        } else {
-            trimmed.starts_with("//")
+        let mut in_block = false;
+        let comment = match block_opened {
+            _ if continued => true,
+            Some(opened) => match trimmed.find("*/") {
+                None => true,
+                // Code after the close: this line starts inside the
+                // comment, so the include goes before the comment.
+                Some(close) if !only_comments(&trimmed[close + 2..], &mut in_block) => {
+                    return opened;
+                }
+                Some(_) => true,
+            },
+            // A blank line ends the opening comments.
+            None => !trimmed.is_empty() && only_comments(trimmed, &mut in_block),
         };
         if !comment {
             return offset;
         }
-        continued = !in_block && trimmed.ends_with('\\');
+        let still_open = block_opened.is_some() && !trimmed.contains("*/");
+        block_opened = if still_open {
+            block_opened
+        } else {
+            in_block.then_some(offset)
+        };
+        continued = block_opened.is_none() && trimmed.ends_with('\\');
         offset += line.len();
     }
     offset
 }
 
+/// Whether `text` (a line, or what follows a comment's close on it) holds
+/// comments only; sets `in_block` when a block comment it opens goes on
+/// past it. `/**/ code` is code: an include put after that line would land
+/// inside the code (a fuzz finding:
+/// `fuzz_regressions::no_header_after_a_line_of_code_that_starts_with_a_comment`).
+fn only_comments(text: &str, in_block: &mut bool) -> bool {
+    let mut rest = text.trim_start();
+    loop {
+        if rest.is_empty() || rest.starts_with("//") {
+            return true;
+        }
+        let Some(inside) = rest.strip_prefix("/*") else {
+            return false;
+        };
+        match inside.find("*/") {
+            None => {
+                *in_block = true;
+                return true;
+            }
+            Some(close) => rest = inside[close + 2..].trim_start(),
+        }
+    }
+}
+
 /// `(line start, line end, directive text after '#')` for each
-/// preprocessor line.
+/// preprocessor line; the end is the logical line's (backslash-continued
+/// lines included), the text the first line's.
 fn directive_lines(src: &[u8], from: usize) -> Vec<(usize, usize, String)> {
-    let mut out = Vec::new();
+    let mut out: Vec<(usize, usize, String)> = Vec::new();
     let mut continued = false;
+    let mut in_directive = false;
     // Line ends found with memchr: this runs over every line of every
     // file, twice per file, and a byte-wise split was a fifteenth of a
     // port's time (callgrind on cuda-samples).
@@ -439,9 +479,18 @@ fn directive_lines(src: &[u8], from: usize) -> Vec<(usize, usize, String)> {
         // `fuzz_regressions::no_header_after_a_line_continued_by_a_backslash`).
         // Only directive lines are decoded.
         let indent = line.iter().take_while(|b| b.is_ascii_whitespace()).count();
-        if !continued && line.get(indent) == Some(&b'#') {
-            let text = String::from_utf8_lossy(&line[indent + 1..]);
-            out.push((offset, end, text.trim().to_owned()));
+        if !continued {
+            in_directive = line.get(indent) == Some(&b'#');
+            if in_directive {
+                let text = String::from_utf8_lossy(&line[indent + 1..]);
+                out.push((offset, end, text.trim().to_owned()));
+            }
+        } else if let Some(last) = out.last_mut().filter(|_| in_directive) {
+            // The directive goes on over this line: it ends where its
+            // logical line does, and nothing may be inserted before that
+            // (a fuzzing finding:
+            // `fuzz_regressions::no_header_inside_a_continued_pragma_once`).
+            last.1 = end;
         }
         let mut body = line;
         while let [rest @ .., b'\n' | b'\r'] = body {

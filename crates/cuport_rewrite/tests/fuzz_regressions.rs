@@ -651,6 +651,76 @@ fn no_header_after_a_line_continued_by_a_backslash() {
     port_stably(Language::Cuda, src, &options);
 }
 
+/// `/**/ code(` on the first line was read as a comment line, so the
+/// runtime header went after it, into the code (and a launch there was
+/// ported only by the second run).
+#[test]
+fn no_header_after_a_line_of_code_that_starts_with_a_comment() {
+    let options = MigrateOptions::dual_stack(vec![Target::Mlu]);
+    let src = "/**/\"\"(k<<<>>>()\n{\n#include<cuda";
+    port_stably(Language::Cuda, src.as_bytes(), &options);
+    let options = MigrateOptions::new(Target::Hip);
+    for (src, expected) in [
+        (
+            "/* a */ __global__ void k() {}\n",
+            "#include <hip/hip_runtime.h>\n/* a */ __global__",
+        ),
+        (
+            "/* a\n */ __global__ void k() {}\n",
+            "#include <hip/hip_runtime.h>\n/* a\n */ __global__",
+        ),
+        (
+            "/* a */ /* b */\n__global__ void k() {}\n",
+            "/* a */ /* b */\n#include <hip/hip_runtime.h>\n__global__",
+        ),
+    ] {
+        assert_stable_port_contains(Language::Cuda, src.as_bytes(), &options, expected);
+    }
+}
+
+/// A block comment opened after a kernel's closing brace held the
+/// guard's `#endif` (so the dual source had an `#if` without one); one
+/// closed on a kernel's first line held its `#if`. Such kernels are kept
+/// with a diagnostic.
+#[test]
+fn no_kernel_guard_inside_a_comment() {
+    let options = MigrateOptions::dual_stack(vec![Target::Mlu]);
+    for src in [
+        "__global__ void e(){}/*\n__global__ void d(){}",
+        "__global__ void e(){} /* end of e\n */\n",
+        "/* a kernel:\n */ __global__ void e(){}\n",
+        "__global__ void e(){} \\\n\n",
+    ] {
+        let (first, _) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
+        let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
+        assert!(violations.is_empty(), "{src:?}: {violations:#?}");
+        let text = port_stably(Language::Cuda, src.as_bytes(), &options);
+        assert_eq!(
+            text.matches("#if").count(),
+            text.matches("#endif").count(),
+            "{text}"
+        );
+        assert!(
+            first.diagnostics.iter().any(|d| d.cuda_name == "e"),
+            "{src:?}: {:#?}",
+            first.diagnostics
+        );
+    }
+}
+
+/// `#pragma once \` goes on over the next line: the runtime header was
+/// inserted after its first line, inside the directive.
+#[test]
+fn no_header_inside_a_continued_pragma_once() {
+    let options = MigrateOptions::new(Target::Hip);
+    let src = "#pragma once \\\n\n__global__";
+    let (first, _) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
+    let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
+    assert!(violations.is_empty(), "{violations:#?}");
+    let expected = "#pragma once \\\n\n#include <hip/hip_runtime.h>\n__global__";
+    assert_stable_port_contains(Language::Cuda, src.as_bytes(), &options, expected);
+}
+
 /// `cuport: off` on the second line of a call that starts above it: the
 /// call's rewrite replaced the protected text, and the rerun read it anew.
 #[test]

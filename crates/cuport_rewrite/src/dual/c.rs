@@ -14,6 +14,7 @@ use crate::diagnostic::{codes, Level};
 use crate::headers::{is_annotation, logical_line_end, logical_line_start};
 use crate::operator_helper::{helper_name, launch_arguments};
 use crate::plan::{chevron_respellings, Planned, Planner};
+use crate::source_text::past_comment_or_literal;
 use cuport_model::Effort;
 
 /// The guard that keeps CUDA kernels where they compile (and everywhere when
@@ -286,6 +287,16 @@ fn kernel_definition(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
         .lines
         .line_range(planner.lines.line_of(body.end.saturating_sub(1)))
         .map_or(body.end, |r| r.end);
+    if comment_crosses(planner.src, start, site.range.start)
+        || comment_crosses(planner.src, body.end, line_end)
+    {
+        // A comment that ends on the kernel's first line or starts after
+        // its closing brace (`} /* ...` over several lines) would hold the
+        // guard's `#if` or `#endif` (a fuzz finding:
+        // `fuzz_regressions::no_kernel_guard_inside_a_comment`). It is
+        // reported as kept instead.
+        return false;
+    }
     let newline = if planner
         .src
         .get(..line_end)
@@ -322,6 +333,30 @@ fn kernel_definition(planner: &mut DualPlanner<'_>, site: &Site) -> bool {
     );
     operator_function(planner, site, line_end, newline);
     true
+}
+
+/// Whether a comment or literal crosses the edge of the line part
+/// `src[from..to]`: one that started before `from` ends in it (a `*/` the
+/// part did not open), or one it opens runs past `to` (a block comment, or
+/// a line that a backslash continues).
+fn comment_crosses(src: &[u8], from: usize, to: usize) -> bool {
+    let to = to.min(src.len());
+    let mut at = from;
+    while at < to {
+        if src[at..].starts_with(b"*/") {
+            return true;
+        }
+        match past_comment_or_literal(src, at, src.len()) {
+            Some(past) if past > to => return true,
+            Some(past) => at = past.max(at + 1),
+            None => at += 1,
+        }
+    }
+    let mut line = &src[from.min(to)..to];
+    while let [rest @ .., b'\n' | b'\r'] = line {
+        line = rest;
+    }
+    line.ends_with(b"\\")
 }
 
 /// Whether `site` is in (or is) a kernel definition `target` replaces with
