@@ -651,6 +651,34 @@ fn no_header_after_a_line_continued_by_a_backslash() {
     port_stably(Language::Cuda, src, &options);
 }
 
+/// A call whose arguments hold bytes that are not UTF-8 was rewritten by
+/// its template with those arguments read as empty: `\x80` was lost, and
+/// the directive line among them, unseen, was glued to the call's end.
+#[test]
+fn a_call_with_bytes_that_are_not_utf8_is_kept() {
+    let options = MigrateOptions::new(Target::Ascend);
+    for src in [
+        &b"cudaEventCreateWithFlags(\x80,r\n#,\n))"[..],
+        b"cudaEventCreateWithFlags(&e\x80, cudaEventDisableTiming);\n",
+    ] {
+        let (first, second) = migrate_twice(Language::Cuda, src, &options);
+        assert_second_run_edits_nothing(&second);
+        assert!(
+            first.output.windows(src.len()).any(|w| w == src),
+            "{}",
+            String::from_utf8_lossy(&first.output)
+        );
+        assert!(
+            first
+                .diagnostics
+                .iter()
+                .any(|d| d.message.contains("not UTF-8")),
+            "{:#?}",
+            first.diagnostics
+        );
+    }
+}
+
 /// `/**/ code(` on the first line was read as a comment line, so the
 /// runtime header went after it, into the code (and a launch there was
 /// ported only by the second run).
