@@ -404,30 +404,28 @@ fn after_leading_comments(src: &[u8], from: usize) -> usize {
     for line in src[from..].split_inclusive(|&b| b == b'\n') {
         let text = String::from_utf8_lossy(line);
         let trimmed = text.trim();
-        let mut in_block = false;
-        let comment = match block_opened {
-            _ if continued => true,
-            Some(opened) => match trimmed.find("*/") {
-                None => true,
-                // Code after the close: this line starts inside the
-                // comment, so the include goes before the comment.
-                Some(close) if !only_comments(&trimmed[close + 2..], &mut in_block) => {
-                    return opened;
+        let mut opens_block = false;
+        let after_open_block = match block_opened {
+            None => Some(trimmed).filter(|t| !t.is_empty()),
+            Some(_) => trimmed.find("*/").map(|close| &trimmed[close + 2..]),
+        };
+        if !continued {
+            let Some(rest) = after_open_block else {
+                // A blank line ends the opening comments; a line inside
+                // the open block comment is one of them.
+                if block_opened.is_none() {
+                    return offset;
                 }
-                Some(_) => true,
-            },
-            // A blank line ends the opening comments.
-            None => !trimmed.is_empty() && only_comments(trimmed, &mut in_block),
-        };
-        if !comment {
-            return offset;
+                offset += line.len();
+                continue;
+            };
+            if !only_comments(rest, &mut opens_block) {
+                // Code after a block comment's close: the line starts
+                // inside the comment, so the include goes before it.
+                return block_opened.unwrap_or(offset);
+            }
+            block_opened = opens_block.then_some(offset);
         }
-        let still_open = block_opened.is_some() && !trimmed.contains("*/");
-        block_opened = if still_open {
-            block_opened
-        } else {
-            in_block.then_some(offset)
-        };
         continued = block_opened.is_none() && trimmed.ends_with('\\');
         offset += line.len();
     }

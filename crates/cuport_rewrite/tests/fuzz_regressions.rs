@@ -33,6 +33,17 @@ fn port_stably(language: Language, src: &[u8], options: &MigrateOptions) -> Stri
     String::from_utf8_lossy(&first.output).into_owned()
 }
 
+/// No edit of the first port writes into a directive line of `src` or
+/// glues code onto one.
+fn assert_keeps_directive_lines(src: &[u8], first: &FileMigration) {
+    let violations = common::directive_line_violations(src, &first.edits);
+    assert!(
+        violations.is_empty(),
+        "{:?}: {violations:#?}",
+        String::from_utf8_lossy(src)
+    );
+}
+
 /// A port that a second run leaves alone and that contains `expected`.
 fn assert_stable_port_contains(
     language: Language,
@@ -51,8 +62,7 @@ fn assert_ports_end_with(options: &MigrateOptions, cases: &[(&str, &str)]) {
         let (first, second) = migrate_twice(Language::Cuda, src.as_bytes(), options);
         let out = String::from_utf8_lossy(&first.output);
         assert!(out.ends_with(expected), "{out}");
-        let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
-        assert!(violations.is_empty(), "{violations:#?}");
+        assert_keeps_directive_lines(src.as_bytes(), &first);
         assert_second_run_edits_nothing(&second);
     }
 }
@@ -720,8 +730,7 @@ fn no_kernel_guard_inside_a_comment() {
         "__global__ void e(){} \\\n\n",
     ] {
         let (first, _) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
-        let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
-        assert!(violations.is_empty(), "{src:?}: {violations:#?}");
+        assert_keeps_directive_lines(src.as_bytes(), &first);
         let text = port_stably(Language::Cuda, src.as_bytes(), &options);
         assert_eq!(
             text.matches("#if").count(),
@@ -743,8 +752,7 @@ fn no_header_inside_a_continued_pragma_once() {
     let options = MigrateOptions::new(Target::Hip);
     let src = "#pragma once \\\n\n__global__";
     let (first, _) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
-    let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
-    assert!(violations.is_empty(), "{violations:#?}");
+    assert_keeps_directive_lines(src.as_bytes(), &first);
     let expected = "#pragma once \\\n\n#include <hip/hip_runtime.h>\n__global__";
     assert_stable_port_contains(Language::Cuda, src.as_bytes(), &options, expected);
 }
@@ -966,8 +974,7 @@ fn a_header_added_after_a_byte_order_mark_starts_its_line() {
         "{:?}",
         String::from_utf8_lossy(&first.output)
     );
-    let violations = common::directive_line_violations(src, &first.edits);
-    assert!(violations.is_empty(), "{violations:#?}");
+    assert_keeps_directive_lines(src, &first);
 }
 
 /// Makefile fragments the fuzz tables build from, each ported twice: the
@@ -1174,8 +1181,7 @@ fn a_directive_continued_by_a_backslash_is_rewritten_whole() {
         out.starts_with("#if (defined(__CUDA_ARCH__) || defined(__NPU_DEVICE__))\nint x;\n"),
         "{out}"
     );
-    let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
-    assert!(violations.is_empty(), "{violations:#?}");
+    assert_keeps_directive_lines(src.as_bytes(), &first);
     assert_second_run_edits_nothing(&second);
 }
 
@@ -1194,8 +1200,7 @@ fn a_defined_operator_that_does_not_close_on_its_line_is_not_widened() {
         "#if defined(__CUDA_ARCH__\n)\n#endif\n",
     ] {
         let (first, second) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
-        let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
-        assert!(violations.is_empty(), "{violations:#?}");
+        assert_keeps_directive_lines(src.as_bytes(), &first);
         assert_second_run_edits_nothing(&second);
     }
 }
@@ -1209,8 +1214,7 @@ fn a_kernel_in_a_macro_body_gets_no_guard_lines() {
         "#define DEFINE_KERNEL \\\n__global__ void k(float *x) { x[0] = 0; }\nDEFINE_KERNEL\n";
     let options = MigrateOptions::dual_stack(vec![Target::Mlu]);
     let (first, second) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
-    let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
-    assert!(violations.is_empty(), "{violations:#?}");
+    assert_keeps_directive_lines(src.as_bytes(), &first);
     assert!(
         first
             .diagnostics
@@ -1230,8 +1234,7 @@ fn a_launch_that_leaves_its_directive_line_is_kept() {
     let src = "#define C a<<<\n>>>()";
     let options = MigrateOptions::dual_stack(vec![Target::Mlu]);
     let (first, second) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
-    let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
-    assert!(violations.is_empty(), "{violations:#?}");
+    assert_keeps_directive_lines(src.as_bytes(), &first);
     assert!(
         first.diagnostics.iter().any(|d| d
             .message
@@ -1285,8 +1288,7 @@ fn a_kernel_after_a_stray_dot_is_guarded_in_the_first_run() {
         2,
         "{out}"
     );
-    let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
-    assert!(violations.is_empty(), "{violations:#?}");
+    assert_keeps_directive_lines(src.as_bytes(), &first);
     assert_second_run_edits_nothing(&second);
 }
 
@@ -1298,8 +1300,7 @@ fn a_launch_argument_with_a_continuation_stays_in_its_macro() {
     let src = "#define A m<<<>>>($\\\nn)";
     let options = MigrateOptions::dual_stack(vec![Target::Mlu]);
     let (first, second) = migrate_twice(Language::Cuda, src.as_bytes(), &options);
-    let violations = common::directive_line_violations(src.as_bytes(), &first.edits);
-    assert!(violations.is_empty(), "{violations:#?}");
+    assert_keeps_directive_lines(src.as_bytes(), &first);
     assert_second_run_edits_nothing(&second);
 }
 
@@ -1380,7 +1381,6 @@ fn an_include_whose_name_is_on_a_continued_line_is_kept() {
     let src = b"#include\\\n<math_constants.h>\n";
     let options = MigrateOptions::dual_stack(vec![Target::Mlu]);
     let (first, second) = migrate_twice(Language::Cuda, src, &options);
-    let violations = common::directive_line_violations(src, &first.edits);
-    assert!(violations.is_empty(), "{violations:#?}");
+    assert_keeps_directive_lines(src, &first);
     assert_second_run_edits_nothing(&second);
 }

@@ -324,9 +324,9 @@ impl<'a> Planner<'a> {
         pending.sort_by_key(|p| p.call.len());
         for rewrite in pending {
             let call = rewrite.call;
-            if std::str::from_utf8(self.src.get(call.start..call.end).unwrap_or_default()).is_err()
-            {
-                // The argument texts would decode as nothing, and the
+            let bytes = self.src.get(call.start..call.end).unwrap_or_default();
+            let Ok(call_text) = std::str::from_utf8(bytes) else {
+                // `text` would read the arguments as nothing, and the
                 // rewrite would drop them (a fuzz finding:
                 // `fuzz_regressions::a_call_with_bytes_that_are_not_utf8_is_kept`).
                 self.template_failed(
@@ -334,8 +334,8 @@ impl<'a> Planner<'a> {
                     "its text holds bytes that are not UTF-8, which the rewrite would lose",
                 );
                 continue;
-            }
-            if crate::source_text::holds_directive_line(self.text(rewrite.call)) {
+            };
+            if crate::source_text::holds_directive_line(call_text) {
                 self.directive_in_arguments(&rewrite);
                 continue;
             }
