@@ -1,7 +1,18 @@
 //! Embeds every `mappings/**/*.toml` rule file in the library so the built-in
-//! tables need no file system at run time.
+//! tables need no file system at run time, and each one parsed ahead of
+//! time (JSON with its spans): parsing 2 MB of TOML was most of the fixed
+//! cost of every run.
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+
+// The rule-file types themselves, so that what is stored is exactly what a
+// run would parse from the TOML.
+#[allow(dead_code, unused_imports, unreachable_pub)]
+#[path = "src/model.rs"]
+mod model;
+#[allow(dead_code, unused_imports, unreachable_pub)]
+#[path = "src/raw.rs"]
+mod raw;
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
@@ -10,7 +21,9 @@ fn main() {
     let mut files = Vec::new();
     collect(&root, &root, &mut files);
     files.sort();
+    let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default());
     let mut code = embed("BUILTIN_FILES", &root, &files);
+    code.push_str(&precompile(&root, &files, &out_dir));
     // Per-version API support lists (generated data, not rule files).
     let mut support: Vec<PathBuf> = std::fs::read_dir(&root)
         .into_iter()
@@ -35,7 +48,7 @@ fn main() {
         .collect();
     operators.sort();
     code.push_str(&embed("OPERATOR_FILES", &root, &operators));
-    let out = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default()).join("builtin_files.rs");
+    let out = out_dir.join("builtin_files.rs");
     if let Err(err) = std::fs::write(&out, code) {
         panic!("cannot write {}: {err}", out.display());
     }
@@ -60,6 +73,36 @@ fn embed(name: &str, root: &Path, files: &[PathBuf]) -> String {
             "    ({:?}, include_str!({:?})),",
             format!("mappings/{rel}"),
             path.display().to_string()
+        );
+    }
+    code.push_str("];\n");
+    code
+}
+
+/// A `static PRECOMPILED: &[(path, json)]`: each rule file parsed into the
+/// rule-file types and stored as JSON. A file that does not parse is left
+/// out; the run parses its TOML and reports the problem with its line.
+fn precompile(root: &Path, files: &[PathBuf], out_dir: &Path) -> String {
+    let mut code = String::from("pub(crate) static PRECOMPILED: &[(&str, &str)] = &[\n");
+    for path in files {
+        let Some(json) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|text| toml::from_str::<raw::RuleFile>(&text).ok())
+            .and_then(|file| serde_json::to_string(&file).ok())
+        else {
+            continue;
+        };
+        let rel = path.strip_prefix(root).unwrap_or(path);
+        let rel = rel.to_string_lossy().replace('\\', "/");
+        let stored = out_dir.join(format!("{}.json", rel.replace('/', "__")));
+        if let Err(err) = std::fs::write(&stored, json) {
+            panic!("cannot write {}: {err}", stored.display());
+        }
+        let _ = writeln!(
+            code,
+            "    ({:?}, include_str!({:?})),",
+            format!("mappings/{rel}"),
+            stored.display().to_string()
         );
     }
     code.push_str("];\n");

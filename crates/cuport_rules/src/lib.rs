@@ -42,6 +42,27 @@ mod embedded {
     include!(concat!(env!("OUT_DIR"), "/builtin_files.rs"));
 }
 
+/// The build script's parsed form of `source` (JSON), when `source` is a
+/// built-in file as embedded, not a text that only carries its name.
+fn precompiled(source: &Source) -> Option<&'static str> {
+    let Cow::Borrowed(text) = &source.text else {
+        return None;
+    };
+    let find = |files: &'static [(&'static str, &'static str)]| {
+        let at = files
+            .binary_search_by_key(&source.name.as_str(), |(name, _)| name)
+            .ok()?;
+        files.get(at).map(|(_, text)| *text)
+    };
+    let embedded = find(embedded::BUILTIN_FILES)?;
+    let same = source.builtin && std::ptr::eq(embedded, *text);
+    if same {
+        find(embedded::PRECOMPILED)
+    } else {
+        None
+    }
+}
+
 /// Builds a rule set from `sources`, keeping whatever is valid, and returns
 /// every problem found (sorted by file, line, column). `cuport rules check`
 /// uses this; [`RuleSet::from_sources`] fails on any problem instead.

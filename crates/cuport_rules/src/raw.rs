@@ -5,13 +5,13 @@ use std::collections::BTreeMap;
 
 use cuport_model::{Effort, Library, Target};
 use schemars::{JsonSchema, Schema, SchemaGenerator};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
 use crate::model::{Flavour, NameKind, Status};
 
 /// One rule file: metadata, the target's declarations and the mappings.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct RuleFile {
     pub(crate) meta: Meta,
@@ -54,16 +54,18 @@ pub(crate) struct RuleFile {
 }
 
 /// File-wide settings; entries inherit them unless they set their own.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct Meta {
     /// The target every rule in this file is for (absent only in CUDA fact files).
     #[serde(default)]
     #[schemars(schema_with = "target_schema")]
+    #[serde(serialize_with = "spans::optional")]
     pub(crate) target: Option<Spanned<Target>>,
     /// `roc` for HIP rules that apply only with `--hip-libs=roc` (rocBLAS, rocSPARSE, ...).
     #[serde(default)]
     #[schemars(with = "Option<Flavour>")]
+    #[serde(serialize_with = "spans::optional")]
     pub(crate) flavour: Option<Spanned<Flavour>>,
     /// The CUDA library the rules belong to, unless an entry says otherwise.
     #[serde(default)]
@@ -77,6 +79,7 @@ pub(crate) struct Meta {
     /// Default rule code (`CP` + 4 digits) for entries without their own.
     #[serde(default)]
     #[schemars(with = "Option<String>")]
+    #[serde(serialize_with = "spans::optional")]
     pub(crate) code: Option<Spanned<String>>,
     /// Default kind of the CUDA names in this file.
     #[serde(default)]
@@ -96,11 +99,12 @@ pub(crate) struct Meta {
 }
 
 /// One CUDA name mapped for the file's target.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct RawEntry {
     /// The CUDA name: function, type, enum value, macro, header, dotted Python path or device string.
     #[schemars(with = "String")]
+    #[serde(serialize_with = "spans::one")]
     pub(crate) cuda: Spanned<String>,
     pub(crate) status: Status,
     /// The target name (absent for `unsupported`; for `rewrite` defaults to the template's callee).
@@ -109,6 +113,7 @@ pub(crate) struct RawEntry {
     /// Argument template for `rewrite`: `$1..$n`, `${n:enum-map}`, `${n..}`, literals.
     #[serde(default)]
     #[schemars(with = "Option<String>")]
+    #[serde(serialize_with = "spans::optional")]
     pub(crate) template: Option<Spanned<String>>,
     /// Parameter names of the CUDA function (their count is the arity templates are checked against).
     #[serde(default)]
@@ -126,9 +131,15 @@ pub(crate) struct RawEntry {
     pub(crate) reference: Option<String>,
     #[serde(default)]
     #[schemars(with = "Option<String>")]
+    #[serde(serialize_with = "spans::optional")]
     pub(crate) code: Option<Spanned<String>>,
     /// Required for `manual`.
-    #[serde(default, deserialize_with = "table_effort")]
+    // Absent rather than null when serialized: `table_effort` reads a value.
+    #[serde(
+        default,
+        deserialize_with = "table_effort",
+        skip_serializing_if = "Option::is_none"
+    )]
     #[schemars(schema_with = "table_effort_schema")]
     pub(crate) effort: Option<Effort>,
     #[serde(default)]
@@ -158,7 +169,7 @@ pub(crate) struct RawEntry {
 }
 
 /// One C++ overload of a CUDA function, told apart by its argument count.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct RawOverload {
     /// The number of arguments the CUDA call passes.
@@ -168,11 +179,12 @@ pub(crate) struct RawOverload {
 }
 
 /// The rewrite for releases older than an entry's `target-version`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct RawOlderSdk {
     /// Argument template, as an entry's `template`.
     #[schemars(with = "String")]
+    #[serde(serialize_with = "spans::one")]
     pub(crate) template: Spanned<String>,
     /// What the older form loses (the diagnostic says it).
     pub(crate) note: String,
@@ -183,7 +195,7 @@ pub(crate) struct RawOlderSdk {
 }
 
 /// When a CUDA API appeared, was deprecated or removed.
-#[derive(Debug, Clone, Deserialize, serde::Serialize, JsonSchema, PartialEq, Eq)]
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema, PartialEq, Eq)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub struct CudaVersion {
     #[serde(default)]
@@ -195,22 +207,26 @@ pub struct CudaVersion {
 }
 
 /// A glob rename (`cuda*` → `hip*`) limited to target names listed in `exists`.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct RawPattern {
     #[schemars(with = "String")]
+    #[serde(serialize_with = "spans::one")]
     pub(crate) code: Spanned<String>,
     /// CUDA-side glob with exactly one `*`.
     #[schemars(with = "String")]
+    #[serde(serialize_with = "spans::one")]
     pub(crate) from: Spanned<String>,
     /// Target-side glob with exactly one `*`.
     pub(crate) to: String,
     /// Target names that exist; the pattern maps only the CUDA names that produce one of these.
     #[schemars(with = "Vec<String>")]
+    #[serde(serialize_with = "spans::each")]
     pub(crate) exists: Vec<Spanned<String>>,
     /// CUDA names the pattern must not map (an explicit entry or unsupported list handles them).
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
+    #[serde(serialize_with = "spans::each")]
     pub(crate) exceptions: Vec<Spanned<String>>,
     /// `renamed` (default) or `exact` when `from` equals `to`.
     #[serde(default)]
@@ -238,15 +254,17 @@ pub(crate) struct RawPattern {
 }
 
 /// CUDA names with no counterpart on the target, sharing one note.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct RawUnsupported {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
+    #[serde(serialize_with = "spans::optional")]
     pub(crate) code: Option<Spanned<String>>,
     /// What to do instead.
     pub(crate) note: String,
     #[schemars(with = "Vec<String>")]
+    #[serde(serialize_with = "spans::each")]
     pub(crate) names: Vec<Spanned<String>>,
     #[serde(default)]
     pub(crate) kind: Option<NameKind>,
@@ -258,18 +276,22 @@ pub(crate) struct RawUnsupported {
 }
 
 /// CUDA enum value → target value, for templates and enum-value lookups.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct RawEnumMap {
     #[schemars(with = "String")]
+    #[serde(serialize_with = "spans::one")]
     pub(crate) name: Spanned<String>,
     /// The CUDA enum (declared in a `[[cuda-enum]]`) whose every value must be mapped or listed in `unmapped`.
     #[schemars(with = "String")]
+    #[serde(serialize_with = "spans::one")]
     pub(crate) cuda_enum: Spanned<String>,
     #[serde(default)]
     #[schemars(with = "Option<String>")]
+    #[serde(serialize_with = "spans::optional")]
     pub(crate) code: Option<Spanned<String>>,
     #[schemars(with = "BTreeMap<String, String>")]
+    #[serde(serialize_with = "spans::one")]
     pub(crate) map: Spanned<BTreeMap<String, String>>,
     /// CUDA values deliberately left out (a template meeting one fails).
     #[serde(default)]
@@ -283,6 +305,7 @@ pub(crate) struct RawEnumMap {
     /// The target enum (declared in an `[[enum]]` of the same target) every mapped value must belong to.
     #[serde(default)]
     #[schemars(with = "Option<String>")]
+    #[serde(serialize_with = "spans::optional")]
     pub(crate) target_enum: Option<Spanned<String>>,
     /// Also resolve each mapped CUDA value as an enum-value name (default true).
     #[serde(default = "yes")]
@@ -302,17 +325,19 @@ fn yes() -> bool {
 /// `T**` overload, `hipFuncSetCacheConfig(const void*, ...)` for CUDA's
 /// overload taking the kernel. Written only where the argument does not
 /// already have it and the selected release needs it.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct RawArgument {
     /// The CUDA function whose calls it applies to.
     #[schemars(with = "String")]
+    #[serde(serialize_with = "spans::one")]
     pub(crate) cuda: Spanned<String>,
     /// The argument's position in the CUDA call (1-based).
     pub(crate) position: usize,
     /// The argument as the target takes it; `$` stands for the argument
     /// (`(void**)$`, `reinterpret_cast<const void*>($)`, `HIP_SYMBOL($)`).
     #[schemars(with = "String")]
+    #[serde(serialize_with = "spans::one")]
     pub(crate) wrap: Spanned<String>,
     /// Spellings an argument that already has the conversion starts with,
     /// compared without white space (`(void**)`,
@@ -340,7 +365,7 @@ pub(crate) struct RawArgument {
 }
 
 /// Which arguments an [`RawArgument`] rule wraps.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(rename_all = "kebab-case")]
 pub enum ArgumentShape {
     #[default]
@@ -349,10 +374,11 @@ pub enum ArgumentShape {
 }
 
 /// A C function signature as documented by the vendor.
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct RawFunction {
     #[schemars(with = "String")]
+    #[serde(serialize_with = "spans::one")]
     pub(crate) name: Spanned<String>,
     /// Return type (`aclError`).
     pub(crate) returns: String,
@@ -368,10 +394,11 @@ pub(crate) struct RawFunction {
     pub(crate) header: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct RawType {
     #[schemars(with = "String")]
+    #[serde(serialize_with = "spans::one")]
     pub(crate) name: Spanned<String>,
     /// C declaration (`typedef void *aclrtStream;`).
     pub(crate) decl: String,
@@ -382,10 +409,11 @@ pub(crate) struct RawType {
     pub(crate) header: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct RawTargetEnum {
     #[schemars(with = "String")]
+    #[serde(serialize_with = "spans::one")]
     pub(crate) name: Spanned<String>,
     /// Enumerators, optionally with values (`ACL_MEMCPY_HOST_TO_DEVICE = 1`).
     pub(crate) values: Vec<String>,
@@ -396,10 +424,11 @@ pub(crate) struct RawTargetEnum {
     pub(crate) header: Option<String>,
 }
 
-#[derive(Debug, Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct RawCudaEnum {
     #[schemars(with = "String")]
+    #[serde(serialize_with = "spans::one")]
     pub(crate) name: Spanned<String>,
     pub(crate) values: Vec<String>,
 }
@@ -434,4 +463,62 @@ fn table_effort_schema(_: &mut SchemaGenerator) -> Schema {
 
 fn optional_library_schema(gen: &mut SchemaGenerator) -> Schema {
     library_schema(gen)
+}
+
+/// Writes a `Spanned` value with its span, in the form `toml::Spanned`'s
+/// `Deserialize` reads from any self-describing format (a map of three
+/// fields whose names serde_spanned reserves): the build script stores the
+/// parsed built-in tables this way, as JSON, so that a run reads them back
+/// with the spans diagnostics point at, without parsing TOML.
+/// `toml::Spanned`'s own `Serialize` writes the bare value.
+pub(crate) mod spans {
+    use serde::ser::{SerializeSeq, SerializeStruct};
+    use serde::{Serialize, Serializer};
+    use toml::Spanned;
+
+    const NAME: &str = "$__serde_spanned_private_Spanned";
+    const START: &str = "$__serde_spanned_private_start";
+    const END: &str = "$__serde_spanned_private_end";
+    const VALUE: &str = "$__serde_spanned_private_value";
+
+    struct WithSpan<'a, T>(&'a Spanned<T>);
+
+    impl<T: Serialize> Serialize for WithSpan<'_, T> {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            let span = self.0.span();
+            let mut fields = serializer.serialize_struct(NAME, 3)?;
+            fields.serialize_field(START, &span.start)?;
+            fields.serialize_field(END, &span.end)?;
+            fields.serialize_field(VALUE, self.0.get_ref())?;
+            fields.end()
+        }
+    }
+
+    pub(crate) fn one<T: Serialize, S: Serializer>(
+        value: &Spanned<T>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        WithSpan(value).serialize(serializer)
+    }
+
+    pub(crate) fn optional<T: Serialize, S: Serializer>(
+        value: &Option<Spanned<T>>,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        match value {
+            Some(value) => serializer.serialize_some(&WithSpan(value)),
+            None => serializer.serialize_none(),
+        }
+    }
+
+    pub(crate) fn each<T: Serialize, S: Serializer>(
+        values: &[Spanned<T>],
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        let mut seq = serializer.serialize_seq(Some(values.len()))?;
+        for value in values {
+            seq.serialize_element(&WithSpan(value))?;
+        }
+        seq.end()
+    }
 }

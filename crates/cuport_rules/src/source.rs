@@ -64,7 +64,8 @@ impl Parsed {
 /// files are parsed in parallel.
 pub(crate) fn parse(source: &Source) -> Result<Parsed, Diagnostic> {
     let index = LineIndex::new(source.text.as_bytes());
-    match toml::from_str::<RuleFile>(&source.text) {
+    let stored = crate::precompiled(source).and_then(|json| serde_json::from_str(json).ok());
+    match stored.map_or_else(|| toml::from_str::<RuleFile>(&source.text), Ok) {
         Ok(file) => Ok(Parsed {
             source: file.meta.source.as_str().into(),
             name: source.name.clone(),
@@ -121,4 +122,42 @@ fn describe_parse_error(message: &str, at: &str) -> (DiagKind, String) {
         DiagKind::MissingField,
         format!("missing field `{field}`: {what}"),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::RuleSet;
+
+    /// Every built-in file has its parsed form stored by the build script
+    /// (none falls back to parsing TOML at each run), and that form reads
+    /// back as the very file the TOML parses to, spans included (`Spanned`'s
+    /// `Debug` prints them).
+    #[test]
+    fn stored_tables_read_back_as_their_toml() {
+        let sources = RuleSet::builtin_sources();
+        assert_eq!(crate::embedded::PRECOMPILED.len(), sources.len());
+        for source in &sources {
+            let json = crate::precompiled(source).unwrap_or_default();
+            let stored: RuleFile = serde_json::from_str(json).expect("stored form reads");
+            let parsed: RuleFile = toml::from_str(&source.text).expect("built-in parses");
+            assert_eq!(
+                format!("{stored:?}"),
+                format!("{parsed:?}"),
+                "{}",
+                source.name
+            );
+        }
+    }
+
+    /// A text that only carries a built-in file's name is parsed as written.
+    #[test]
+    fn a_replaced_builtin_text_is_parsed_from_its_toml() {
+        let mut source = RuleSet::builtin_sources().swap_remove(0);
+        source.text = Cow::Owned(format!("{}\n", source.text));
+        assert!(crate::precompiled(&source).is_none());
+        source.text = Cow::Owned("[meta]\n".to_owned());
+        let err = parse(&source).expect_err("the replaced text has no source");
+        assert_eq!(err.location.line, 1, "{err:?}");
+    }
 }
