@@ -459,45 +459,58 @@ fn only_comments(text: &str, in_block: &mut bool) -> bool {
 /// `(line start, line end, directive text after '#')` for each
 /// preprocessor line; the end is the logical line's (backslash-continued
 /// lines included), the text the first line's.
+///
+/// Runs over every file, twice (the include scan of the whole tree, then
+/// each file's header edits), so it looks only at the lines a `#` is on:
+/// one whose `#` comes after nothing but white space and whose line before
+/// does not end in a backslash (a line spliced onto the one before starts
+/// no directive: a fuzzing finding,
+/// `fuzz_regressions::no_header_after_a_line_continued_by_a_backslash`).
 fn directive_lines(src: &[u8], from: usize) -> Vec<(usize, usize, String)> {
     let mut out: Vec<(usize, usize, String)> = Vec::new();
-    let mut continued = false;
-    let mut in_directive = false;
-    // Line ends found with memchr: this runs over every line of every
-    // file, twice per file, and a byte-wise split was a fifteenth of a
-    // port's time (callgrind on cuda-samples).
-    let ends = memchr::memchr_iter(b'\n', &src[from..])
-        .map(|i| from + i + 1)
-        .chain((src.len() > from && src.last() != Some(&b'\n')).then_some(src.len()));
-    let mut offset = from;
-    for end in ends {
-        let line = &src[offset..end];
-        // A line a backslash splices onto the one before starts no
-        // directive (a fuzzing finding:
-        // `fuzz_regressions::no_header_after_a_line_continued_by_a_backslash`).
-        // Only directive lines are decoded.
-        let indent = line.iter().take_while(|b| b.is_ascii_whitespace()).count();
-        if !continued {
-            in_directive = line.get(indent) == Some(&b'#');
-            if in_directive {
-                let text = String::from_utf8_lossy(&line[indent + 1..]);
-                out.push((offset, end, text.trim().to_owned()));
-            }
-        } else if let Some(last) = out.last_mut().filter(|_| in_directive) {
-            // The directive goes on over this line: it ends where its
-            // logical line does, and nothing may be inserted before that
-            // (a fuzzing finding:
-            // `fuzz_regressions::no_header_inside_a_continued_pragma_once`).
-            last.1 = end;
+    let mut past = from;
+    for hash in memchr::memchr_iter(b'#', &src[from..]).map(|i| from + i) {
+        if hash < past {
+            continue;
         }
-        let mut body = line;
-        while let [rest @ .., b'\n' | b'\r'] = body {
-            body = rest;
+        let start = src[from..hash]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(from, |i| from + i + 1);
+        let indented = src[start..hash].iter().all(u8::is_ascii_whitespace);
+        if !indented || (start > from && line_continues(&src[from..start])) {
+            continue;
         }
-        continued = body.ends_with(b"\\");
-        offset = end;
+        let first_end = line_end(src, hash);
+        let text = String::from_utf8_lossy(&src[hash + 1..first_end]);
+        // The directive goes on over every line its lines continue onto:
+        // it ends where its logical line does, and nothing may be inserted
+        // before that (a fuzzing finding:
+        // `fuzz_regressions::no_header_inside_a_continued_pragma_once`).
+        let mut end = first_end;
+        while end < src.len() && line_continues(&src[from..end]) {
+            end = line_end(src, end);
+        }
+        out.push((start, end, text.trim().to_owned()));
+        past = end;
     }
     out
+}
+
+/// The offset after the line `at` is on (after its `\n`, or the end).
+fn line_end(src: &[u8], at: usize) -> usize {
+    memchr::memchr(b'\n', &src[at..]).map_or(src.len(), |i| at + i + 1)
+}
+
+/// Whether the last line of `text` (which ends where a line starts) ends
+/// in a backslash, its line end (`\n`, `\r\n`) aside: the next line
+/// continues it.
+fn line_continues(text: &[u8]) -> bool {
+    let mut body = text.strip_suffix(b"\n").unwrap_or(text);
+    while let [rest @ .., b'\r'] = body {
+        body = rest;
+    }
+    body.ends_with(b"\\")
 }
 
 /// The parenthesis depth of the code between directive lines, read up to
@@ -802,4 +815,70 @@ pub(crate) fn is_annotation(line: &[u8]) -> bool {
 
 fn contains(text: &[u8], needle: &str) -> bool {
     memchr::memmem::find(text, needle.as_bytes()).is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::directive_lines;
+
+    /// The reading `directive_lines` must agree with: every line in turn,
+    /// a directive where a line's first non-blank byte is `#` and the line
+    /// before does not end in a backslash; a directive's end moves over
+    /// each line its lines continue onto.
+    fn line_by_line(src: &[u8], from: usize) -> Vec<(usize, usize, String)> {
+        let mut out: Vec<(usize, usize, String)> = Vec::new();
+        let (mut continued, mut in_directive, mut offset) = (false, false, from);
+        for line in src[from..].split_inclusive(|&b| b == b'\n') {
+            let end = offset + line.len();
+            let indent = line.iter().take_while(|b| b.is_ascii_whitespace()).count();
+            if !continued {
+                in_directive = line.get(indent) == Some(&b'#');
+                if in_directive {
+                    let text = String::from_utf8_lossy(&line[indent + 1..]);
+                    out.push((offset, end, text.trim().to_owned()));
+                }
+            } else if let Some(last) = out.last_mut().filter(|_| in_directive) {
+                last.1 = end;
+            }
+            let mut body = line;
+            while let [rest @ .., b'\n' | b'\r'] = body {
+                body = rest;
+            }
+            continued = body.ends_with(b"\\");
+            offset = end;
+        }
+        out
+    }
+
+    proptest! {
+        #[test]
+        fn directive_lines_agree_with_a_line_by_line_reading(
+            bytes in proptest::collection::vec(
+                prop::sample::select(&b"#\\\n\r \t\x0cai\"/"[..]), 0..80),
+            from in 0usize..3,
+        ) {
+            let from = from.min(bytes.len());
+            prop_assert_eq!(directive_lines(&bytes, from), line_by_line(&bytes, from));
+        }
+    }
+
+    #[test]
+    fn directive_lines_at_a_glance() {
+        let src = b"#include <a.h>\nx = 1; // #not\n  #  define M \\\n  (2) \\\r\n  + 3\n#\\\n#pragma once";
+        let lines = directive_lines(src, 0);
+        let got: Vec<(&[u8], &str)> = lines
+            .iter()
+            .map(|(start, end, text)| (&src[*start..*end], text.as_str()))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (&b"#include <a.h>\n"[..], "include <a.h>"),
+                (&b"  #  define M \\\n  (2) \\\r\n  + 3\n"[..], "define M \\"),
+                (&b"#\\\n#pragma once"[..], "\\"),
+            ]
+        );
+    }
 }

@@ -103,21 +103,23 @@ pub(crate) fn code_words(src: &[u8], start: usize, end: usize) -> Vec<(usize, &s
     let end = end.min(src.len());
     let mut words = Vec::new();
     let mut at = start;
+    // One pass over every byte of every file: the common bytes (letters,
+    // spaces, operators) are decided before anything else is looked at.
     while at < end {
-        if let Some(past) = past_comment_or_literal(src, at, end) {
+        let b = src[at];
+        if b.is_ascii_alphabetic() || b == b'_' {
+            // A word runs on past `end` as `word_at` reads it.
+            let len = src[at..].iter().position(|b| !is_word(b));
+            let len = len.unwrap_or(src.len() - at);
+            let word = std::str::from_utf8(&src[at..at + len]).unwrap_or("");
+            words.push((at, word));
+            at += len;
+        } else if b.is_ascii_digit() {
+            at += src[at..end].iter().take_while(|b| is_word(b)).count();
+        } else if let Some(past) = past_comment_or_literal(src, at, end) {
             at = past;
-            continue;
-        }
-        match src[at] {
-            b if b.is_ascii_alphabetic() || b == b'_' => {
-                let word = word_at(src, at).unwrap_or("");
-                words.push((at, word));
-                at += word.len().max(1);
-            }
-            b if is_word(&b) => {
-                at += src[at..end].iter().take_while(|b| is_word(b)).count();
-            }
-            _ => at += 1,
+        } else {
+            at += 1;
         }
     }
     words
@@ -298,4 +300,29 @@ pub(crate) fn region_at(regions: &[TextRange], at: usize) -> Option<TextRange> {
         .iter()
         .find(|r| r.start <= at && at < r.end)
         .copied()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::code_words;
+
+    fn words(src: &str, start: usize, end: usize) -> Vec<(usize, &str)> {
+        code_words(src.as_bytes(), start, end)
+    }
+
+    #[test]
+    fn code_words_skip_comments_literals_and_numbers() {
+        let src = "a1 /* b */ c // d\n\"e\\\"f\" 'g' 1e5f _h2 0x1F i";
+        let found: Vec<&str> = words(src, 0, src.len()).into_iter().map(|w| w.1).collect();
+        assert_eq!(found, ["a1", "c", "_h2", "i"]);
+    }
+
+    #[test]
+    fn code_words_take_a_word_whole_where_the_range_cuts_it() {
+        // `end` inside `second`: the word is read whole, as `word_at` reads it.
+        assert_eq!(words("first second", 0, 8), [(0, "first"), (6, "second")]);
+        // A comment that runs past `end` ends the scan.
+        assert_eq!(words("x /* y */ z", 0, 5), [(0, "x")]);
+        assert_eq!(words("x y", 1, 3), [(2, "y")]);
+    }
 }
