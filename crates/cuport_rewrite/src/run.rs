@@ -20,17 +20,25 @@ pub fn migrate_report(
     let root = report.root.clone();
     let single_file = report.root_is_file;
     let providers = RuntimeProviders::find(report, rules, options);
-    let files = report
-        .files
+    // Largest first, as the scan does: a big file started last would run
+    // alone while the other threads idle. Back in the report's order after.
+    let mut order: Vec<(usize, &ScannedFile)> = report.files.iter().enumerate().collect();
+    order.sort_by_key(|(_, file)| std::cmp::Reverse(file.bytes));
+    let mut migrated: Vec<(usize, Result<MigratedFile, RewriteError>)> = order
         .par_iter()
-        .map(|file| {
+        .map(|&(index, file)| {
             let path = if single_file {
                 root.clone()
             } else {
                 root.join(&file.path)
             };
-            migrate_one(&path, file, &providers, rules, options)
+            (index, migrate_one(&path, file, &providers, rules, options))
         })
+        .collect();
+    migrated.sort_by_key(|(index, _)| *index);
+    let files = migrated
+        .into_iter()
+        .map(|(_, file)| file)
         .collect::<Result<Vec<_>, _>>()?;
     let generated = crate::mode::generated_files(report, &files, rules, options);
     // The copy reproduces the tree the scan listed (one file list for both).
