@@ -561,9 +561,6 @@ fn finish_layer(layer: &mut Layer) {
         .patterns
         .sort_by_key(|pat| std::cmp::Reverse(pat.priority));
     layer.resolved = resolve_layer(layer);
-    let mut names: Vec<String> = layer.resolved.keys().cloned().collect();
-    names.sort_unstable();
-    layer.names = names;
 }
 
 /// The same answers as [`Layer::scan`] for every name, computed from the

@@ -155,9 +155,8 @@ pub(crate) struct Hit {
 pub(crate) struct Layer {
     pub(crate) explicit: FxHashMap<String, ExplicitTarget>,
     pub(crate) patterns: Vec<Pattern>,
-    /// Every CUDA name a lookup resolves (explicit and pattern expansions), sorted.
-    pub(crate) names: Vec<String>,
-    /// `names` resolved, so that a lookup is one hash probe, not a pattern scan.
+    /// Every CUDA name a lookup resolves (explicit and pattern expansions),
+    /// resolved once, so that a lookup is one hash probe, not a pattern scan.
     pub(crate) resolved: FxHashMap<String, Hit>,
 }
 
@@ -405,7 +404,9 @@ impl RuleSet {
 
     /// Every CUDA name that resolves on `target` (default flavour), sorted.
     pub fn known_cuda_names(&self, target: Target) -> impl Iterator<Item = &str> + '_ {
-        self.layer_names(target, Flavour::Default)
+        let mut names: Vec<&str> = self.layer_names(target, Flavour::Default).collect();
+        names.sort_unstable();
+        names.into_iter()
     }
 
     /// The `Owner::member` rules of `target` (kind `member`), in name order.
@@ -423,8 +424,8 @@ impl RuleSet {
             .keys()
             .map(|&target| {
                 // Members are named `Owner::member`; most names have no `::`.
-                let names = self
-                    .known_cuda_names(target)
+                let mut names: Vec<String> = self
+                    .layer_names(target, Flavour::Default)
                     .filter(|name| name.contains("::"))
                     .filter(|name| {
                         self.lookup(target, name)
@@ -432,6 +433,7 @@ impl RuleSet {
                     })
                     .map(str::to_owned)
                     .collect();
+                names.sort_unstable();
                 (target, names)
             })
             .collect()
@@ -451,12 +453,15 @@ impl RuleSet {
         names.into_iter().collect()
     }
 
+    /// The names one layer resolves, in no order: the callers that need an
+    /// order sort what they keep (a run seldom needs the whole list, so
+    /// loading the tables no longer sorts it).
     fn layer_names(&self, target: Target, flavour: Flavour) -> impl Iterator<Item = &str> + '_ {
         self.tables
             .get(&target)
             .and_then(|t| t.layer(flavour))
             .into_iter()
-            .flat_map(|l| l.names.iter().map(String::as_str))
+            .flat_map(|l| l.resolved.keys().map(String::as_str))
     }
 
     /// Whether any target's tables know `cuda_name` (mapped or marked
@@ -670,7 +675,7 @@ mod tests {
         let set = RuleSet::builtin().expect("built-ins load");
         let mut checked = 0;
         for layer in set.tables.values().flat_map(|t| t.layers.values()) {
-            let probes = layer.names.iter().map(String::as_str).chain([
+            let probes = layer.resolved.keys().map(String::as_str).chain([
                 "cudaNoSuchThing",
                 "cuNoSuch",
                 "cublasNoSuch_v2",
