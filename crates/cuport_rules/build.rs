@@ -25,28 +25,10 @@ fn main() {
     let mut code = embed("BUILTIN_FILES", &root, &files);
     code.push_str(&precompile(&root, &files, &out_dir));
     // Per-version API support lists (generated data, not rule files).
-    let mut support: Vec<PathBuf> = std::fs::read_dir(&root)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|target| target.path().join(SUPPORT_DIR))
-        .flat_map(|dir| std::fs::read_dir(dir).into_iter().flatten().flatten())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "csv" || e == "toml"))
-        .collect();
-    support.sort();
+    let support = target_files(&root, SUPPORT_DIR, &["csv", "toml"]);
     code.push_str(&embed("SUPPORT_FILES", &root, &support));
     // Vendor operator tables (`<target>/operators/*.toml`): their own format.
-    let mut operators: Vec<PathBuf> = std::fs::read_dir(&root)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|target| target.path().join(OPERATORS_DIR))
-        .flat_map(|dir| std::fs::read_dir(dir).into_iter().flatten().flatten())
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
-        .collect();
-    operators.sort();
+    let operators = target_files(&root, OPERATORS_DIR, &["toml"]);
     code.push_str(&embed("OPERATOR_FILES", &root, &operators));
     let out = out_dir.join("builtin_files.rs");
     if let Err(err) = std::fs::write(&out, code) {
@@ -61,19 +43,31 @@ const SUPPORT_DIR: &str = "api-support";
 /// Where a target's vendor operator tables live (`mappings/<target>/operators/`).
 const OPERATORS_DIR: &str = "operators";
 
+/// The files with one of `extensions` in each target's folder `dir`
+/// (`mappings/<target>/<dir>/`), sorted.
+fn target_files(root: &Path, dir: &str, extensions: &[&str]) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(root)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|target| target.path().join(dir))
+        .flat_map(|dir| std::fs::read_dir(dir).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|e| extensions.iter().any(|x| e == *x))
+        })
+        .collect();
+    files.sort();
+    files
+}
+
 /// A `static NAME: &[(path, text)]` embedding `files`.
 fn embed(name: &str, root: &Path, files: &[PathBuf]) -> String {
     let mut code = format!("pub(crate) static {name}: &[(&str, &str)] = &[\n");
     for path in files {
         println!("cargo:rerun-if-changed={}", path.display());
-        let rel = path.strip_prefix(root).unwrap_or(path);
-        let rel = rel.to_string_lossy().replace('\\', "/");
-        let _ = writeln!(
-            code,
-            "    ({:?}, include_str!({:?})),",
-            format!("mappings/{rel}"),
-            path.display().to_string()
-        );
+        push_row(&mut code, &embedded_name(root, path), path);
     }
     code.push_str("];\n");
     code
@@ -92,21 +86,30 @@ fn precompile(root: &Path, files: &[PathBuf], out_dir: &Path) -> String {
         else {
             continue;
         };
-        let rel = path.strip_prefix(root).unwrap_or(path);
-        let rel = rel.to_string_lossy().replace('\\', "/");
-        let stored = out_dir.join(format!("{}.json", rel.replace('/', "__")));
+        let name = embedded_name(root, path);
+        let stored = out_dir.join(format!("{}.json", name.replace('/', "__")));
         if let Err(err) = std::fs::write(&stored, json) {
             panic!("cannot write {}: {err}", stored.display());
         }
-        let _ = writeln!(
-            code,
-            "    ({:?}, include_str!({:?})),",
-            format!("mappings/{rel}"),
-            stored.display().to_string()
-        );
+        push_row(&mut code, &name, &stored);
     }
     code.push_str("];\n");
     code
+}
+
+/// The name a file is embedded under: `mappings/` and its path there.
+fn embedded_name(root: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(root).unwrap_or(path);
+    format!("mappings/{}", rel.to_string_lossy().replace('\\', "/"))
+}
+
+/// One `(name, contents of file)` row of an embedded table.
+fn push_row(code: &mut String, name: &str, file: &Path) {
+    let _ = writeln!(
+        code,
+        "    ({name:?}, include_str!({:?})),",
+        file.display().to_string()
+    );
 }
 
 /// Target profiles (`<target>/target.toml`) and the library table

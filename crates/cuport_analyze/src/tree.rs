@@ -111,14 +111,15 @@ pub fn scan_tree(
     };
     progress.total(walked.files.len());
     let analyse = || {
-        largest_first(&walked.files)
-            .par_iter()
-            .map(|(path, language, _)| {
+        map_largest_first(
+            &walked.files,
+            |(_, _, bytes)| *bytes,
+            |(path, language, _)| {
                 let outcome = read_and_analyze(root, path, *language, options);
                 progress.advance();
                 outcome
-            })
-            .collect::<Vec<_>>()
+            },
+        )
     };
     let outcomes = run_in_pool(options.threads, analyse);
     let mut report = ScanReport {
@@ -157,14 +158,21 @@ pub fn list_tree(root: &Path) -> Result<Vec<TreeEntry>, AnalyzeError> {
     Ok(inventory(root, &canonical_root).0)
 }
 
-/// The files in the order they are shared out over the threads: largest
-/// first, so that no big file is started last and run alone while the other
-/// threads idle (cuda-samples' 1 MB `sobol_primitives.cpp` made a quarter
-/// of a port's time single-threaded). Results are sorted by path after.
-fn largest_first(files: &[(PathBuf, Language, u64)]) -> Vec<&(PathBuf, Language, u64)> {
-    let mut order: Vec<_> = files.iter().collect();
-    order.sort_by_key(|(_, _, bytes)| std::cmp::Reverse(*bytes));
-    order
+/// `map` applied to every item in parallel, the results in `items`' order.
+/// The items are shared out over the threads largest first (by `size`), so
+/// that no big file is started last and run alone while the other threads
+/// idle (cuda-samples' 1 MB `sobol_primitives.cpp` made a quarter of a
+/// port's time single-threaded). The scan and the migration both use it.
+pub fn map_largest_first<T: Sync, R: Send>(
+    items: &[T],
+    size: impl Fn(&T) -> u64,
+    map: impl Fn(&T) -> R + Sync + Send,
+) -> Vec<R> {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(size(&items[i])));
+    let mut done: Vec<(usize, R)> = order.par_iter().map(|&i| (i, map(&items[i]))).collect();
+    done.sort_by_key(|(i, _)| *i);
+    done.into_iter().map(|(_, result)| result).collect()
 }
 
 fn run_in_pool<T: Send>(threads: usize, work: impl FnOnce() -> T + Send) -> T {

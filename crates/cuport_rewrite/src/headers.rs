@@ -505,7 +505,7 @@ fn line_end(src: &[u8], at: usize) -> usize {
 /// Whether the last line of `text` (which ends where a line starts) ends
 /// in a backslash, its line end (`\n`, `\r\n`) aside: the next line
 /// continues it.
-fn line_continues(text: &[u8]) -> bool {
+pub(crate) fn line_continues(text: &[u8]) -> bool {
     let mut body = text.strip_suffix(b"\n").unwrap_or(text);
     while let [rest @ .., b'\r'] = body {
         body = rest;

@@ -2,9 +2,8 @@
 //! run generates (dual-stack shim, helper sources).
 use std::path::Path;
 
-use cuport_analyze::{ScanReport, ScannedFile};
+use cuport_analyze::{map_largest_first, ScanReport, ScannedFile};
 use cuport_rules::RuleSet;
-use rayon::prelude::*;
 
 use crate::file::{migrate_tree_file, TreeFile};
 use crate::options::MigrateOptions;
@@ -20,26 +19,20 @@ pub fn migrate_report(
     let root = report.root.clone();
     let single_file = report.root_is_file;
     let providers = RuntimeProviders::find(report, rules, options);
-    // Largest first, as the scan does: a big file started last would run
-    // alone while the other threads idle. Back in the report's order after.
-    let mut order: Vec<(usize, &ScannedFile)> = report.files.iter().enumerate().collect();
-    order.sort_by_key(|(_, file)| std::cmp::Reverse(file.bytes));
-    let mut migrated: Vec<(usize, Result<MigratedFile, RewriteError>)> = order
-        .par_iter()
-        .map(|&(index, file)| {
+    let files = map_largest_first(
+        &report.files,
+        |file| file.bytes,
+        |file| {
             let path = if single_file {
                 root.clone()
             } else {
                 root.join(&file.path)
             };
-            (index, migrate_one(&path, file, &providers, rules, options))
-        })
-        .collect();
-    migrated.sort_by_key(|(index, _)| *index);
-    let files = migrated
-        .into_iter()
-        .map(|(_, file)| file)
-        .collect::<Result<Vec<_>, _>>()?;
+            migrate_one(&path, file, &providers, rules, options)
+        },
+    )
+    .into_iter()
+    .collect::<Result<Vec<_>, _>>()?;
     let generated = crate::mode::generated_files(report, &files, rules, options);
     // The copy reproduces the tree the scan listed (one file list for both).
     let tree = if single_file || !report.tree.is_empty() {

@@ -107,13 +107,10 @@ pub(crate) fn code_words(src: &[u8], start: usize, end: usize) -> Vec<(usize, &s
     // spaces, operators) are decided before anything else is looked at.
     while at < end {
         let b = src[at];
-        if b.is_ascii_alphabetic() || b == b'_' {
-            // A word runs on past `end` as `word_at` reads it.
-            let len = src[at..].iter().position(|b| !is_word(b));
-            let len = len.unwrap_or(src.len() - at);
-            let word = std::str::from_utf8(&src[at..at + len]).unwrap_or("");
+        if let Some(word) = word_at(src, at) {
+            // A word runs on past `end`, as `word_at` reads it.
             words.push((at, word));
-            at += len;
+            at += word.len();
         } else if b.is_ascii_digit() {
             at += src[at..end].iter().take_while(|b| is_word(b)).count();
         } else if let Some(past) = past_comment_or_literal(src, at, end) {

@@ -11,7 +11,7 @@ use super::names::{portable_name, shim_header};
 use super::shim::{backend_macro, shimmed_library, target_header};
 use super::state::{DualPlanner, Launch};
 use crate::diagnostic::{codes, Level};
-use crate::headers::{is_annotation, logical_line_end, logical_line_start};
+use crate::headers::{is_annotation, line_continues, logical_line_end, logical_line_start};
 use crate::operator_helper::{helper_name, launch_arguments};
 use crate::plan::{chevron_respellings, Planned, Planner};
 use crate::source_text::past_comment_or_literal;
@@ -352,11 +352,7 @@ fn comment_crosses(src: &[u8], from: usize, to: usize) -> bool {
             None => at += 1,
         }
     }
-    let mut line = &src[from.min(to)..to];
-    while let [rest @ .., b'\n' | b'\r'] = line {
-        line = rest;
-    }
-    line.ends_with(b"\\")
+    line_continues(&src[from.min(to)..to])
 }
 
 /// Whether `site` is in (or is) a kernel definition `target` replaces with
