@@ -281,13 +281,29 @@ fn directive_candidates(src: &[u8]) -> Vec<std::borrow::Cow<'_, str>> {
     if body.is_empty() {
         return Vec::new();
     }
-    body.split(|&b| b == b'\n')
+    split_lines(body)
         .filter(|line| {
             let first = line.iter().find(|b| !b.is_ascii_whitespace());
-            first.is_some_and(|&b| b == b'#' || b == b'/' || !b.is_ascii())
+            let starts = first.is_some_and(|&b| b == b'#' || b == b'/' || !b.is_ascii());
+            // A comment line holds a directive only after a block comment
+            // that closes on it: only where a `#` follows.
+            starts && memchr::memchr(b'#', line).is_some()
         })
         .map(|line| String::from_utf8_lossy(line.strip_suffix(b"\r").unwrap_or(line)))
         .collect()
+}
+
+/// `body` split at each `\n`, as `split` would, with the breaks found by
+/// memchr: the callers read every line of every file.
+fn split_lines(body: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut start = 0;
+    memchr::memchr_iter(b'\n', body)
+        .chain(std::iter::once(body.len()))
+        .map(move |end| {
+            let line = &body[start..end];
+            start = end + 1;
+            line
+        })
 }
 
 /// `\r\n` for files whose first line ends that way, so inserted lines match.
@@ -729,7 +745,7 @@ pub(crate) fn included_paths(src: &[u8]) -> Vec<String> {
     // line whose first byte is `/` cannot (every file has many comments).
     let body = &src[bom_len(src)..];
     let body = body.strip_suffix(b"\n").unwrap_or(body);
-    body.split(|&b| b == b'\n')
+    split_lines(body)
         .filter(|line| {
             let first = line.iter().find(|b| !b.is_ascii_whitespace());
             first.is_some_and(|&b| b == b'#' || !b.is_ascii())
@@ -821,7 +837,7 @@ fn contains(text: &[u8], needle: &str) -> bool {
 mod tests {
     use proptest::prelude::*;
 
-    use super::directive_lines;
+    use super::{directive_lines, split_lines};
 
     /// The reading `directive_lines` must agree with: every line in turn,
     /// a directive where a line's first non-blank byte is `#` and the line
@@ -861,6 +877,15 @@ mod tests {
         ) {
             let from = from.min(bytes.len());
             prop_assert_eq!(directive_lines(&bytes, from), line_by_line(&bytes, from));
+        }
+
+        #[test]
+        fn split_lines_splits_as_split_does(
+            bytes in proptest::collection::vec(prop::sample::select(&b"\n\ra"[..]), 0..20),
+        ) {
+            let ours: Vec<&[u8]> = split_lines(&bytes).collect();
+            let split: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+            prop_assert_eq!(ours, split);
         }
     }
 

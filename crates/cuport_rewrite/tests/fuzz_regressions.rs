@@ -1384,3 +1384,19 @@ fn an_include_whose_name_is_on_a_continued_line_is_kept() {
     assert_keeps_directive_lines(src, &first);
     assert_second_run_edits_nothing(&second);
 }
+
+/// Found while reading the call scan for speed (not by a fuzz run): a
+/// character of more than one byte that is not a letter (`·`) right before
+/// a plain call of a name a pass looks for (`max`) made the scan slice
+/// inside the character and panic. The file is ported and the call read.
+#[test]
+fn a_wide_character_before_a_call_is_no_panic() {
+    let src = "__global__ void k(int *x) { *x = 1; }\nint main() { int a = 1 \u{b7}max(1, 2u); return a; }\n";
+    let options = MigrateOptions::new(Target::Hip);
+    let text = port_stably(Language::Cuda, src.as_bytes(), &options);
+    // Read as a call: its signed argument is cast as HIP's `max` needs.
+    assert!(
+        text.contains("\u{b7}max(static_cast<unsigned int>(1), 2u)"),
+        "{text:?}"
+    );
+}

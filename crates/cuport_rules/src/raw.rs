@@ -60,12 +60,18 @@ pub(crate) struct Meta {
     /// The target every rule in this file is for (absent only in CUDA fact files).
     #[serde(default)]
     #[schemars(schema_with = "target_schema")]
-    #[serde(serialize_with = "spans::optional")]
+    #[serde(
+        serialize_with = "spans::optional",
+        deserialize_with = "spans::read_optional"
+    )]
     pub(crate) target: Option<Spanned<Target>>,
     /// `roc` for HIP rules that apply only with `--hip-libs=roc` (rocBLAS, rocSPARSE, ...).
     #[serde(default)]
     #[schemars(with = "Option<Flavour>")]
-    #[serde(serialize_with = "spans::optional")]
+    #[serde(
+        serialize_with = "spans::optional",
+        deserialize_with = "spans::read_optional"
+    )]
     pub(crate) flavour: Option<Spanned<Flavour>>,
     /// The CUDA library the rules belong to, unless an entry says otherwise.
     #[serde(default)]
@@ -79,7 +85,10 @@ pub(crate) struct Meta {
     /// Default rule code (`CP` + 4 digits) for entries without their own.
     #[serde(default)]
     #[schemars(with = "Option<String>")]
-    #[serde(serialize_with = "spans::optional")]
+    #[serde(
+        serialize_with = "spans::optional",
+        deserialize_with = "spans::read_optional"
+    )]
     pub(crate) code: Option<Spanned<String>>,
     /// Default kind of the CUDA names in this file.
     #[serde(default)]
@@ -104,7 +113,7 @@ pub(crate) struct Meta {
 pub(crate) struct RawEntry {
     /// The CUDA name: function, type, enum value, macro, header, dotted Python path or device string.
     #[schemars(with = "String")]
-    #[serde(serialize_with = "spans::one")]
+    #[serde(serialize_with = "spans::one", deserialize_with = "spans::read_one")]
     pub(crate) cuda: Spanned<String>,
     pub(crate) status: Status,
     /// The target name (absent for `unsupported`; for `rewrite` defaults to the template's callee).
@@ -113,7 +122,10 @@ pub(crate) struct RawEntry {
     /// Argument template for `rewrite`: `$1..$n`, `${n:enum-map}`, `${n..}`, literals.
     #[serde(default)]
     #[schemars(with = "Option<String>")]
-    #[serde(serialize_with = "spans::optional")]
+    #[serde(
+        serialize_with = "spans::optional",
+        deserialize_with = "spans::read_optional"
+    )]
     pub(crate) template: Option<Spanned<String>>,
     /// Parameter names of the CUDA function (their count is the arity templates are checked against).
     #[serde(default)]
@@ -131,7 +143,10 @@ pub(crate) struct RawEntry {
     pub(crate) reference: Option<String>,
     #[serde(default)]
     #[schemars(with = "Option<String>")]
-    #[serde(serialize_with = "spans::optional")]
+    #[serde(
+        serialize_with = "spans::optional",
+        deserialize_with = "spans::read_optional"
+    )]
     pub(crate) code: Option<Spanned<String>>,
     /// Required for `manual`.
     // Absent rather than null when serialized: `table_effort` reads a value.
@@ -184,7 +199,7 @@ pub(crate) struct RawOverload {
 pub(crate) struct RawOlderSdk {
     /// Argument template, as an entry's `template`.
     #[schemars(with = "String")]
-    #[serde(serialize_with = "spans::one")]
+    #[serde(serialize_with = "spans::one", deserialize_with = "spans::read_one")]
     pub(crate) template: Spanned<String>,
     /// What the older form loses (the diagnostic says it).
     pub(crate) note: String,
@@ -211,22 +226,22 @@ pub struct CudaVersion {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct RawPattern {
     #[schemars(with = "String")]
-    #[serde(serialize_with = "spans::one")]
+    #[serde(serialize_with = "spans::one", deserialize_with = "spans::read_one")]
     pub(crate) code: Spanned<String>,
     /// CUDA-side glob with exactly one `*`.
     #[schemars(with = "String")]
-    #[serde(serialize_with = "spans::one")]
+    #[serde(serialize_with = "spans::one", deserialize_with = "spans::read_one")]
     pub(crate) from: Spanned<String>,
     /// Target-side glob with exactly one `*`.
     pub(crate) to: String,
     /// Target names that exist; the pattern maps only the CUDA names that produce one of these.
     #[schemars(with = "Vec<String>")]
-    #[serde(serialize_with = "spans::each")]
+    #[serde(serialize_with = "spans::each", deserialize_with = "spans::read_each")]
     pub(crate) exists: Vec<Spanned<String>>,
     /// CUDA names the pattern must not map (an explicit entry or unsupported list handles them).
     #[serde(default)]
     #[schemars(with = "Vec<String>")]
-    #[serde(serialize_with = "spans::each")]
+    #[serde(serialize_with = "spans::each", deserialize_with = "spans::read_each")]
     pub(crate) exceptions: Vec<Spanned<String>>,
     /// `renamed` (default) or `exact` when `from` equals `to`.
     #[serde(default)]
@@ -259,12 +274,15 @@ pub(crate) struct RawPattern {
 pub(crate) struct RawUnsupported {
     #[serde(default)]
     #[schemars(with = "Option<String>")]
-    #[serde(serialize_with = "spans::optional")]
+    #[serde(
+        serialize_with = "spans::optional",
+        deserialize_with = "spans::read_optional"
+    )]
     pub(crate) code: Option<Spanned<String>>,
     /// What to do instead.
     pub(crate) note: String,
     #[schemars(with = "Vec<String>")]
-    #[serde(serialize_with = "spans::each")]
+    #[serde(serialize_with = "spans::each", deserialize_with = "spans::read_each")]
     pub(crate) names: Vec<Spanned<String>>,
     #[serde(default)]
     pub(crate) kind: Option<NameKind>,
@@ -280,18 +298,21 @@ pub(crate) struct RawUnsupported {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct RawEnumMap {
     #[schemars(with = "String")]
-    #[serde(serialize_with = "spans::one")]
+    #[serde(serialize_with = "spans::one", deserialize_with = "spans::read_one")]
     pub(crate) name: Spanned<String>,
     /// The CUDA enum (declared in a `[[cuda-enum]]`) whose every value must be mapped or listed in `unmapped`.
     #[schemars(with = "String")]
-    #[serde(serialize_with = "spans::one")]
+    #[serde(serialize_with = "spans::one", deserialize_with = "spans::read_one")]
     pub(crate) cuda_enum: Spanned<String>,
     #[serde(default)]
     #[schemars(with = "Option<String>")]
-    #[serde(serialize_with = "spans::optional")]
+    #[serde(
+        serialize_with = "spans::optional",
+        deserialize_with = "spans::read_optional"
+    )]
     pub(crate) code: Option<Spanned<String>>,
     #[schemars(with = "BTreeMap<String, String>")]
-    #[serde(serialize_with = "spans::one")]
+    #[serde(serialize_with = "spans::one", deserialize_with = "spans::read_one")]
     pub(crate) map: Spanned<BTreeMap<String, String>>,
     /// CUDA values deliberately left out (a template meeting one fails).
     #[serde(default)]
@@ -305,7 +326,10 @@ pub(crate) struct RawEnumMap {
     /// The target enum (declared in an `[[enum]]` of the same target) every mapped value must belong to.
     #[serde(default)]
     #[schemars(with = "Option<String>")]
-    #[serde(serialize_with = "spans::optional")]
+    #[serde(
+        serialize_with = "spans::optional",
+        deserialize_with = "spans::read_optional"
+    )]
     pub(crate) target_enum: Option<Spanned<String>>,
     /// Also resolve each mapped CUDA value as an enum-value name (default true).
     #[serde(default = "yes")]
@@ -330,14 +354,14 @@ fn yes() -> bool {
 pub(crate) struct RawArgument {
     /// The CUDA function whose calls it applies to.
     #[schemars(with = "String")]
-    #[serde(serialize_with = "spans::one")]
+    #[serde(serialize_with = "spans::one", deserialize_with = "spans::read_one")]
     pub(crate) cuda: Spanned<String>,
     /// The argument's position in the CUDA call (1-based).
     pub(crate) position: usize,
     /// The argument as the target takes it; `$` stands for the argument
     /// (`(void**)$`, `reinterpret_cast<const void*>($)`, `HIP_SYMBOL($)`).
     #[schemars(with = "String")]
-    #[serde(serialize_with = "spans::one")]
+    #[serde(serialize_with = "spans::one", deserialize_with = "spans::read_one")]
     pub(crate) wrap: Spanned<String>,
     /// Spellings an argument that already has the conversion starts with,
     /// compared without white space (`(void**)`,
@@ -378,7 +402,7 @@ pub enum ArgumentShape {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct RawFunction {
     #[schemars(with = "String")]
-    #[serde(serialize_with = "spans::one")]
+    #[serde(serialize_with = "spans::one", deserialize_with = "spans::read_one")]
     pub(crate) name: Spanned<String>,
     /// Return type (`aclError`).
     pub(crate) returns: String,
@@ -398,7 +422,7 @@ pub(crate) struct RawFunction {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct RawType {
     #[schemars(with = "String")]
-    #[serde(serialize_with = "spans::one")]
+    #[serde(serialize_with = "spans::one", deserialize_with = "spans::read_one")]
     pub(crate) name: Spanned<String>,
     /// C declaration (`typedef void *aclrtStream;`).
     pub(crate) decl: String,
@@ -413,7 +437,7 @@ pub(crate) struct RawType {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct RawTargetEnum {
     #[schemars(with = "String")]
-    #[serde(serialize_with = "spans::one")]
+    #[serde(serialize_with = "spans::one", deserialize_with = "spans::read_one")]
     pub(crate) name: Spanned<String>,
     /// Enumerators, optionally with values (`ACL_MEMCPY_HOST_TO_DEVICE = 1`).
     pub(crate) values: Vec<String>,
@@ -428,7 +452,7 @@ pub(crate) struct RawTargetEnum {
 #[serde(deny_unknown_fields, rename_all = "kebab-case")]
 pub(crate) struct RawCudaEnum {
     #[schemars(with = "String")]
-    #[serde(serialize_with = "spans::one")]
+    #[serde(serialize_with = "spans::one", deserialize_with = "spans::read_one")]
     pub(crate) name: Spanned<String>,
     pub(crate) values: Vec<String>,
 }
@@ -465,32 +489,81 @@ fn optional_library_schema(gen: &mut SchemaGenerator) -> Schema {
     library_schema(gen)
 }
 
-/// Writes a `Spanned` value with its span, in the form `toml::Spanned`'s
-/// `Deserialize` reads from any self-describing format (a map of three
-/// fields whose names serde_spanned reserves): the build script stores the
-/// parsed built-in tables this way, as JSON, so that a run reads them back
-/// with the spans diagnostics point at, without parsing TOML.
+/// How a `Spanned` value is stored. The build script stores the parsed
+/// built-in tables as JSON, so that a run reads them back, with the spans
+/// diagnostics point at, without parsing TOML: each spanned value as
+/// `[start, end, value]`, less than half the size of the map of three
+/// reserved field names `toml::Spanned` reads (start-up reads 7 MB less).
+/// Reading asks for that reserved struct, so TOML still hands over its
+/// spans (read by `toml::Spanned` itself), and takes the stored array too.
 /// `toml::Spanned`'s own `Serialize` writes the bare value.
 pub(crate) mod spans {
-    use serde::ser::{SerializeSeq, SerializeStruct};
-    use serde::{Serialize, Serializer};
+    use std::fmt;
+    use std::marker::PhantomData;
+
+    use serde::de::value::MapAccessDeserializer;
+    use serde::de::{Error, MapAccess, SeqAccess, Visitor};
+    use serde::ser::{SerializeSeq, SerializeTuple};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
     use toml::Spanned;
 
+    /// The names serde_spanned reserves; a deserializer that keeps spans
+    /// (TOML's) recognises the struct by them.
     const NAME: &str = "$__serde_spanned_private_Spanned";
-    const START: &str = "$__serde_spanned_private_start";
-    const END: &str = "$__serde_spanned_private_end";
-    const VALUE: &str = "$__serde_spanned_private_value";
+    const FIELDS: &[&str] = &[
+        "$__serde_spanned_private_start",
+        "$__serde_spanned_private_end",
+        "$__serde_spanned_private_value",
+    ];
 
-    struct WithSpan<'a, T>(&'a Spanned<T>);
+    struct Stored<'a, T>(&'a Spanned<T>);
 
-    impl<T: Serialize> Serialize for WithSpan<'_, T> {
+    impl<T: Serialize> Serialize for Stored<'_, T> {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
             let span = self.0.span();
-            let mut fields = serializer.serialize_struct(NAME, 3)?;
-            fields.serialize_field(START, &span.start)?;
-            fields.serialize_field(END, &span.end)?;
-            fields.serialize_field(VALUE, self.0.get_ref())?;
+            let mut fields = serializer.serialize_tuple(3)?;
+            fields.serialize_element(&span.start)?;
+            fields.serialize_element(&span.end)?;
+            fields.serialize_element(self.0.get_ref())?;
             fields.end()
+        }
+    }
+
+    /// A spanned value read from TOML or from its stored form.
+    struct Read<T>(Spanned<T>);
+
+    impl<'de, T: Deserialize<'de>> Deserialize<'de> for Read<T> {
+        fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer
+                .deserialize_struct(NAME, FIELDS, ReadVisitor(PhantomData))
+                .map(Read)
+        }
+    }
+
+    struct ReadVisitor<T>(PhantomData<T>);
+
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for ReadVisitor<T> {
+        type Value = Spanned<T>;
+
+        fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+            formatter.write_str("a value with its span")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Spanned<T>, A::Error> {
+            Spanned::deserialize(MapAccessDeserializer::new(map))
+        }
+
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Spanned<T>, A::Error> {
+            let start: usize = seq
+                .next_element()?
+                .ok_or_else(|| A::Error::invalid_length(0, &self))?;
+            let end: usize = seq
+                .next_element()?
+                .ok_or_else(|| A::Error::invalid_length(1, &self))?;
+            let value: T = seq
+                .next_element()?
+                .ok_or_else(|| A::Error::invalid_length(2, &self))?;
+            Ok(Spanned::new(start..end, value))
         }
     }
 
@@ -498,7 +571,13 @@ pub(crate) mod spans {
         value: &Spanned<T>,
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
-        WithSpan(value).serialize(serializer)
+        Stored(value).serialize(serializer)
+    }
+
+    pub(crate) fn read_one<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Spanned<T>, D::Error> {
+        Read::deserialize(deserializer).map(|read| read.0)
     }
 
     pub(crate) fn optional<T: Serialize, S: Serializer>(
@@ -506,9 +585,15 @@ pub(crate) mod spans {
         serializer: S,
     ) -> Result<S::Ok, S::Error> {
         match value {
-            Some(value) => serializer.serialize_some(&WithSpan(value)),
+            Some(value) => serializer.serialize_some(&Stored(value)),
             None => serializer.serialize_none(),
         }
+    }
+
+    pub(crate) fn read_optional<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Option<Spanned<T>>, D::Error> {
+        Option::<Read<T>>::deserialize(deserializer).map(|read| read.map(|read| read.0))
     }
 
     pub(crate) fn each<T: Serialize, S: Serializer>(
@@ -517,8 +602,15 @@ pub(crate) mod spans {
     ) -> Result<S::Ok, S::Error> {
         let mut seq = serializer.serialize_seq(Some(values.len()))?;
         for value in values {
-            seq.serialize_element(&WithSpan(value))?;
+            seq.serialize_element(&Stored(value))?;
         }
         seq.end()
+    }
+
+    pub(crate) fn read_each<'de, T: Deserialize<'de>, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<Spanned<T>>, D::Error> {
+        Vec::<Read<T>>::deserialize(deserializer)
+            .map(|read| read.into_iter().map(|read| read.0).collect())
     }
 }

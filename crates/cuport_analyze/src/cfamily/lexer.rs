@@ -96,6 +96,19 @@ pub(crate) fn lex(src: &[u8]) -> Lexed {
     lexer.out
 }
 
+/// The bytes an identifier continues with (ASCII letters, digits, `_`), by
+/// table: a word's bytes are the scan's most frequent.
+static IDENT_BYTE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        table[byte] = b.is_ascii_alphanumeric() || b == b'_';
+        byte += 1;
+    }
+    table
+};
+
 fn bom_len(src: &[u8]) -> usize {
     if src.starts_with(&[0xEF, 0xBB, 0xBF]) {
         3
@@ -149,7 +162,7 @@ impl Lexer<'_> {
         let byte = self.src[self.pos];
         match byte {
             b'\n' => self.newline(),
-            b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c' => self.pos += 1,
+            b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c' => self.blanks(),
             b'\\' if self.is_line_continuation() => self.skip_continuation(),
             b'/' if self.peek(1) == b'/' => self.line_comment(),
             b'/' if self.peek(1) == b'*' => self.block_comment(),
@@ -163,6 +176,14 @@ impl Lexer<'_> {
             0x80..=0xFF => self.non_ascii(),
             _ => self.punct(byte),
         }
+    }
+
+    /// A run of blanks at once: indentation is a large share of the bytes.
+    fn blanks(&mut self) {
+        self.pos += self.src[self.pos..]
+            .iter()
+            .position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c'))
+            .unwrap_or(self.src.len() - self.pos);
     }
 
     fn newline(&mut self) {
@@ -189,11 +210,21 @@ impl Lexer<'_> {
 
     fn line_comment(&mut self) {
         let start = self.pos;
-        while self.pos < self.src.len() {
-            match self.src[self.pos] {
-                b'\n' => break,
-                b'\\' if self.is_line_continuation() => self.skip_continuation(),
-                _ => self.pos += 1,
+        // Only a line break ends the comment, and only a backslash before
+        // one continues it: the bytes between are skipped by memchr.
+        loop {
+            let Some(i) = memchr::memchr2(b'\n', b'\\', &self.src[self.pos..]) else {
+                self.pos = self.src.len();
+                break;
+            };
+            self.pos += i;
+            if self.src[self.pos] == b'\n' {
+                break;
+            }
+            if self.is_line_continuation() {
+                self.skip_continuation();
+            } else {
+                self.pos += 1;
             }
         }
         self.out.comments.push(Comment {
@@ -347,11 +378,10 @@ impl Lexer<'_> {
     fn ident_or_prefixed_literal(&mut self) {
         let start = self.pos;
         self.at_line_start = false;
-        while self.pos < self.src.len()
-            && (self.src[self.pos].is_ascii_alphanumeric() || self.src[self.pos] == b'_')
-        {
-            self.pos += 1;
-        }
+        self.pos += self.src[self.pos..]
+            .iter()
+            .position(|&b| !IDENT_BYTE[usize::from(b)])
+            .unwrap_or(self.src.len() - self.pos);
         let word = &self.src[start..self.pos];
         let next = self.peek(0);
         if next == b'"' && is_string_prefix(word) {
@@ -561,5 +591,53 @@ mod tests {
     fn hash_inside_a_line_is_not_a_directive() {
         let toks = kinds_and_text("a # b");
         assert!(!toks.iter().any(|(k, _)| *k == TokKind::Directive));
+    }
+
+    /// Where a `//` comment starting at `start` ends, read a byte at a
+    /// time: at the first line break no backslash continues.
+    fn line_comment_end(src: &[u8], start: usize) -> usize {
+        let mut at = start;
+        while at < src.len() && src[at] != b'\n' {
+            let continued = src[at] == b'\\'
+                && (src.get(at + 1) == Some(&b'\n')
+                    || (src.get(at + 1) == Some(&b'\r') && src.get(at + 2) == Some(&b'\n')));
+            at += if !continued {
+                1
+            } else if src[at + 1] == b'\r' {
+                3
+            } else {
+                2
+            };
+        }
+        at
+    }
+
+    proptest::proptest! {
+        /// The runs the scanner skips at once (blanks, words, line
+        /// comments) end where a byte-by-byte reading ends them.
+        #[test]
+        fn runs_end_where_a_bytewise_reading_ends_them(
+            src in proptest::collection::vec(
+                proptest::sample::select(b"/\\\n\r \tab_1*\"#".to_vec()),
+                0..80,
+            )
+        ) {
+            let lexed = lex(&src);
+            for comment in &lexed.comments {
+                let (start, end) = (comment.start as usize, comment.end as usize);
+                if src[start..].starts_with(b"//") {
+                    proptest::prop_assert_eq!(end, line_comment_end(&src, start));
+                }
+            }
+            for token in &lexed.tokens {
+                let text = token.text(&src);
+                proptest::prop_assert!(!text.iter().any(|b| matches!(b, b' ' | b'\t')) || token.kind != TokKind::Ident);
+                if token.kind == TokKind::Ident {
+                    let whole = text.iter().all(|&b| b.is_ascii_alphanumeric() || b == b'_');
+                    let ends = src.get(token.end as usize).is_none_or(|&b| !(b.is_ascii_alphanumeric() || b == b'_'));
+                    proptest::prop_assert!(whole && ends, "{:?}", String::from_utf8_lossy(text));
+                }
+            }
+        }
     }
 }

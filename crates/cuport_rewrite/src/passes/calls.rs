@@ -90,11 +90,15 @@ pub(super) fn plain_calls<'s>(
     wanted: impl Fn(&str) -> bool,
 ) -> Vec<(TextRange, &'s str)> {
     let mut calls = Vec::new();
+    let valid_up_to = std::cell::OnceCell::new();
     for &(at, word) in words {
         if !wanted(word) {
             continue;
         }
-        let before = previous_token(src, at);
+        let valid_up_to = *valid_up_to.get_or_init(|| {
+            std::str::from_utf8(src).map_or_else(|e| e.valid_up_to(), |_| src.len())
+        });
+        let before = previous_token(src, at, valid_up_to);
         if declares(before) || in_directive(src, at) {
             return Vec::new();
         }
@@ -112,18 +116,34 @@ pub(super) fn plain_calls<'s>(
 }
 
 /// The token before `at`: an identifier, or one of `.`, `->`, `::`, `~`
-/// (anything else as `Some("")`); None at the start of the file.
-fn previous_token(src: &[u8], at: usize) -> Option<&str> {
+/// (anything else as `Some("")`); None at the start of the file, or past
+/// `valid_up_to`, the end of the file's valid UTF-8 (the text before `at`
+/// is not read as words there).
+fn previous_token(src: &[u8], at: usize, valid_up_to: usize) -> Option<&str> {
     let end = src[..at].iter().rposition(|b| !b.is_ascii_whitespace())? + 1;
-    let text = std::str::from_utf8(&src[..end]).ok()?;
+    if end > valid_up_to {
+        return None;
+    }
+    let before = &src[..end];
     for token in ["->", "::", ".", "~"] {
-        if text.ends_with(token) {
+        if before.ends_with(token.as_bytes()) {
             return Some(token);
         }
     }
+    // Only the text after the last ASCII byte that ends a word is decoded
+    // (a letter outside ASCII may be part of the word): decoding all of
+    // it for each call made this quadratic in the file's length.
+    let from = before
+        .iter()
+        .rposition(|b| b.is_ascii() && !(b.is_ascii_alphanumeric() || *b == b'_'))
+        .unwrap_or(0);
+    let text = std::str::from_utf8(&before[from..]).ok()?;
+    // After the whole character that ends the word before: one of more
+    // than a byte (`·max(`) made the slice panic before.
     let word_start = text
-        .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .map_or(0, |i| i + 1);
+        .char_indices()
+        .rfind(|&(_, c)| !(c.is_alphanumeric() || c == '_'))
+        .map_or(0, |(i, c)| i + c.len_utf8());
     Some(&text[word_start..])
 }
 
@@ -147,4 +167,37 @@ fn in_directive(src: &[u8], at: usize) -> bool {
         .iter()
         .find(|b| !b.is_ascii_whitespace())
         .is_some_and(|&b| b == b'#')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::previous_token;
+
+    fn before(src: &str, name: &str) -> Option<String> {
+        let at = src.rfind(name).unwrap_or_default();
+        previous_token(src.as_bytes(), at, src.len()).map(str::to_owned)
+    }
+
+    #[test]
+    fn the_token_before_a_name() {
+        assert_eq!(before("x = a->max(1, 2);", "max").as_deref(), Some("->"));
+        assert_eq!(
+            before("return max(1, 2);", "max").as_deref(),
+            Some("return")
+        );
+        assert_eq!(
+            before("int naïve_max(int)", "_max").as_deref(),
+            Some("naïve")
+        );
+        assert_eq!(before("f(1, ·max(2));", "max").as_deref(), Some(""));
+        assert_eq!(before("max(1)", "max"), None);
+    }
+
+    /// Text that is not UTF-8 before the name is not read as words.
+    #[test]
+    fn no_token_past_the_valid_text() {
+        let src = b"int \xff max(";
+        assert_eq!(previous_token(src, 6, 4), None);
+        assert_eq!(previous_token(b"int \xc3\xa9 max(", 7, 7), Some("\u{e9}"));
+    }
 }
