@@ -28,6 +28,13 @@ impl KnownNames {
             site_of: Arc::new(site_of),
         }
     }
+
+    /// Asks once, so that whatever the answers are built from on first
+    /// use (the tables' name index) is built now.
+    pub fn prepare(&self) {
+        (self.is_known)("");
+        (self.site_of)("");
+    }
 }
 
 impl std::fmt::Debug for KnownNames {

@@ -1,7 +1,7 @@
 //! Scanning a whole tree: a parallel walk (the `ignore` crate, so
 //! `.gitignore` and hidden-file rules hold), then a parallel analysis of each
 //! recognised file. Problems with single files are reported, never fatal.
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -9,6 +9,7 @@ use cuport_model::{Language, SiteKind};
 use ignore::overrides::OverrideBuilder;
 use ignore::{WalkBuilder, WalkState};
 use rayon::prelude::*;
+use rustc_hash::FxHashSet;
 
 use crate::error::AnalyzeError;
 use crate::file::{analyze_known, AnalyzeOptions};
@@ -107,7 +108,11 @@ pub fn scan_tree(
     let walked = if metadata.is_file() {
         single_file(root)
     } else {
-        walk(root, options)?
+        // The tables' name index is built on its first use, which would
+        // hold up every analysis thread; the walk mostly waits on the file
+        // system, so it is built beside the walk instead.
+        let prepare = || options.known_names.as_ref().map(KnownNames::prepare);
+        rayon::join(|| walk(root, options), prepare).0?
     };
     progress.total(walked.files.len());
     let analyse = || {
@@ -121,7 +126,13 @@ pub fn scan_tree(
             },
         )
     };
-    let outcomes = run_in_pool(options.threads, analyse);
+    // The copy's list of every entry is a second walk, mostly waiting on
+    // the file system: it runs beside the analysis.
+    let list = || {
+        (options.inventory && !metadata.is_file())
+            .then(|| canonical(root).map(|canonical_root| inventory(root, &canonical_root)))
+    };
+    let (outcomes, listed) = rayon::join(|| run_in_pool(options.threads, analyse), list);
     let mut report = ScanReport {
         root: root.to_path_buf(),
         skipped: walked.skipped,
@@ -129,9 +140,8 @@ pub fn scan_tree(
         root_is_file: metadata.is_file(),
         ..ScanReport::default()
     };
-    if options.inventory && !report.root_is_file {
-        let canonical_root = canonical(root)?;
-        let (tree, errors) = inventory(root, &canonical_root);
+    if let Some(listed) = listed {
+        let (tree, errors) = listed?;
         report.tree = tree;
         for (path, reason) in errors {
             if !report.skipped.iter().any(|s| s.reason == reason) {
@@ -432,17 +442,13 @@ fn drop_project_names(report: &mut ScanReport, known: Option<&KnownNames>) {
             is_header_path(&file.path)
         }
     };
-    let defined: HashSet<String> = report
+    let defined: FxHashSet<String> = report
         .files
         .iter()
         .flat_map(|f| f.analysis.defined_names.iter().filter(|n| tree_wide(f, n)))
         .cloned()
         .collect();
-    let paths: Vec<String> = report
-        .files
-        .iter()
-        .map(|f| format!("/{}", f.path))
-        .collect();
+    let tree_paths = path_tails(&report.files);
     let is_project_header = |include: &str| {
         let mut relative = include;
         while let Some(rest) = relative
@@ -451,34 +457,61 @@ fn drop_project_names(report: &mut ScanReport, known: Option<&KnownNames>) {
         {
             relative = rest;
         }
-        let suffix = format!("/{relative}");
-        paths.iter().any(|p| p.ends_with(&suffix))
+        tree_paths.contains(relative)
     };
-    let mut dropped: BTreeMap<String, usize> = BTreeMap::new();
-    for file in &mut report.files {
-        let locally_defined: HashSet<String> = file
-            .analysis
-            .defined_names
-            .iter()
-            .filter(|n| !crate::cfamily::follows_naming_conventions(n))
-            .cloned()
-            .collect();
-        file.analysis.sites.retain(|site| {
-            let project = match site.kind {
-                SiteKind::Include => is_project_header(&site.name),
-                SiteKind::KernelDefinition
-                | SiteKind::KernelLaunch
-                | SiteKind::Qualifier
-                | SiteKind::PreprocessorCondition => false,
-                _ => defined.contains(&site.name) || locally_defined.contains(&site.name),
-            };
-            if project {
-                *dropped.entry(site.name.clone()).or_default() += 1;
+    // Each file's sites on their own, in parallel: a tree has hundreds of
+    // files and each many sites.
+    report.project_names = report
+        .files
+        .par_iter_mut()
+        .map(|file| {
+            let mut dropped: BTreeMap<String, usize> = BTreeMap::new();
+            let locally_defined: FxHashSet<&str> = file
+                .analysis
+                .defined_names
+                .iter()
+                .filter(|n| !crate::cfamily::follows_naming_conventions(n))
+                .map(String::as_str)
+                .collect();
+            file.analysis.sites.retain(|site| {
+                let project = match site.kind {
+                    SiteKind::Include => is_project_header(&site.name),
+                    SiteKind::KernelDefinition
+                    | SiteKind::KernelLaunch
+                    | SiteKind::Qualifier
+                    | SiteKind::PreprocessorCondition => false,
+                    _ => {
+                        defined.contains(&site.name) || locally_defined.contains(site.name.as_str())
+                    }
+                };
+                if project {
+                    *dropped.entry(site.name.clone()).or_default() += 1;
+                }
+                !project
+            });
+            dropped
+        })
+        .reduce(BTreeMap::new, |mut all, dropped| {
+            for (name, count) in dropped {
+                *all.entry(name).or_default() += count;
             }
-            !project
+            all
         });
+}
+
+/// Every tail of the files' paths that starts after a `/` (and each path
+/// whole): an include names a file of the tree when what it names,
+/// without leading `./` and `../`, is one of them.
+fn path_tails(files: &[ScannedFile]) -> FxHashSet<String> {
+    let mut tails = FxHashSet::default();
+    for file in files {
+        let path = file.path.as_str();
+        tails.insert(path.to_owned());
+        for (slash, _) in path.match_indices('/') {
+            tails.insert(path[slash + 1..].to_owned());
+        }
     }
-    report.project_names = dropped;
+    tails
 }
 
 /// Whether `path` names a header (shared by the files that include it).

@@ -33,13 +33,23 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
     }
     let rules = std::sync::Arc::new(settings.load_rules()?);
     let started = std::time::Instant::now();
-    let (scan, migration) = migrate(&plan, &settings, &rules, out)?;
+    // The run's metadata hashes every rule file (2 MB): beside the
+    // migration, not after it.
+    let (migrated, meta) = std::thread::scope(|scope| {
+        let meta = scope.spawn(|| crate::migration_reports::run_meta(&settings, &rules));
+        let migrated = migrate(&plan, &settings, &rules, out);
+        let meta = meta
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (migrated, meta)
+    });
+    let (scan, migration) = migrated?;
     out.info(&format!("migrated in {:.2?}", started.elapsed()));
     let extras = Extras::plan(&plan, &settings.migrate_options(), &scan, &migration, out)?;
     write_mode(&plan, &migration, &extras, out)?;
     // One document of the run: the text summary, --format json and every
     // --report format render from it.
-    let meta = crate::migration_reports::run_meta(&settings, &rules).with_written(plan.writes());
+    let meta = meta.with_written(plan.writes());
     let mut document = if plan.shows_diffs() {
         ReportDocument::new(&migration, meta)
     } else {

@@ -65,6 +65,11 @@ impl LineIndex {
         }
     }
 
+    /// The length of the text indexed, in bytes.
+    pub fn text_len(&self) -> usize {
+        self.len
+    }
+
     pub fn line_count(&self) -> usize {
         self.line_starts.len()
     }

@@ -96,6 +96,7 @@ pub(crate) fn migrate_tree_file(
     }
     let mut migration = finish(src, &lines, planned, stats);
     migration.kernels = kernel_records(path, analysis, &lines, &migration.diagnostics, options);
+    migration.lines = lines;
     migration
 }
 
@@ -148,6 +149,7 @@ fn finish(src: &[u8], lines: &LineIndex, planned: Planned, mut stats: FileStats)
         diagnostics,
         stats,
         kernels: Vec::new(),
+        lines: LineIndex::default(),
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use cuport_analyze::TreeEntry;
-use cuport_model::{Language, Library, SiteKind};
+use cuport_model::{Language, Library, LineIndex, SiteKind};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -82,6 +82,9 @@ pub struct FileMigration {
     /// What the kernel stage made of each kernel the file defines, per
     /// target.
     pub kernels: Vec<KernelRecord>,
+    /// The lines of the input, for reports that give lines and columns
+    /// (built once per file; empty where a migration was made otherwise).
+    pub lines: LineIndex,
 }
 
 impl FileMigration {

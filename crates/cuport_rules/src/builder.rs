@@ -22,6 +22,9 @@ use crate::template::EnumMap;
 pub(crate) struct Builder {
     pub(crate) set: RuleSet,
     pub(crate) diags: Vec<Diagnostic>,
+    /// Each `target-version` text read once: thousands of rules share a
+    /// few dozen.
+    versions: FxHashMap<String, Option<cuport_model::MinimumVersion>>,
 }
 
 impl Builder {
@@ -285,10 +288,14 @@ impl Builder {
     }
 
     pub(crate) fn push_rule(&mut self, mut rule: Rule) -> usize {
-        rule.minimum_version = rule
-            .target_version
-            .as_deref()
-            .and_then(cuport_model::MinimumVersion::from_text);
+        rule.minimum_version = rule.target_version.as_deref().and_then(|text| {
+            if let Some(known) = self.versions.get(text) {
+                return known.clone();
+            }
+            let version = cuport_model::MinimumVersion::from_text(text);
+            self.versions.insert(text.to_owned(), version.clone());
+            version
+        });
         self.set.rules.push(rule);
         self.set.rules.len() - 1
     }

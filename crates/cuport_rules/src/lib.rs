@@ -149,10 +149,8 @@ fn assemble(
     diags: Vec<Diagnostic>,
     checks: CrossChecks,
 ) -> (RuleSet, Vec<Diagnostic>) {
-    let mut builder = builder::Builder {
-        diags,
-        ..builder::Builder::default()
-    };
+    let mut builder = builder::Builder::default();
+    builder.diags = diags;
     for p in &parsed {
         builder.declare(p);
     }

@@ -143,7 +143,11 @@ fn contained(out: &Path, rel: &Path) -> Result<PathBuf, RewriteError> {
 
 /// Whether `path` already holds `bytes` with `like`'s permissions.
 fn same_file(path: &Path, bytes: &[u8], like: &Path) -> bool {
-    let (Ok(existing), Ok(source)) = (std::fs::metadata(path), std::fs::metadata(like)) else {
+    // A new copy has nothing at `path`: the source is then not looked at.
+    let Ok(existing) = std::fs::metadata(path) else {
+        return false;
+    };
+    let Ok(source) = std::fs::metadata(like) else {
         return false;
     };
     existing.len() == bytes.len() as u64
