@@ -464,39 +464,46 @@ fn drop_project_names(report: &mut ScanReport, known: Option<&KnownNames>) {
     report.project_names = report
         .files
         .par_iter_mut()
-        .map(|file| {
-            let mut dropped: BTreeMap<String, usize> = BTreeMap::new();
-            let locally_defined: FxHashSet<&str> = file
-                .analysis
-                .defined_names
-                .iter()
-                .filter(|n| !crate::cfamily::follows_naming_conventions(n))
-                .map(String::as_str)
-                .collect();
-            file.analysis.sites.retain(|site| {
-                let project = match site.kind {
-                    SiteKind::Include => is_project_header(&site.name),
-                    SiteKind::KernelDefinition
-                    | SiteKind::KernelLaunch
-                    | SiteKind::Qualifier
-                    | SiteKind::PreprocessorCondition => false,
-                    _ => {
-                        defined.contains(&site.name) || locally_defined.contains(site.name.as_str())
-                    }
-                };
-                if project {
-                    *dropped.entry(site.name.clone()).or_default() += 1;
-                }
-                !project
-            });
-            dropped
-        })
+        .map(|file| drop_in_file(file, &defined, &is_project_header))
         .reduce(BTreeMap::new, |mut all, dropped| {
             for (name, count) in dropped {
                 *all.entry(name).or_default() += count;
             }
             all
         });
+}
+
+/// Drops `file`'s sites that are the project's own (`defined` tree-wide,
+/// defined in the file itself, or an include of a project header) and
+/// counts them by name.
+fn drop_in_file(
+    file: &mut ScannedFile,
+    defined: &FxHashSet<String>,
+    is_project_header: &(dyn Fn(&str) -> bool + Sync),
+) -> BTreeMap<String, usize> {
+    let mut dropped: BTreeMap<String, usize> = BTreeMap::new();
+    let locally_defined: FxHashSet<&str> = file
+        .analysis
+        .defined_names
+        .iter()
+        .filter(|n| !crate::cfamily::follows_naming_conventions(n))
+        .map(String::as_str)
+        .collect();
+    file.analysis.sites.retain(|site| {
+        let project = match site.kind {
+            SiteKind::Include => is_project_header(&site.name),
+            SiteKind::KernelDefinition
+            | SiteKind::KernelLaunch
+            | SiteKind::Qualifier
+            | SiteKind::PreprocessorCondition => false,
+            _ => defined.contains(&site.name) || locally_defined.contains(site.name.as_str()),
+        };
+        if project {
+            *dropped.entry(site.name.clone()).or_default() += 1;
+        }
+        !project
+    });
+    dropped
 }
 
 /// Every tail of the files' paths that starts after a `/` (and each path
