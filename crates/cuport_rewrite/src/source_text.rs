@@ -188,6 +188,29 @@ pub(crate) fn holds_directive_line(text: &str) -> bool {
         .any(|line| line.trim_start().starts_with('#'))
 }
 
+/// Whether `src[start..end]` (a call's argument) ends a statement with a
+/// `;` of its own, outside brackets, comments and literals: malformed code
+/// (`f(a, (());c X)`) that a template would rebuild into something else.
+/// A lambda's body (`[] (T x) { return x; }`) is inside braces.
+pub(crate) fn ends_a_statement(src: &[u8], start: usize, end: usize) -> bool {
+    let mut depth = 0usize;
+    let mut at = start;
+    while at < end {
+        if let Some(next) = past_comment_or_literal(src, at, end) {
+            at = next;
+            continue;
+        }
+        match src[at] {
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b']' | b'}' => depth = depth.saturating_sub(1),
+            b';' if depth == 0 => return true,
+            _ => {}
+        }
+        at += 1;
+    }
+    false
+}
+
 /// Where the qualified name whose last part starts at `at` starts: `ns::k`
 /// and `::k` are launched and called as written, qualifier included.
 pub(crate) fn qualified_name_start(src: &[u8], at: usize) -> usize {

@@ -1401,18 +1401,64 @@ fn a_wide_character_before_a_call_is_no_panic() {
     );
 }
 
-/// A fuzz run (2026-12-06, eleventh session), open: `#if __CUDA_ARCH__`
-/// written in the middle of a launch's argument list (not a directive, as
-/// no line starts with it) is not reported in the launch, but is once
-/// `--hip-kernel-launch ggl` has made the launch a call, so the second run
-/// adds a CP1940 note. The binary of the tenth session does the same.
+/// A fuzz run (2026-12-06, eleventh session; the tenth session's binary
+/// did the same): `c<<<1, 32>>>(#if __CUDA_ARCH__ >= 800` (a `#` in the
+/// middle of a line is no directive) read `if __CUDA_ARCH__ >=` as a
+/// variable defined after a type (`>=` counted as `=`, and a launch's
+/// argument list as a place that declares), so the macro went unreported;
+/// once `--hip-kernel-launch ggl` had made the launch a call, a second run
+/// reported it and added a CP1940 note.
 #[test]
-#[ignore = "open fuzz finding: CP1940 is missed inside a launch's arguments after a mid-line `#if`"]
-fn a_mid_line_if_in_a_launch_is_reported_in_the_first_run() {
+fn a_macro_compared_in_a_launch_is_reported_in_the_first_run() {
     let mut options = MigrateOptions::new(Target::Hip);
     options.hip_launch = cuport_rewrite::HipLaunch::Ggl;
     options.annotate = true;
     let src = b"__global__ void c(float *o) {}\n__global__ void p(float *o) {\n    c<<<1, 32>>>(#if __CUDA_ARCH__ >= 800\no);\n}\n";
-    let (_, second) = migrate_twice(Language::Cuda, src, &options);
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    assert!(
+        first.diagnostics.iter().any(|d| d.code == "CP1940"),
+        "{:?}",
+        first.diagnostics
+    );
     assert_second_run_edits_nothing(&second);
+}
+
+/// A fuzz run (2026-12-06, eleventh session; the tenth session's binary
+/// did the same): in `cublasSgemm(e,(());c CUBLAS_OP_N,...)` the `;`
+/// ends a statement inside the call, so `c CUBLAS_OP_N,` read as a
+/// declaration and kept its name, while the Ascend template rebuilt the
+/// call around it; a second run then renamed the constant. A call with
+/// such an argument is kept and reported (CP0002).
+#[test]
+fn a_call_whose_argument_ends_a_statement_is_kept() {
+    let options = MigrateOptions::new(Target::Ascend);
+    let src = b"cublasSgemm(e,(());c CUBLAS_OP_N,C,m,n,k,a,a,m,b,n,a,c,m)";
+    let (first, second) = migrate_twice(Language::Cuda, src, &options);
+    assert_second_run_edits_nothing(&second);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(
+        text.ends_with("cublasSgemm(e,(());c CUBLAS_OP_N,C,m,n,k,a,a,m,b,n,a,c,m)"),
+        "{text}"
+    );
+    assert!(
+        first.diagnostics.iter().any(|d| d.code == "CP0002"),
+        "{:?}",
+        first.diagnostics
+    );
+}
+
+/// A lambda's body ends its statements inside braces: the call around it
+/// is still rewritten.
+#[test]
+fn a_lambda_argument_does_not_end_the_call_statement() {
+    let options = MigrateOptions::new(Target::Ascend);
+    let src = b"cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, [] { return 1; }(), a, m, b, k, be, c, m);\n";
+    let first = migrate(Language::Cuda, src, &options);
+    let text = String::from_utf8_lossy(&first.output);
+    assert!(!text.contains("cublasSgemm("), "{text}");
+    assert!(
+        first.diagnostics.iter().all(|d| d.code != "CP0002"),
+        "{:?}",
+        first.diagnostics
+    );
 }

@@ -383,23 +383,29 @@ impl<'a> Scanner<'a> {
     /// `cublasGemmEx(..., t CUBLAS_COMPUTE_32F, x)` (a fuzz finding) the
     /// constant is the API's, and reading it as a definition left it for
     /// a second run to rename.
+    /// `TYPE NAME >= 800` compares (the lexer reads `>=` as `=` too): only
+    /// a plain `=` defines.
     fn is_variable_definition(&self, i: usize) -> bool {
-        self.follows_a_type_name(i)
-            && matches!(
-                self.kind_at(i + 1),
-                Some(TokKind::Punct(b'=' | b';' | b','))
-            )
-            && !self.in_call_arguments(i)
+        let defines = match self.kind_at(i + 1) {
+            Some(TokKind::Punct(b';' | b',')) => true,
+            Some(TokKind::Punct(b'=')) => self.text(i + 1) == "=",
+            _ => false,
+        };
+        defines && self.follows_a_type_name(i) && !self.in_call_arguments(i)
     }
 
     /// Whether token `i` is in the argument list of a call: the innermost
     /// `(` around it follows a name that is called there, not declared
     /// (`void f(cudaStream_t s, ...)`, `T x(...)`) and not a statement
-    /// keyword (`for (T x = ...;`).
+    /// keyword (`for (T x = ...;`), or closes a launch's configuration
+    /// (`k<<<g, b>>>(...)`).
     fn in_call_arguments(&self, i: usize) -> bool {
         let Some(open) = self.enclosing_parenthesis(i) else {
             return false;
         };
+        if open > 0 && self.kind_at(open - 1) == Some(TokKind::LaunchClose) {
+            return true;
+        }
         open > 0
             && self.kind_at(open - 1) == Some(TokKind::Ident)
             && !is_keyword(self.text(open - 1))
