@@ -448,23 +448,13 @@ fn drop_project_names(report: &mut ScanReport, known: Option<&KnownNames>) {
         .flat_map(|f| f.analysis.defined_names.iter().filter(|n| tree_wide(f, n)))
         .cloned()
         .collect();
-    let tree_paths = path_tails(&report.files);
-    let is_project_header = |include: &str| {
-        let mut relative = include;
-        while let Some(rest) = relative
-            .strip_prefix("../")
-            .or_else(|| relative.strip_prefix("./"))
-        {
-            relative = rest;
-        }
-        tree_paths.contains(relative)
-    };
+    let tails = path_tails(&report.files);
     // Each file's sites on their own, in parallel: a tree has hundreds of
     // files and each many sites.
     report.project_names = report
         .files
         .par_iter_mut()
-        .map(|file| drop_in_file(file, &defined, &is_project_header))
+        .map(|file| drop_in_file(file, &defined, &tails))
         .reduce(BTreeMap::new, |mut all, dropped| {
             for (name, count) in dropped {
                 *all.entry(name).or_default() += count;
@@ -479,7 +469,7 @@ fn drop_project_names(report: &mut ScanReport, known: Option<&KnownNames>) {
 fn drop_in_file(
     file: &mut ScannedFile,
     defined: &FxHashSet<String>,
-    is_project_header: &(dyn Fn(&str) -> bool + Sync),
+    tails: &FxHashSet<String>,
 ) -> BTreeMap<String, usize> {
     let mut dropped: BTreeMap<String, usize> = BTreeMap::new();
     let locally_defined: FxHashSet<&str> = file
@@ -491,7 +481,7 @@ fn drop_in_file(
         .collect();
     file.analysis.sites.retain(|site| {
         let project = match site.kind {
-            SiteKind::Include => is_project_header(&site.name),
+            SiteKind::Include => names_a_tree_file(&site.name, tails),
             SiteKind::KernelDefinition
             | SiteKind::KernelLaunch
             | SiteKind::Qualifier
@@ -506,9 +496,21 @@ fn drop_in_file(
     dropped
 }
 
-/// Every tail of the files' paths that starts after a `/` (and each path
-/// whole): an include names a file of the tree when what it names,
-/// without leading `./` and `../`, is one of them.
+/// Whether `include` names a file of the tree: what it names, without
+/// leading `./` and `../`, is one of the files' path `tails`.
+fn names_a_tree_file(include: &str, tails: &FxHashSet<String>) -> bool {
+    let mut relative = include;
+    while let Some(rest) = relative
+        .strip_prefix("../")
+        .or_else(|| relative.strip_prefix("./"))
+    {
+        relative = rest;
+    }
+    tails.contains(relative)
+}
+
+/// Every tail of the files' paths that starts after a `/`, and each path
+/// whole.
 fn path_tails(files: &[ScannedFile]) -> FxHashSet<String> {
     let mut tails = FxHashSet::default();
     for file in files {

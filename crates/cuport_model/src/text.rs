@@ -101,8 +101,8 @@ impl LineIndex {
     }
 }
 
-/// Every line is indexed three or four times per run (analysis, rewrite,
-/// report): a vectorised search, not a byte loop.
+/// Every line is indexed twice per run (analysis and rewrite; the report
+/// reuses the rewrite's index): a vectorised search, not a byte loop.
 fn memchr_newlines(text: &[u8]) -> impl Iterator<Item = usize> + '_ {
     memchr::memchr_iter(b'\n', text)
 }

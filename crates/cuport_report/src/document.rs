@@ -227,15 +227,13 @@ struct Header {
 impl FileReport {
     fn of(file: &MigratedFile, diff: bool) -> Self {
         let result = &file.result;
-        let built;
         // The migration's own index of the same text; built here only
         // where the migration did not keep one.
         let kept = result.lines.line_count() > 0;
         let lines = if kept && result.lines.text_len() == file.original.len() {
-            &result.lines
+            std::borrow::Cow::Borrowed(&result.lines)
         } else {
-            built = LineIndex::new(&file.original);
-            &built
+            std::borrow::Cow::Owned(LineIndex::new(&file.original))
         };
         Self {
             path: file.path.clone(),
@@ -245,12 +243,12 @@ impl FileReport {
             edits: result
                 .edits
                 .iter()
-                .map(|e| edit_record(e, file, lines))
+                .map(|e| edit_record(e, file, &lines))
                 .collect(),
             diagnostics: result
                 .diagnostics
                 .iter()
-                .map(|d| diagnostic_record(d, &file.original, lines))
+                .map(|d| diagnostic_record(d, &file.original, &lines))
                 .collect(),
             diff: (diff && result.changed()).then(|| unified_diff(file)),
         }

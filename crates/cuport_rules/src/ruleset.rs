@@ -507,10 +507,7 @@ impl RuleSet {
                 let Some(site) = rule_site(rule) else {
                     continue;
                 };
-                // Most names are in several layers: copied the first time only.
-                if !sites.contains_key(name) {
-                    sites.insert(name.clone(), site);
-                }
+                sites.entry(name.clone()).or_insert(site);
                 let same = rule.status == Status::Exact && hit.to.as_deref() == Some(name.as_str());
                 if !same {
                     ported_otherwise.insert(name);

@@ -162,7 +162,9 @@ impl Lexer<'_> {
         let byte = self.src[self.pos];
         match byte {
             b'\n' => self.newline(),
-            b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c' => self.blanks(),
+            b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c' => {
+                self.skip_while(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c'));
+            }
             b'\\' if self.is_line_continuation() => self.skip_continuation(),
             b'/' if self.peek(1) == b'/' => self.line_comment(),
             b'/' if self.peek(1) == b'*' => self.block_comment(),
@@ -178,11 +180,12 @@ impl Lexer<'_> {
         }
     }
 
-    /// A run of blanks at once: indentation is a large share of the bytes.
-    fn blanks(&mut self) {
+    /// Moves past the run of bytes `keep` accepts at once: blanks and
+    /// words are most of a file's bytes.
+    fn skip_while(&mut self, keep: impl Fn(u8) -> bool) {
         self.pos += self.src[self.pos..]
             .iter()
-            .position(|b| !matches!(b, b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c'))
+            .position(|&b| !keep(b))
             .unwrap_or(self.src.len() - self.pos);
     }
 
@@ -378,10 +381,7 @@ impl Lexer<'_> {
     fn ident_or_prefixed_literal(&mut self) {
         let start = self.pos;
         self.at_line_start = false;
-        self.pos += self.src[self.pos..]
-            .iter()
-            .position(|&b| !IDENT_BYTE[usize::from(b)])
-            .unwrap_or(self.src.len() - self.pos);
+        self.skip_while(|b| IDENT_BYTE[usize::from(b)]);
         let word = &self.src[start..self.pos];
         let next = self.peek(0);
         if next == b'"' && is_string_prefix(word) {

@@ -71,7 +71,7 @@ pub(super) fn host_calls<'s>(
     wanted: impl Fn(&str) -> bool,
 ) -> Vec<(TextRange, &'s str)> {
     let device = device_bodies(input.src, input.analysis, host_device);
-    let mut calls = plain_calls(input.src, input.code_words(), wanted);
+    let mut calls = plain_calls(input, wanted);
     calls.retain(|(range, _)| {
         !device
             .iter()
@@ -83,22 +83,18 @@ pub(super) fn host_calls<'s>(
 /// The calls of the names `wanted` accepts, in host and device code alike:
 /// not a member or qualified name, not in a directive line; none where the
 /// file declares such a name itself.
-/// `words` are the file's [`FileInput::code_words`].
+/// The words read are the file's [`FileInput::code_words`].
 pub(super) fn plain_calls<'s>(
-    src: &[u8],
-    words: &[(usize, &'s str)],
+    input: &FileInput<'s>,
     wanted: impl Fn(&str) -> bool,
 ) -> Vec<(TextRange, &'s str)> {
+    let src = input.src;
     let mut calls = Vec::new();
-    let valid_up_to = std::cell::OnceCell::new();
-    for &(at, word) in words {
+    for &(at, word) in input.code_words() {
         if !wanted(word) {
             continue;
         }
-        let valid_up_to = *valid_up_to.get_or_init(|| {
-            std::str::from_utf8(src).map_or_else(|e| e.valid_up_to(), |_| src.len())
-        });
-        let before = previous_token(src, at, valid_up_to);
+        let before = previous_token(src, at, input.valid_up_to());
         if declares(before) || in_directive(src, at) {
             return Vec::new();
         }

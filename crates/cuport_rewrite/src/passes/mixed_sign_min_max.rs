@@ -30,9 +30,7 @@ pub(super) fn cast_mixed_sign_arguments(input: &FileInput<'_>, planned: &mut Pla
     if !facts.calls.iter().any(|c| mentions_call(src, c)) {
         return;
     }
-    let calls = plain_calls(src, input.code_words(), |w| {
-        facts.calls.iter().any(|c| c == w)
-    });
+    let calls = plain_calls(input, |w| facts.calls.iter().any(|c| c == w));
     if calls.is_empty() {
         return;
     }

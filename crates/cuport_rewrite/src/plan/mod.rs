@@ -88,6 +88,9 @@ pub(crate) struct FileInput<'a> {
     pub(crate) suppressions: &'a Suppressions,
     /// The file's words, found on first use ([`FileInput::code_words`]).
     pub(crate) words: std::cell::OnceCell<Vec<(usize, &'a str)>>,
+    /// Where the file's valid UTF-8 ends, found on first use
+    /// ([`FileInput::valid_up_to`]).
+    pub(crate) valid_up_to: std::cell::OnceCell<usize>,
 }
 
 impl<'a> FileInput<'a> {
@@ -97,6 +100,14 @@ impl<'a> FileInput<'a> {
     pub(crate) fn code_words(&self) -> &[(usize, &'a str)] {
         self.words
             .get_or_init(|| crate::source_text::code_words(self.src, 0, self.src.len()))
+    }
+
+    /// The length of the file's valid UTF-8 prefix (all of it for a
+    /// valid file), checked once however many passes ask.
+    pub(crate) fn valid_up_to(&self) -> usize {
+        *self.valid_up_to.get_or_init(|| {
+            std::str::from_utf8(self.src).map_or_else(|e| e.valid_up_to(), |_| self.src.len())
+        })
     }
 }
 
