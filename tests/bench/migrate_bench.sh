@@ -17,17 +17,23 @@ trap 'rm -rf "$out"' EXIT
 echo "corpus: $(find "$corpus" -type f | wc -l) files, $(du -sb "$corpus" | cut -f1) bytes, $(nproc) cores"
 # The I/O floor (issue 29's speed target: --out within 2x of it) is
 # reading and writing the same tree: cp -r. On this project's machines the
-# time cp needs to create files swings tenfold within minutes (ext4 without
-# a journal scans recently deleted inodes on every create), so each cuport
-# run is paired with a cp run just before it, into the same directory, and
-# the ratio is taken per pair: both see the same file system state.
+# time needed to create a file swings tenfold within minutes: ext4 without a
+# journal scans past every inode deleted in the last minutes on each create,
+# so whatever runs later after a deletion pays more. So each cuport run is
+# paired with a cp run on the same file system state: the pair's order
+# alternates (the second of a pair measured up to 4x slower than the first
+# when the order was fixed), and no tree is deleted between pairs (every run
+# writes a new directory; all are removed at the end).
 pairs=${CUPORT_BENCH_PAIRS:-7}
 for run in $(seq "$pairs"); do
-  rm -rf "$out/floor" "$out/ported"
-  /usr/bin/time -o "$out/floor$run.time" -f "%e" cp -r "$corpus" "$out/floor"
-  /usr/bin/time -o "$out/run$run.time" -f "%e %U %S %M" "$bin" migrate --quiet --to hip "$corpus" --out "$out/ported" >/dev/null
+  floor() { /usr/bin/time -o "$out/floor$run.time" -f "%e" cp -r "$corpus" "$out/floor$run"; }
+  port() {
+    /usr/bin/time -o "$out/run$run.time" -f "%e %U %S %M" \
+      "$bin" migrate --quiet --to hip "$corpus" --out "$out/ported$run" >/dev/null
+  }
+  if [ $((run % 2)) -eq 1 ]; then floor; port; first="cp -r"; else port; floor; first=cuport; fi
   read -r seconds user sys kib < "$out/run$run.time"
-  echo "pair $run: cp -r $(cat "$out/floor$run.time") s; cuport migrate --to hip --out $seconds s (user $user s, system $sys s, peak $kib KiB)"
+  echo "pair $run ($first first): cp -r $(cat "$out/floor$run.time") s; cuport migrate --to hip --out $seconds s (user $user s, system $sys s, peak $kib KiB)"
 done
 # Medians over the pairs, and the median of the per-pair ratios (a floor
 # below the timer's 0.01 s resolution counts as 0.01 s).
@@ -43,7 +49,7 @@ echo "median of $pairs pairs: cp -r $(cat "$out"/floor*.time | median) s," \
 # A re-run over the unchanged tree into the same output (what a porting
 # engineer does after editing a rule file), and the fixed start-up cost
 # (rule tables, one small file), which bounds what any cache could save.
-/usr/bin/time -f "cuport migrate --to hip --out (warm re-run, unchanged tree): %e s, peak %M KiB" "$bin" migrate --quiet --to hip "$corpus" --out "$out/ported" >/dev/null
+/usr/bin/time -f "cuport migrate --to hip --out (warm re-run, unchanged tree): %e s, peak %M KiB" "$bin" migrate --quiet --to hip "$corpus" --out "$out/ported1" >/dev/null
 one=$(mktemp -d); trap 'rm -rf "$out" "$one"' EXIT
 printf '__global__ void k(float *x) { x[threadIdx.x] = 0; }\nint main() { float *p; cudaMalloc(&p, 4); k<<<1, 1>>>(p); return 0; }\n' > "$one/one.cu"
 /usr/bin/time -f "cuport migrate --to hip (start-up: one 100-byte file): %e s, peak %M KiB" "$bin" migrate --quiet --to hip "$one" >/dev/null

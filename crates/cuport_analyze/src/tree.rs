@@ -419,7 +419,7 @@ fn read_and_analyze(
         bytes: metadata.len(),
         lines,
         analysis,
-        source: options.keep_sources.then_some(bytes),
+        source: options.keep_sources.then(|| std::sync::Arc::new(bytes)),
     })
 }
 

