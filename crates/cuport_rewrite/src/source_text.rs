@@ -138,7 +138,10 @@ pub(crate) fn code_words(src: &[u8], start: usize, end: usize) -> Vec<(usize, &s
     // Decoding each word on its own was a sixth of this scan
     // (callgrind on cuda-samples), and the scan is now half as long.
     let decoded = DecodedRange::new(src, start, end);
-    let mut words = Vec::new();
+    // About one word in fourteen bytes of C++, comments included
+    // (cuda-samples: 715 k in 9.7 MB): room for most at once, rather than
+    // a dozen copies while the list grows.
+    let mut words = Vec::with_capacity(end.saturating_sub(start) / 16);
     let mut at = start;
     while at < end {
         match BYTE_ROLE[usize::from(src[at])] {

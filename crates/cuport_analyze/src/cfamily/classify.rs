@@ -110,9 +110,16 @@ pub(crate) fn is_cuda_condition_macro(name: &str) -> bool {
     if is_predefined_macro(name) {
         return true;
     }
-    let upper = name.to_ascii_uppercase();
-    let guard = upper.ends_with("_H__") || upper.ends_with("_H_") || upper.ends_with("_HPP__");
-    guard && HEADER_GUARD_STEMS.iter().any(|stem| upper.contains(stem))
+    // Asked of most identifiers that start with `_` or a capital: the
+    // guard's ending is checked before the name is upper-cased (a copy).
+    let guard = ["_H__", "_H_", "_HPP__"].iter().any(|ending| {
+        name.len() >= ending.len()
+            && name.as_bytes()[name.len() - ending.len()..].eq_ignore_ascii_case(ending.as_bytes())
+    });
+    guard && {
+        let upper = name.to_ascii_uppercase();
+        HEADER_GUARD_STEMS.iter().any(|stem| upper.contains(stem))
+    }
 }
 
 const HEADER_GUARD_STEMS: &[&str] = &[
@@ -375,12 +382,35 @@ fn classify_device(name: &str, cuda_file: bool) -> Option<(Library, SiteKind)> {
     if is_device_type(name) {
         return Some((Library::Device, SiteKind::Type));
     }
-    let is_function = DEVICE_FUNCTIONS.contains(&name)
-        || DEVICE_FUNCTION_PREFIXES
-            .iter()
-            .any(|p| name.starts_with(p) && name.len() > p.len());
+    let starts_one = name
+        .as_bytes()
+        .first()
+        .is_some_and(|&b| DEVICE_FUNCTION_FIRST_BYTES[usize::from(b)]);
+    let is_function = starts_one
+        && (DEVICE_FUNCTIONS.contains(&name)
+            || DEVICE_FUNCTION_PREFIXES
+                .iter()
+                .any(|p| name.starts_with(p) && name.len() > p.len()));
     is_function.then_some((Library::Device, SiteKind::DeviceIntrinsic))
 }
+
+/// The first bytes of [`DEVICE_FUNCTIONS`] and [`DEVICE_FUNCTION_PREFIXES`]:
+/// every identifier of a CUDA file is asked about, and most start with
+/// none of them.
+static DEVICE_FUNCTION_FIRST_BYTES: [bool; 256] = {
+    let mut first = [false; 256];
+    let lists = [DEVICE_FUNCTIONS, DEVICE_FUNCTION_PREFIXES];
+    let mut list = 0;
+    while list < lists.len() {
+        let mut at = 0;
+        while at < lists[list].len() {
+            first[lists[list][at].as_bytes()[0] as usize] = true;
+            at += 1;
+        }
+        list += 1;
+    }
+    first
+};
 
 /// Namespaces whose members belong to one library (`thrust::sort`): the
 /// `namespaces` of mappings/libraries.toml.
