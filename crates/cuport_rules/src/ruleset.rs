@@ -233,7 +233,7 @@ pub struct RuleSet {
     /// Per target, every header an include rule produces (computed once).
     pub(crate) target_headers: std::sync::OnceLock<BTreeMap<Target, BTreeSet<String>>>,
     /// The touchpoint of every C/C++ name worth a site (computed once).
-    pub(crate) name_sites: std::sync::OnceLock<FxHashMap<String, (Library, SiteKind)>>,
+    pub(crate) name_sites: std::sync::OnceLock<NameSites>,
     /// Per target, the names of its `member` rules (computed once: every
     /// file of a run asks, and finding them reads every name).
     pub(crate) member_names: std::sync::OnceLock<BTreeMap<Target, Vec<String>>>,
@@ -486,9 +486,8 @@ impl RuleSet {
     /// no table knows and for headers and device strings.
     pub fn site_of(&self, cuda_name: &str) -> Option<(Library, SiteKind)> {
         self.name_sites
-            .get_or_init(|| self.index_name_sites())
+            .get_or_init(|| NameSites::new(self.index_name_sites()))
             .get(cuda_name)
-            .copied()
     }
 
     /// Every name [`RuleSet::site_of`] answers for. A name that looks like
@@ -664,6 +663,41 @@ fn rule_site(rule: &Rule) -> Option<(Library, SiteKind)> {
     Some((library, kind))
 }
 
+/// [`RuleSet::site_of`]'s index. The scan asks it of nearly every
+/// identifier of every file (660,000 times on cuda-samples); a name whose
+/// first byte and length no indexed name has (`i`, a project's own long
+/// names) is answered without hashing: the lookups took a third less.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NameSites {
+    sites: FxHashMap<String, (Library, SiteKind)>,
+    /// For each first byte, bit `min(length, 63)` is set where an indexed
+    /// name starts with that byte and has that length.
+    shapes: Vec<u64>,
+}
+
+impl NameSites {
+    fn new(sites: FxHashMap<String, (Library, SiteKind)>) -> Self {
+        let mut shapes = vec![0u64; 256];
+        for name in sites.keys() {
+            if let Some(&first) = name.as_bytes().first() {
+                shapes[usize::from(first)] |= 1 << name.len().min(63);
+            }
+        }
+        Self { sites, shapes }
+    }
+
+    fn get(&self, name: &str) -> Option<(Library, SiteKind)> {
+        let shape_indexed = name
+            .as_bytes()
+            .first()
+            .is_none_or(|&first| self.shapes[usize::from(first)] >> name.len().min(63) & 1 == 1);
+        if !shape_indexed {
+            return None;
+        }
+        self.sites.get(name).copied()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -689,5 +723,30 @@ mod tests {
             }
         }
         assert!(checked > 10_000, "{checked}");
+    }
+
+    /// The shape check in front of the name index answers every indexed
+    /// name as the index does, and every other name with None.
+    #[test]
+    fn site_of_answers_as_the_index_does() {
+        let set = RuleSet::builtin().expect("built-ins load");
+        let index = set.index_name_sites();
+        assert!(index.len() > 1_000, "{}", index.len());
+        for (name, site) in &index {
+            assert_eq!(set.site_of(name), Some(*site), "{name}");
+            // Names one byte longer or shorter, or with another first
+            // byte, share the rest of a real name's spelling.
+            for other in [
+                format!("{name}_"),
+                format!("x{name}"),
+                name.get(1..).unwrap_or_default().to_owned(),
+            ] {
+                assert_eq!(set.site_of(&other), index.get(&other).copied(), "{other}");
+            }
+        }
+        let long = "cuda".repeat(40);
+        for probe in ["", "i", "float", "cudaNoSuchThing", long.as_str()] {
+            assert_eq!(set.site_of(probe), index.get(probe).copied(), "{probe}");
+        }
     }
 }
