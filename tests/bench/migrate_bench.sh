@@ -21,7 +21,7 @@ echo "corpus: $(find "$corpus" -type f | wc -l) files, $(du -sb "$corpus" | cut 
 # journal scans past every inode deleted in the last minutes on each create,
 # so whatever runs later after a deletion pays more. So each cuport run is
 # paired with a cp run on the same file system state: the pair's order
-# alternates (the second of a pair measured up to 4x slower than the first
+# alternates (the second of a pair measured up to 4.5x slower than the first
 # when the order was fixed), and no tree is deleted between pairs (every run
 # writes a new directory; all are removed at the end).
 pairs=${CUPORT_BENCH_PAIRS:-7}
