@@ -69,7 +69,7 @@ pub(crate) fn migrate_tree_file(
         lines: &lines,
         suppressions: &suppressions,
         words: std::cell::OnceCell::new(),
-        valid_up_to: std::cell::OnceCell::new(),
+        valid_text: std::cell::OnceCell::new(),
     };
     let PlannedFile {
         mut planned,

@@ -134,10 +134,26 @@ static BYTE_ROLE: [ByteRole; 256] = {
 /// a function body (`double`, `printf`).
 pub(crate) fn code_words(src: &[u8], start: usize, end: usize) -> Vec<(usize, &str)> {
     let end = end.min(src.len());
+    let decoded = valid_prefix(src.get(start..end).unwrap_or_default());
+    code_words_decoded(src, start, end, decoded)
+}
+
+/// [`code_words`] where the valid text at the start of the range
+/// (`decoded`, from [`valid_prefix`]) is at hand already.
+pub(crate) fn code_words_decoded<'s>(
+    src: &'s [u8],
+    start: usize,
+    end: usize,
+    decoded: &'s str,
+) -> Vec<(usize, &'s str)> {
+    let end = end.min(src.len());
     // The range is decoded once; a word is then a slice of that text.
     // Decoding each word on its own was a sixth of this scan
     // (callgrind on cuda-samples), and the scan is now half as long.
-    let decoded = DecodedRange::new(src, start, end);
+    let decoded = DecodedRange {
+        start,
+        text: decoded,
+    };
     // About one word in fourteen bytes of C++, comments included
     // (cuda-samples: 715 k in 9.7 MB): room for most at once, rather than
     // a dozen copies while the list grows.
@@ -171,15 +187,6 @@ struct DecodedRange<'s> {
 }
 
 impl<'s> DecodedRange<'s> {
-    fn new(src: &'s [u8], start: usize, end: usize) -> Self {
-        let bytes = src.get(start..end).unwrap_or_default();
-        let text = match std::str::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(error) => std::str::from_utf8(&bytes[..error.valid_up_to()]).unwrap_or_default(),
-        };
-        Self { start, text }
-    }
-
     /// The word of `len` bytes at `at` (ASCII word bytes, so always text):
     /// a slice of the decoded range where it lies inside, else decoded on
     /// its own (past an invalid byte, or running on past the range).
@@ -187,7 +194,16 @@ impl<'s> DecodedRange<'s> {
         let inside = at
             .checked_sub(self.start)
             .and_then(|from| self.text.get(from..from + len));
-        inside.or_else(|| std::str::from_utf8(src.get(at..at + len)?).ok())
+        inside.or_else(|| word_at(src, at))
+    }
+}
+
+/// The longest valid UTF-8 text at the start of `bytes` (all of it for
+/// valid text).
+pub(crate) fn valid_prefix(bytes: &[u8]) -> &str {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => text,
+        Err(error) => std::str::from_utf8(&bytes[..error.valid_up_to()]).unwrap_or_default(),
     }
 }
 

@@ -667,7 +667,7 @@ fn rule_site(rule: &Rule) -> Option<(Library, SiteKind)> {
 /// identifier of every file (660,000 times on cuda-samples); a name whose
 /// first byte and length no indexed name has (`i`, a project's own long
 /// names) is answered without hashing: the lookups took a third less.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub(crate) struct NameSites {
     sites: FxHashMap<String, (Library, SiteKind)>,
     /// For each first byte, bit `min(length, 63)` is set where an indexed

@@ -96,6 +96,12 @@ pub(crate) fn lex(src: &[u8]) -> Lexed {
     lexer.out
 }
 
+/// A blank other than a line break: indentation is a large share of the
+/// bytes, skipped a run at a time.
+fn is_blank(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c')
+}
+
 /// The bytes an identifier continues with (ASCII letters, digits, `_`), by
 /// table: a word's bytes are the scan's most frequent.
 static IDENT_BYTE: [bool; 256] = {
@@ -162,9 +168,7 @@ impl Lexer<'_> {
         let byte = self.src[self.pos];
         match byte {
             b'\n' => self.newline(),
-            b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c' => {
-                self.skip_while(|b| matches!(b, b' ' | b'\t' | b'\r' | b'\x0b' | b'\x0c'));
-            }
+            b if is_blank(b) => self.skip_while(is_blank),
             b'\\' if self.is_line_continuation() => self.skip_continuation(),
             b'/' if self.peek(1) == b'/' => self.line_comment(),
             b'/' if self.peek(1) == b'*' => self.block_comment(),

@@ -64,7 +64,7 @@ pub(super) fn run_pass_on(
         lines: &lines,
         suppressions: &suppressions,
         words: std::cell::OnceCell::new(),
-        valid_up_to: std::cell::OnceCell::new(),
+        valid_text: std::cell::OnceCell::new(),
     };
     let before = crate::mode::plan_file(&input).planned;
     let mut after = before.clone();

@@ -88,9 +88,9 @@ pub(crate) struct FileInput<'a> {
     pub(crate) suppressions: &'a Suppressions,
     /// The file's words, found on first use ([`FileInput::code_words`]).
     pub(crate) words: std::cell::OnceCell<Vec<(usize, &'a str)>>,
-    /// Where the file's valid UTF-8 ends, found on first use
-    /// ([`FileInput::valid_up_to`]).
-    pub(crate) valid_up_to: std::cell::OnceCell<usize>,
+    /// The file's valid UTF-8 text (all of it for a valid file), decoded
+    /// on first use ([`FileInput::valid_text`]).
+    pub(crate) valid_text: std::cell::OnceCell<&'a str>,
 }
 
 impl<'a> FileInput<'a> {
@@ -98,16 +98,22 @@ impl<'a> FileInput<'a> {
     /// its offset. Several passes walk them; walking the text once per
     /// pass was an eighth of a port's time (callgrind on cuda-samples).
     pub(crate) fn code_words(&self) -> &[(usize, &'a str)] {
-        self.words
-            .get_or_init(|| crate::source_text::code_words(self.src, 0, self.src.len()))
+        self.words.get_or_init(|| {
+            let src = self.src;
+            crate::source_text::code_words_decoded(src, 0, src.len(), self.valid_text())
+        })
     }
 
-    /// The length of the file's valid UTF-8 prefix (all of it for a
-    /// valid file), checked once however many passes ask.
+    /// The file's valid UTF-8 text (all of it for a valid file), checked
+    /// once however many passes ask.
+    pub(crate) fn valid_text(&self) -> &'a str {
+        self.valid_text
+            .get_or_init(|| crate::source_text::valid_prefix(self.src))
+    }
+
+    /// The length of [`FileInput::valid_text`].
     pub(crate) fn valid_up_to(&self) -> usize {
-        *self.valid_up_to.get_or_init(|| {
-            std::str::from_utf8(self.src).map_or_else(|e| e.valid_up_to(), |_| self.src.len())
-        })
+        self.valid_text().len()
     }
 }
 
