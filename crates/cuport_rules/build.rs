@@ -13,6 +13,9 @@ mod model;
 #[allow(dead_code, unused_imports, unreachable_pub)]
 #[path = "src/raw.rs"]
 mod raw;
+// The built-in files' fingerprint is computed here, as a run would.
+#[path = "src/fingerprint.rs"]
+mod fingerprint;
 
 fn main() {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
@@ -24,6 +27,7 @@ fn main() {
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default());
     let mut code = embed("BUILTIN_FILES", &root, &files);
     code.push_str(&precompile(&root, &files, &out_dir));
+    code.push_str(&builtin_fingerprint(&root, &files));
     // Per-version API support lists (generated data, not rule files).
     let support = target_files(&root, SUPPORT_DIR, &["csv", "toml"]);
     code.push_str(&embed("SUPPORT_FILES", &root, &support));
@@ -99,6 +103,27 @@ fn precompile(root: &Path, files: &[PathBuf], out_dir: &Path) -> String {
     }
     code.push_str("];\n");
     code
+}
+
+/// `const BUILTIN_FINGERPRINT`: the fingerprint of the embedded rule files
+/// (built-in files have priority 0).
+fn builtin_fingerprint(root: &Path, files: &[PathBuf]) -> String {
+    let mut named: Vec<(String, String)> = files
+        .iter()
+        .map(|path| {
+            let text = std::fs::read_to_string(path)
+                .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
+            (embedded_name(root, path), text)
+        })
+        .collect();
+    named.sort();
+    let parts = named
+        .iter()
+        .map(|(name, text)| (name.as_str(), 0, text.as_str()));
+    format!(
+        "pub(crate) const BUILTIN_FINGERPRINT: u64 = {:#x};\n",
+        fingerprint::of_sorted(parts)
+    )
 }
 
 /// Removes every `null` member: a field left out reads as `None`, as a

@@ -44,49 +44,19 @@ pub struct RulesInfo {
 impl RulesInfo {
     /// The tables made of `sources` (pass `RuleSet::sources()`).
     pub fn of_sources(sources: &[Source]) -> Self {
-        let mut sorted: Vec<&Source> = sources.iter().collect();
-        sorted.sort_by(|a, b| (&a.name, a.priority).cmp(&(&b.name, b.priority)));
-        let mut hash = Fnv1a::default();
-        for source in &sorted {
-            hash.write(source.name.as_bytes());
-            hash.write(&[0]);
-            hash.write(&source.priority.to_le_bytes());
-            hash.write(source.text.as_bytes());
-            hash.write(&[0]);
-        }
+        let mut user_files: Vec<&Source> = sources.iter().filter(|s| !s.builtin).collect();
+        user_files.sort_by(|a, b| (&a.name, a.priority).cmp(&(&b.name, b.priority)));
         Self {
             version: None,
-            hash: format!("fnv1a64:{:016x}", hash.0),
+            hash: format!("fnv1a64:{:016x}", cuport_rules::fingerprint(sources)),
             files: sources.len(),
-            user_files: sorted
-                .iter()
-                .filter(|s| !s.builtin)
-                .map(|s| s.name.clone())
-                .collect(),
+            user_files: user_files.iter().map(|s| s.name.clone()).collect(),
         }
     }
 
     /// The embedded tables alone.
     pub fn builtin() -> Self {
         Self::of_sources(&RuleSet::builtin_sources())
-    }
-}
-
-/// FNV-1a, 64 bits: stable across Rust releases, unlike `DefaultHasher`.
-struct Fnv1a(u64);
-
-impl Default for Fnv1a {
-    fn default() -> Self {
-        Self(0xcbf2_9ce4_8422_2325)
-    }
-}
-
-impl Fnv1a {
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 ^= u64::from(b);
-            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-        }
     }
 }
 

@@ -1,6 +1,5 @@
 //! Builds a [`RuleSet`] from rule-file sources: parse, declare the targets'
 //! functions, types and enum maps, then add the mappings.
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use cuport_model::Target;
@@ -10,7 +9,7 @@ use crate::diag::{DiagKind, Diagnostic, Location};
 use crate::model::{NameKind, Status};
 use crate::raw::{Meta, RawEntry, RawEnumMap, RawFunction, RawPattern, RawUnsupported};
 use cuport_model::Code;
-use rustc_hash::FxHashMap;
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::ruleset::{
     ExplicitTarget, Glob, Hit, Layer, Pattern, Rule, RuleSet, Signature, Slot, TargetTable,
@@ -507,7 +506,7 @@ impl Builder {
         }
         let exists = self.pattern_names(p, &to, &raw.exists);
         let idx = self.push_rule(rule);
-        let exceptions: HashSet<String> =
+        let exceptions: FxHashSet<String> =
             raw.exceptions.iter().map(|e| e.get_ref().clone()).collect();
         let layer = target_layer(&mut self.set.tables, target, p.flavour());
         layer.patterns.push(Pattern {
@@ -525,8 +524,9 @@ impl Builder {
         p: &Parsed,
         to: &Glob,
         names: &[Spanned<String>],
-    ) -> HashSet<String> {
-        let mut exists = HashSet::with_capacity(names.len());
+    ) -> FxHashSet<String> {
+        let mut exists =
+            FxHashSet::with_capacity_and_hasher(names.len(), rustc_hash::FxBuildHasher);
         for name in names {
             if to.capture(name.get_ref()).is_none() {
                 let msg = format!(

@@ -13,11 +13,10 @@ use crate::template::Template;
 
 impl Builder {
     pub(crate) fn check_status(&mut self, p: &Parsed, e: &RawEntry, rule: &Rule) {
-        let at = p.at(&e.cuda);
         let name = e.cuda.get_ref();
         let missing = |field: &str, why: &str| {
             let msg = format!("`{name}` is `{}` but has no `{field}`: {why}", e.status);
-            (at.clone(), DiagKind::MissingField, msg)
+            (DiagKind::MissingField, msg)
         };
         let mut problems = Vec::new();
         match e.status {
@@ -51,20 +50,22 @@ impl Builder {
             let msg = format!(
                 "`{name}` is `unsupported` but names a target `to`; drop `to` or change the status"
             );
-            problems.push((at.clone(), DiagKind::Conflict, msg));
+            problems.push((DiagKind::Conflict, msg));
         }
         if let Some(to) = &e.to {
             if let Some(why) = name_shape_problem(rule.kind, rule.library, to) {
                 let msg = format!("`{name}`: field `to` = {to:?} is not {why}; cuport writes `to` into the code as it is");
-                problems.push((at.clone(), DiagKind::BadName, msg));
+                problems.push((DiagKind::BadName, msg));
             }
         }
         if e.unconfirmed && e.status.is_mechanical() {
             let msg = format!("`{name}` is marked unconfirmed, so it cannot be `{}`; use approximate or manual until the fact is checked", e.status);
-            problems.push((at.clone(), DiagKind::Unconfirmed, msg));
+            problems.push((DiagKind::Unconfirmed, msg));
         }
-        for (location, kind, message) in problems {
-            self.error(location, kind, message);
+        // Located only when there is a problem: every built-in entry is
+        // checked at start-up, and locating one copies the file's name.
+        for (kind, message) in problems {
+            self.error(p.at(&e.cuda), kind, message);
         }
     }
 

@@ -15,6 +15,7 @@ mod check;
 mod declarations;
 mod diag;
 mod entry_checks;
+mod fingerprint;
 pub mod kernel_rules;
 mod model;
 pub mod python_guidance;
@@ -171,6 +172,39 @@ fn assemble(
     (builder.set, diags)
 }
 
+/// The fingerprint of the tables made of `sources` that reports carry
+/// (FNV-1a, 64 bits, over each file's name, priority and text): two runs
+/// with the same fingerprint used the same tables. The built-in files alone
+/// have theirs stored at build time.
+pub fn fingerprint(sources: &[Source]) -> u64 {
+    if are_the_builtin_files(sources) {
+        return embedded::BUILTIN_FINGERPRINT;
+    }
+    fingerprint_of(sources)
+}
+
+fn fingerprint_of(sources: &[Source]) -> u64 {
+    let mut sorted: Vec<&Source> = sources.iter().collect();
+    sorted.sort_by(|a, b| (&a.name, a.priority).cmp(&(&b.name, b.priority)));
+    fingerprint::of_sorted(
+        sorted
+            .iter()
+            .map(|s| (s.name.as_str(), s.priority, s.text.as_ref())),
+    )
+}
+
+/// Whether `sources` are the embedded files, unchanged and in their order.
+fn are_the_builtin_files(sources: &[Source]) -> bool {
+    sources.len() == embedded::BUILTIN_FILES.len()
+        && sources
+            .iter()
+            .zip(embedded::BUILTIN_FILES)
+            .all(|(source, (name, text))| {
+                let same_text = matches!(&source.text, Cow::Borrowed(t) if std::ptr::eq(*t, *text));
+                source.builtin && source.priority == 0 && source.name == *name && same_text
+            })
+}
+
 /// The JSON schema of a rule file (`mappings/schema.json`).
 pub fn json_schema() -> String {
     let schema = schemars::schema_for!(raw::RuleFile);
@@ -232,5 +266,35 @@ impl RuleSet {
         sources.push(source);
         parsed.push(Arc::new(new));
         valid(assemble(sources, parsed, Vec::new(), CrossChecks::Run))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The fingerprint stored at build time is what hashing the embedded
+    /// files gives; any change to them is hashed, not answered from store.
+    #[test]
+    fn the_stored_builtin_fingerprint_is_the_computed_one() {
+        let mut sources = RuleSet::builtin_sources();
+        let stored = fingerprint(&sources);
+        assert_eq!(stored, fingerprint_of(&sources));
+        if let Some(first) = sources.first_mut() {
+            first.text = format!("{}\n", first.text).into();
+        }
+        assert_ne!(fingerprint(&sources), stored);
+        assert_eq!(fingerprint(&sources), fingerprint_of(&sources));
+        let mut reordered = RuleSet::builtin_sources();
+        reordered.swap(0, 1);
+        assert_eq!(fingerprint(&reordered), stored, "order is the sort's");
+        let mut with_user = RuleSet::builtin_sources();
+        with_user.push(Source {
+            name: "mine.toml".into(),
+            text: Cow::Borrowed(""),
+            priority: 1,
+            builtin: false,
+        });
+        assert_ne!(fingerprint(&with_user), stored);
     }
 }

@@ -1,6 +1,6 @@
 //! The compiled rule set and the lookups the migrate stage uses.
 use std::borrow::Cow;
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use rustc_hash::{FxHashMap, FxHashSet};
 use std::sync::Arc;
@@ -98,7 +98,13 @@ impl Glob {
     }
 
     pub(crate) fn expand(&self, mid: &str) -> String {
-        format!("{}{mid}{}", self.prefix, self.suffix)
+        // Not format!: loading the tables expands every listed name of every
+        // pattern (about 100,000), and formatting took a third of that.
+        let mut name = String::with_capacity(self.prefix.len() + mid.len() + self.suffix.len());
+        name.push_str(&self.prefix);
+        name.push_str(mid);
+        name.push_str(&self.suffix);
+        name
     }
 }
 
@@ -107,8 +113,8 @@ pub(crate) struct Pattern {
     pub(crate) rule: usize,
     pub(crate) from: Glob,
     pub(crate) to: Glob,
-    pub(crate) exists: HashSet<String>,
-    pub(crate) exceptions: HashSet<String>,
+    pub(crate) exists: FxHashSet<String>,
+    pub(crate) exceptions: FxHashSet<String>,
     pub(crate) priority: i32,
 }
 
@@ -496,8 +502,10 @@ impl RuleSet {
     /// or cannot port it (`umin`, which HIP lacks): elsewhere it is the same
     /// code on every target, and a project's own `min` no touchpoint.
     fn index_name_sites(&self) -> FxHashMap<String, (Library, SiteKind)> {
-        let mut sites: FxHashMap<String, (Library, SiteKind)> = FxHashMap::default();
-        let mut ported_otherwise: FxHashSet<&str> = FxHashSet::default();
+        // One probe per layer entry: a name is in many layers (every target,
+        // every flavour), its site is the first layer's, and it is ported
+        // otherwise if any layer ports it otherwise.
+        let mut sites: FxHashMap<&str, ((Library, SiteKind), bool)> = FxHashMap::default();
         for layer in self.tables.values().flat_map(|t| t.layers.values()) {
             for (name, hit) in &layer.resolved {
                 let Some(rule) = self.rules.get(hit.rule) else {
@@ -506,17 +514,20 @@ impl RuleSet {
                 let Some(site) = rule_site(rule) else {
                     continue;
                 };
-                sites.entry(name.clone()).or_insert(site);
                 let same = rule.status == Status::Exact && hit.to.as_deref() == Some(name.as_str());
-                if !same {
-                    ported_otherwise.insert(name);
-                }
+                sites
+                    .entry(name.as_str())
+                    .and_modify(|(_, otherwise)| *otherwise |= !same)
+                    .or_insert((site, !same));
             }
         }
-        sites.retain(|name, _| {
-            cuport_model::looks_like_cuda_name(name) || ported_otherwise.contains(name.as_str())
-        });
         sites
+            .into_iter()
+            .filter(|(name, (_, ported_otherwise))| {
+                *ported_otherwise || cuport_model::looks_like_cuda_name(name)
+            })
+            .map(|(name, (site, _))| (name.to_owned(), site))
+            .collect()
     }
 
     /// Whether `header` (as written in an `#include`) is one the tables

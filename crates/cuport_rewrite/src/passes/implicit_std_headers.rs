@@ -78,11 +78,13 @@ fn called(
     host_only: bool,
     missing: &[(&String, &Vec<String>)],
 ) -> Vec<String> {
-    let wanted = |word: &str| {
-        missing
-            .iter()
-            .any(|(_, functions)| functions.iter().any(|f| f == word))
-    };
+    // Asked of every word of the file: one probe, not a pass over every
+    // function of every missing header (a tenth of a run's rewriting).
+    let functions: rustc_hash::FxHashSet<&str> = missing
+        .iter()
+        .flat_map(|(_, functions)| functions.iter().map(String::as_str))
+        .collect();
+    let wanted = |word: &str| functions.contains(word);
     let src = input.src;
     if host_only {
         return host_calls(input, HostDevice::Host, wanted)
