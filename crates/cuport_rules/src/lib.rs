@@ -43,25 +43,24 @@ mod embedded {
     include!(concat!(env!("OUT_DIR"), "/builtin_files.rs"));
 }
 
-/// The build script's parsed form of `source` (JSON), when `source` is a
-/// built-in file as embedded, not a text that only carries its name.
-fn precompiled(source: &Source) -> Option<&'static str> {
+/// The build script's parsed form of `source` (postcard), when `source` is
+/// a built-in file as embedded, not a text that only carries its name.
+fn precompiled(source: &Source) -> Option<&'static [u8]> {
     let Cow::Borrowed(text) = &source.text else {
         return None;
     };
-    let find = |files: &'static [(&'static str, &'static str)]| {
-        let at = files
-            .binary_search_by_key(&source.name.as_str(), |(name, _)| name)
-            .ok()?;
-        files.get(at).map(|(_, text)| *text)
-    };
-    let embedded = find(embedded::BUILTIN_FILES)?;
-    let same = source.builtin && std::ptr::eq(embedded, *text);
-    if same {
-        find(embedded::PRECOMPILED)
-    } else {
-        None
+    let name = source.name.as_str();
+    let at = embedded::BUILTIN_FILES
+        .binary_search_by_key(&name, |(name, _)| name)
+        .ok()?;
+    let (_, embedded) = embedded::BUILTIN_FILES.get(at)?;
+    if !source.builtin || !std::ptr::eq(*embedded, *text) {
+        return None;
     }
+    let at = embedded::PRECOMPILED
+        .binary_search_by_key(&name, |(name, _)| name)
+        .ok()?;
+    embedded::PRECOMPILED.get(at).map(|(_, bytes)| *bytes)
 }
 
 /// Builds a rule set from `sources`, keeping whatever is valid, and returns

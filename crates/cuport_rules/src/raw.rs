@@ -149,12 +149,7 @@ pub(crate) struct RawEntry {
     )]
     pub(crate) code: Option<Spanned<String>>,
     /// Required for `manual`.
-    // Absent rather than null when serialized: `table_effort` reads a value.
-    #[serde(
-        default,
-        deserialize_with = "table_effort",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, deserialize_with = "table_effort")]
     #[schemars(schema_with = "table_effort_schema")]
     pub(crate) effort: Option<Effort>,
     #[serde(default)]
@@ -472,13 +467,13 @@ fn library_schema(_: &mut SchemaGenerator) -> Schema {
 
 /// A table's effort: `included` belongs to cuport's own diagnostics.
 fn table_effort<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Effort>, D::Error> {
-    let effort = Effort::deserialize(d)?;
-    if effort == Effort::Included {
+    let effort = Option::<Effort>::deserialize(d)?;
+    if effort == Some(Effort::Included) {
         return Err(serde::de::Error::custom(
             "`included` is for cuport's own diagnostics; a rule's effort is low, medium or high",
         ));
     }
-    Ok(Some(effort))
+    Ok(effort)
 }
 
 fn table_effort_schema(_: &mut SchemaGenerator) -> Schema {
@@ -490,12 +485,11 @@ fn optional_library_schema(gen: &mut SchemaGenerator) -> Schema {
 }
 
 /// How a `Spanned` value is stored. The build script stores the parsed
-/// built-in tables as JSON, so that a run reads them back, with the spans
-/// diagnostics point at, without parsing TOML: each spanned value as
-/// `[start, end, value]`, less than half the size of the map of three
-/// reserved field names `toml::Spanned` reads (start-up reads 7 MB less).
-/// Reading asks for that reserved struct, so TOML still hands over its
-/// spans (read by `toml::Spanned` itself), and takes the stored array too.
+/// built-in tables (postcard), so that a run reads them back, with the
+/// spans diagnostics point at, without parsing TOML: each spanned value as
+/// `(start, end, value)`. Reading asks for the reserved struct
+/// `toml::Spanned` reads, so TOML still hands over its spans (read by
+/// `toml::Spanned` itself), and takes the stored tuple too.
 /// `toml::Spanned`'s own `Serialize` writes the bare value.
 pub(crate) mod spans {
     use std::fmt;

@@ -64,7 +64,7 @@ impl Parsed {
 /// files are parsed in parallel.
 pub(crate) fn parse(source: &Source) -> Result<Parsed, Diagnostic> {
     let index = LineIndex::new(source.text.as_bytes());
-    let stored = crate::precompiled(source).and_then(|json| serde_json::from_str(json).ok());
+    let stored = crate::precompiled(source).and_then(|bytes| postcard::from_bytes(bytes).ok());
     match stored.map_or_else(|| toml::from_str::<RuleFile>(&source.text), Ok) {
         Ok(file) => Ok(Parsed {
             source: file.meta.source.as_str().into(),
@@ -138,8 +138,8 @@ mod tests {
         let sources = RuleSet::builtin_sources();
         assert_eq!(crate::embedded::PRECOMPILED.len(), sources.len());
         for source in &sources {
-            let json = crate::precompiled(source).unwrap_or_default();
-            let stored: RuleFile = serde_json::from_str(json).expect("stored form reads");
+            let bytes = crate::precompiled(source).unwrap_or_default();
+            let stored: RuleFile = postcard::from_bytes(bytes).expect("stored form reads");
             let parsed: RuleFile = toml::from_str(&source.text).expect("built-in parses");
             assert_eq!(
                 format!("{stored:?}"),
