@@ -24,32 +24,53 @@ echo "corpus: $(find "$corpus" -type f | wc -l) files, $(du -sb "$corpus" | cut 
 # alternates (the second of a pair measured up to 4.5x slower than the first
 # when the order was fixed), and no tree is deleted between pairs (every run
 # writes a new directory; all are removed at the end).
-pairs=${CUPORT_BENCH_PAIRS:-7}
-for run in $(seq "$pairs"); do
-  floor() { /usr/bin/time -o "$out/floor$run.time" -f "%e" cp -r "$corpus" "$out/floor$run"; }
-  port() {
-    /usr/bin/time -o "$out/run$run.time" -f "%e %U %S %M" \
-      "$bin" migrate --quiet --to hip "$corpus" --out "$out/ported$run" >/dev/null
-  }
-  if [ $((run % 2)) -eq 1 ]; then floor; port; first="cp -r"; else port; floor; first=cuport; fi
-  read -r seconds user sys kib < "$out/run$run.time"
-  echo "pair $run ($first first): cp -r $(cat "$out/floor$run.time") s; cuport migrate --to hip --out $seconds s (user $user s, system $sys s, peak $kib KiB)"
-done
-# Medians over the pairs, and the median of the per-pair ratios (a floor
-# below the timer's 0.01 s resolution counts as 0.01 s).
+# Cold pairs measure the floor the issue names, reading and writing the
+# tree from the disk: the page cache is dropped before each command (cp -r
+# and cuport, whose own binary is then read from disk too). That needs
+# root; without it only warm pairs run (the tree in the page cache: the
+# floor is then a memory copy and file creation).
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-for run in $(seq "$pairs"); do
-  awk -v f="$(cat "$out/floor$run.time")" -v c="$(cut -d' ' -f1 "$out/run$run.time")" \
-    'BEGIN { if (f < 0.01) f = 0.01; printf "%.1f\n", c / f }'
-done > "$out/ratios"
-echo "median of $pairs pairs: cp -r $(cat "$out"/floor*.time | median) s," \
-  "--out $(cut -d' ' -f1 "$out"/run*.time | median) s;" \
-  "per-pair ratio median $(median < "$out/ratios")x, range $(sort -g "$out/ratios" | head -1)x to $(sort -g "$out/ratios" | tail -1)x"
+drop_cache() { [ "$1" = cold ] && sync && echo 3 > /proc/sys/vm/drop_caches; true; }
+# run_pairs KIND COUNT: COUNT pairs of cp -r and cuport --out, KIND warm or cold.
+run_pairs() {
+  local kind=$1 count=$2 run seconds user sys kib first
+  for run in $(seq "$count"); do
+    floor() {
+      drop_cache "$kind"
+      /usr/bin/time -o "$out/$kind.floor$run.time" -f "%e" cp -r "$corpus" "$out/$kind.floor$run"
+    }
+    port() {
+      drop_cache "$kind"
+      /usr/bin/time -o "$out/$kind.run$run.time" -f "%e %U %S %M" \
+        "$bin" migrate --quiet --to hip "$corpus" --out "$out/$kind.ported$run" >/dev/null
+    }
+    if [ $((run % 2)) -eq 1 ]; then floor; port; first="cp -r"; else port; floor; first=cuport; fi
+    read -r seconds user sys kib < "$out/$kind.run$run.time"
+    echo "$kind pair $run ($first first): cp -r $(cat "$out/$kind.floor$run.time") s; cuport migrate --to hip --out $seconds s (user $user s, system $sys s, peak $kib KiB)"
+  done
+  # Medians over the pairs, and the median of the per-pair ratios (a floor
+  # below the timer's 0.01 s resolution counts as 0.01 s).
+  for run in $(seq "$count"); do
+    awk -v f="$(cat "$out/$kind.floor$run.time")" -v c="$(cut -d' ' -f1 "$out/$kind.run$run.time")" \
+      'BEGIN { if (f < 0.01) f = 0.01; printf "%.1f\n", c / f }'
+  done > "$out/$kind.ratios"
+  echo "$kind, median of $count pairs: cp -r $(cat "$out/$kind".floor*.time | median) s," \
+    "--out $(cut -d' ' -f1 "$out/$kind".run*.time | median) s;" \
+    "per-pair ratio median $(median < "$out/$kind.ratios")x," \
+    "range $(sort -g "$out/$kind.ratios" | head -1)x to $(sort -g "$out/$kind.ratios" | tail -1)x"
+}
+pairs=${CUPORT_BENCH_PAIRS:-7}
+run_pairs warm "$pairs"
+if [ -w /proc/sys/vm/drop_caches ]; then
+  run_pairs cold "${CUPORT_BENCH_COLD_PAIRS:-$pairs}"
+else
+  echo "cold pairs skipped: dropping the page cache needs root (/proc/sys/vm/drop_caches)"
+fi
 /usr/bin/time -f "cuport migrate --to hip (dry run, diagnostics only): %e s, peak %M KiB" "$bin" migrate --quiet --to hip "$corpus" >/dev/null
 # A re-run over the unchanged tree into the same output (what a porting
 # engineer does after editing a rule file), and the fixed start-up cost
 # (rule tables, one small file), which bounds what any cache could save.
-/usr/bin/time -f "cuport migrate --to hip --out (warm re-run, unchanged tree): %e s, peak %M KiB" "$bin" migrate --quiet --to hip "$corpus" --out "$out/ported1" >/dev/null
+/usr/bin/time -f "cuport migrate --to hip --out (warm re-run, unchanged tree): %e s, peak %M KiB" "$bin" migrate --quiet --to hip "$corpus" --out "$out/warm.ported1" >/dev/null
 one=$(mktemp -d); trap 'rm -rf "$out" "$one"' EXIT
 printf '__global__ void k(float *x) { x[threadIdx.x] = 0; }\nint main() { float *p; cudaMalloc(&p, 4); k<<<1, 1>>>(p); return 0; }\n' > "$one/one.cu"
 /usr/bin/time -f "cuport migrate --to hip (start-up: one 100-byte file): %e s, peak %M KiB" "$bin" migrate --quiet --to hip "$one" >/dev/null
@@ -64,7 +85,7 @@ if [ -n "$hipify" ]; then
   # hipify-perl's time over each --out run's (the issue's target: >= 50x).
   hipify_s=$(sed -n 's/.*invocation): \([0-9.]*\) s.*/\1/p' "$out/hipify.time")
   for run in $(seq "$pairs"); do
-    awk -v h="$hipify_s" -v c="$(cut -d' ' -f1 "$out/run$run.time")" -v r="$run" \
+    awk -v h="$hipify_s" -v c="$(cut -d' ' -f1 "$out/warm.run$run.time")" -v r="$run" \
       'BEGIN { if (c > 0) printf "--out run %s: %.0fx hipify-perl\n", r, h / c }'
   done
 fi

@@ -3,7 +3,6 @@
 //! name), and the target's operator tables (`mappings/<target>/operators/`)
 //! say which vendor operators compute it. Only medium or high certainty
 //! recognitions become hints: a structural guess is no advice.
-use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use cuport_analyze::{recognise_kernels, Certainty, Recognised};
@@ -37,18 +36,18 @@ fn hint(found: &Recognised, table: &OperatorTable) -> String {
     }
 }
 
-/// The built-in operator tables of `target`, loaded once; none for a target
-/// without tables.
+/// The built-in operator tables of `target`, loaded on first use (a run
+/// loads its own targets' only); none for a target without tables.
 pub(crate) fn operator_table(target: Target) -> Option<&'static OperatorTable> {
-    static TABLES: OnceLock<HashMap<Target, OperatorTable>> = OnceLock::new();
-    let tables = TABLES.get_or_init(|| {
-        Target::ALL
-            .into_iter()
-            .map(|t| (t, OperatorTable::builtin(t.id()).0))
-            .filter(|(_, table)| !table.operators.is_empty())
-            .collect()
-    });
-    tables.get(&target)
+    static TABLES: [OnceLock<Option<OperatorTable>>; Target::ALL.len()] =
+        [const { OnceLock::new() }; Target::ALL.len()];
+    let at = Target::ALL.iter().position(|&t| t == target)?;
+    TABLES[at]
+        .get_or_init(|| {
+            let (table, _) = OperatorTable::builtin(target.id());
+            (!table.operators.is_empty()).then_some(table)
+        })
+        .as_ref()
 }
 
 #[cfg(test)]

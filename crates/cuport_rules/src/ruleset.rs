@@ -240,9 +240,10 @@ pub struct RuleSet {
     pub(crate) target_headers: std::sync::OnceLock<BTreeMap<Target, BTreeSet<String>>>,
     /// The touchpoint of every C/C++ name worth a site (computed once).
     pub(crate) name_sites: std::sync::OnceLock<NameSites>,
-    /// Per target, the names of its `member` rules (computed once: every
-    /// file of a run asks, and finding them reads every name).
-    pub(crate) member_names: std::sync::OnceLock<BTreeMap<Target, Vec<String>>>,
+    /// Per target (in `Target::ALL`'s order), the names of its `member`
+    /// rules, computed on the target's first use: every file of a run
+    /// asks, and finding them reads every name of the target.
+    pub(crate) member_names: [std::sync::OnceLock<Vec<String>>; Target::ALL.len()],
 }
 
 /// What a CUDA name becomes on one target.
@@ -417,32 +418,30 @@ impl RuleSet {
 
     /// The `Owner::member` rules of `target` (kind `member`), in name order.
     pub fn members(&self, target: Target) -> impl Iterator<Item = (&str, Resolved<'_>)> + '_ {
-        let names = self.member_names.get_or_init(|| self.index_members());
+        let at = Target::ALL.iter().position(|&t| t == target);
+        let names = at
+            .and_then(|at| self.member_names.get(at))
+            .map(|names| names.get_or_init(|| self.index_members(target)));
         names
-            .get(&target)
             .into_iter()
             .flatten()
             .filter_map(move |name| Some((name.as_str(), self.lookup(target, name)?)))
     }
 
-    fn index_members(&self) -> BTreeMap<Target, Vec<String>> {
-        self.tables
-            .keys()
-            .map(|&target| {
-                // Members are named `Owner::member`; most names have no `::`.
-                let mut names: Vec<String> = self
-                    .layer_names(target, Flavour::Default)
-                    .filter(|name| name.contains("::"))
-                    .filter(|name| {
-                        self.lookup(target, name)
-                            .is_some_and(|r| r.kind() == NameKind::Member)
-                    })
-                    .map(str::to_owned)
-                    .collect();
-                names.sort_unstable();
-                (target, names)
+    fn index_members(&self, target: Target) -> Vec<String> {
+        // Members are named `Owner::member`; most names have no `::` (and
+        // no `:`, which a byte search rules out faster).
+        let mut names: Vec<String> = self
+            .layer_names(target, Flavour::Default)
+            .filter(|name| name.contains(':') && name.contains("::"))
+            .filter(|name| {
+                self.lookup(target, name)
+                    .is_some_and(|r| r.kind() == NameKind::Member)
             })
-            .collect()
+            .map(str::to_owned)
+            .collect();
+        names.sort_unstable();
+        names
     }
 
     /// Every CUDA name that resolves on `target` with `flavour`, sorted: the
