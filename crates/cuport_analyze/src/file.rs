@@ -54,9 +54,12 @@ pub(crate) fn analyze_known(
     known: Option<&KnownNames>,
 ) -> FileAnalysis {
     let line_index = LineIndex::new(src);
+    // Checked once here: the C-family scan reads names from the text.
+    let utf8 = std::str::from_utf8(src);
     let input = Input {
         language,
         src,
+        text: utf8.as_ref().ok().copied(),
         line_index: &line_index,
         options,
         known,
@@ -65,7 +68,7 @@ pub(crate) fn analyze_known(
         Ok(mut parsers) => dispatch(&input, &mut parsers),
         Err(_) => dispatch(&input, &mut ThreadParsers::default()),
     });
-    if let Err(error) = std::str::from_utf8(src) {
+    if let Err(error) = utf8 {
         let line = line_index.line_col(error.valid_up_to()).line;
         analysis.warnings.insert(
             0,
@@ -84,6 +87,8 @@ pub(crate) fn analyze_known(
 struct Input<'a> {
     language: Language,
     src: &'a [u8],
+    /// `src` when it is valid UTF-8.
+    text: Option<&'a str>,
     line_index: &'a LineIndex,
     options: &'a AnalyzeOptions,
     known: Option<&'a KnownNames>,
@@ -93,6 +98,7 @@ fn dispatch(input: &Input<'_>, parsers: &mut ThreadParsers) -> FileAnalysis {
     let Input {
         language,
         src,
+        text,
         line_index,
         options,
         known,
@@ -110,8 +116,12 @@ fn dispatch(input: &Input<'_>, parsers: &mut ThreadParsers) -> FileAnalysis {
             } else {
                 None
             };
-            let found =
-                cfamily::analyze(src, line_index, language == Language::Cuda, checker, known);
+            let source = cfamily::Source {
+                src,
+                text,
+                line_index,
+            };
+            let found = cfamily::analyze(&source, language == Language::Cuda, checker, known);
             merge_warnings(found, analysis)
         }
         Language::Python if !python::may_have_sites(src) => FileAnalysis::default(),

@@ -24,20 +24,33 @@ use preprocessor::ConditionTracker;
 
 pub(crate) use syntax::SyntaxChecker;
 
+/// One C-family file's bytes, its text when they are valid UTF-8 (checked
+/// once by the caller), and its line index.
+#[derive(Clone, Copy)]
+pub(crate) struct Source<'a> {
+    pub(crate) src: &'a [u8],
+    pub(crate) text: Option<&'a str>,
+    pub(crate) line_index: &'a LineIndex,
+}
+
 /// Analyses one C-family file. `cuda_file` is true for `.cu`/`.cuh`.
 /// With a `checker`, tree-sitter-cpp also reports regions it cannot parse.
 pub(crate) fn analyze(
-    src: &[u8],
-    line_index: &LineIndex,
+    source: &Source<'_>,
     cuda_file: bool,
     checker: Option<&mut SyntaxChecker>,
     known: Option<&KnownNames>,
 ) -> FileAnalysis {
+    let Source {
+        src,
+        text,
+        line_index,
+    } = *source;
     let lexed = lex(src);
     let matches = match_brackets(&lexed.tokens);
     let mut scanner = Scanner {
         src,
-        text: std::str::from_utf8(src).ok(),
+        text,
         line_index,
         tokens: &lexed.tokens,
         matches: &matches,

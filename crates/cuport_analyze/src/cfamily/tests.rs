@@ -6,13 +6,12 @@ use super::analyze as analyze_cfamily;
 use crate::site::{FileAnalysis, Site};
 
 fn analyze(src: &str) -> FileAnalysis {
-    analyze_cfamily(
-        src.as_bytes(),
-        &LineIndex::new(src.as_bytes()),
-        true,
-        None,
-        None,
-    )
+    let source = super::Source {
+        src: src.as_bytes(),
+        text: Some(src),
+        line_index: &LineIndex::new(src.as_bytes()),
+    };
+    analyze_cfamily(&source, true, None, None)
 }
 
 fn of_kind(analysis: &FileAnalysis, kind: SiteKind) -> Vec<&Site> {
