@@ -5,6 +5,9 @@
 # Usage: tests/bench/migrate_bench.sh CORPUS_DIR [HIPIFY_PERL]
 # CORPUS_DIR: a tree of real CUDA sources (e.g. the .cu/.cuh/.cpp/.h files of
 # NVIDIA's cuda-samples, about 9.7 MB).
+# Cold pairs (below) run only as root, which drops the page cache; the
+# script builds cuport first, so run it as the owner of target/ or build
+# as that user beforehand.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -24,27 +27,38 @@ echo "corpus: $(find "$corpus" -type f | wc -l) files, $(du -sb "$corpus" | cut 
 # alternates (the second of a pair measured up to 4.5x slower than the first
 # when the order was fixed), and no tree is deleted between pairs (every run
 # writes a new directory; all are removed at the end).
-# Cold pairs measure the floor the issue names, reading and writing the
-# tree from the disk: the page cache is dropped before each command (cp -r
-# and cuport, whose own binary is then read from disk too). That needs
-# root; without it only warm pairs run (the tree in the page cache: the
-# floor is then a memory copy and file creation).
+# Cold pairs measure the floor the issue names, the tree read from the
+# disk: the page cache is dropped (after a sync, untimed) before each
+# command, so cp -r and cuport read the tree, and cuport its own binary,
+# from the disk; both write into the page cache, as in warm pairs. That
+# needs root; without it only warm pairs run (the tree in the page cache:
+# the floor is then a memory copy and file creation).
 median() { sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-drop_cache() { [ "$1" = cold ] && sync && echo 3 > /proc/sys/vm/drop_caches; true; }
+drop_cache_if_cold() {
+  if [ "$1" = cold ]; then
+    sync
+    echo 3 > /proc/sys/vm/drop_caches
+  fi
+}
+# floor KIND RUN and port KIND RUN: one timed cp -r, one timed cuport --out.
+floor() {
+  drop_cache_if_cold "$1"
+  /usr/bin/time -o "$out/$1.floor$2.time" -f "%e" cp -r "$corpus" "$out/$1.floor$2"
+}
+port() {
+  drop_cache_if_cold "$1"
+  /usr/bin/time -o "$out/$1.run$2.time" -f "%e %U %S %M" \
+    "$bin" migrate --quiet --to hip "$corpus" --out "$out/$1.ported$2" >/dev/null
+}
 # run_pairs KIND COUNT: COUNT pairs of cp -r and cuport --out, KIND warm or cold.
 run_pairs() {
   local kind=$1 count=$2 run seconds user sys kib first
   for run in $(seq "$count"); do
-    floor() {
-      drop_cache "$kind"
-      /usr/bin/time -o "$out/$kind.floor$run.time" -f "%e" cp -r "$corpus" "$out/$kind.floor$run"
-    }
-    port() {
-      drop_cache "$kind"
-      /usr/bin/time -o "$out/$kind.run$run.time" -f "%e %U %S %M" \
-        "$bin" migrate --quiet --to hip "$corpus" --out "$out/$kind.ported$run" >/dev/null
-    }
-    if [ $((run % 2)) -eq 1 ]; then floor; port; first="cp -r"; else port; floor; first=cuport; fi
+    if [ $((run % 2)) -eq 1 ]; then
+      floor "$kind" "$run"; port "$kind" "$run"; first="cp -r"
+    else
+      port "$kind" "$run"; floor "$kind" "$run"; first=cuport
+    fi
     read -r seconds user sys kib < "$out/$kind.run$run.time"
     echo "$kind pair $run ($first first): cp -r $(cat "$out/$kind.floor$run.time") s; cuport migrate --to hip --out $seconds s (user $user s, system $sys s, peak $kib KiB)"
   done
@@ -74,13 +88,6 @@ one=$(mktemp -d); trap 'rm -rf "$out" "$one"' EXIT
 printf '__global__ void k(float *x) { x[threadIdx.x] = 0; }\nint main() { float *p; cudaMalloc(&p, 4); k<<<1, 1>>>(p); return 0; }\n' > "$one/one.cu"
 /usr/bin/time -f "cuport migrate --to hip (start-up: one 100-byte file): %e s, peak %M KiB" "$bin" migrate --quiet --to hip "$one" >/dev/null
 /usr/bin/time -f "cuport migrate --dual --to ascend,hip --out (dual-stack): %e s, peak %M KiB" "$bin" migrate --quiet --dual --to ascend,hip "$corpus" --out "$out/dual" >/dev/null
-# Last: each cold command empties the whole page cache, so whatever runs
-# after them reads the tree and cuport's binary from disk again.
-if [ -w /proc/sys/vm/drop_caches ]; then
-  run_pairs cold "${CUPORT_BENCH_COLD_PAIRS:-$pairs}"
-else
-  echo "cold pairs skipped: dropping the page cache needs root (/proc/sys/vm/drop_caches)"
-fi
 if [ -n "$hipify" ]; then
   find "$corpus" -type f \( -name '*.cu' -o -name '*.cuh' -o -name '*.cpp' -o -name '*.h' \) > "$out/files"
   # -quiet-warnings: with its warnings on, hipify-perl is about 100x slower still.
@@ -94,4 +101,11 @@ if [ -n "$hipify" ]; then
     awk -v h="$hipify_s" -v c="$(cut -d' ' -f1 "$out/warm.run$run.time")" -v r="$run" \
       'BEGIN { if (c > 0) printf "--out run %s: %.0fx hipify-perl\n", r, h / c }'
   done
+fi
+# Last: each cold command empties the whole page cache, so whatever runs
+# after them reads the tree and cuport's binary from disk again.
+if [ -w /proc/sys/vm/drop_caches ]; then
+  run_pairs cold "${CUPORT_BENCH_COLD_PAIRS:-$pairs}"
+else
+  echo "cold pairs skipped: dropping the page cache needs root (/proc/sys/vm/drop_caches)"
 fi

@@ -59,7 +59,7 @@ pub(crate) fn analyze_known(
     let input = Input {
         language,
         src,
-        text: utf8.as_ref().ok().copied(),
+        text: utf8.ok(),
         line_index: &line_index,
         options,
         known,
@@ -116,12 +116,12 @@ fn dispatch(input: &Input<'_>, parsers: &mut ThreadParsers) -> FileAnalysis {
             } else {
                 None
             };
-            let source = cfamily::Source {
+            let source = cfamily::FileSource {
                 src,
                 text,
                 line_index,
             };
-            let found = cfamily::analyze(&source, language == Language::Cuda, checker, known);
+            let found = cfamily::analyze(source, language == Language::Cuda, checker, known);
             merge_warnings(found, analysis)
         }
         Language::Python if !python::may_have_sites(src) => FileAnalysis::default(),

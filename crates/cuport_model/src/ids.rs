@@ -22,6 +22,12 @@ macro_rules! id_enum {
             /// Every variant, in declaration order.
             pub const ALL: [$name; [$(stringify!($variant)),+].len()] = [$($name::$variant),+];
 
+            /// The variant's place in [`Self::ALL`] (declaration order), for
+            /// tables with one slot per variant.
+            pub fn index(self) -> usize {
+                self as usize
+            }
+
             /// The stable id used in JSON, TOML and on the command line.
             pub fn id(self) -> &'static str {
                 match self {

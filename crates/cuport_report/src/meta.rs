@@ -48,7 +48,10 @@ impl RulesInfo {
         user_files.sort_by(|a, b| (&a.name, a.priority).cmp(&(&b.name, b.priority)));
         Self {
             version: None,
-            hash: format!("fnv1a64:{:016x}", cuport_rules::fingerprint(sources)),
+            hash: format!(
+                "fnv1a64:{:016x}",
+                cuport_rules::sources_fingerprint(sources)
+            ),
             files: sources.len(),
             user_files: user_files.iter().map(|s| s.name.clone()).collect(),
         }

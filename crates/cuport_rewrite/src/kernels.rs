@@ -41,8 +41,8 @@ fn hint(found: &Recognised, table: &OperatorTable) -> String {
 pub(crate) fn operator_table(target: Target) -> Option<&'static OperatorTable> {
     static TABLES: [OnceLock<Option<OperatorTable>>; Target::ALL.len()] =
         [const { OnceLock::new() }; Target::ALL.len()];
-    let at = Target::ALL.iter().position(|&t| t == target)?;
-    TABLES[at]
+    TABLES
+        .get(target.index())?
         .get_or_init(|| {
             let (table, _) = OperatorTable::builtin(target.id());
             (!table.operators.is_empty()).then_some(table)

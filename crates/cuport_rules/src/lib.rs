@@ -175,7 +175,7 @@ fn assemble(
 /// (FNV-1a, 64 bits, over each file's name, priority and text): two runs
 /// with the same fingerprint used the same tables. The built-in files alone
 /// have theirs stored at build time.
-pub fn fingerprint(sources: &[Source]) -> u64 {
+pub fn sources_fingerprint(sources: &[Source]) -> u64 {
     if are_the_builtin_files(sources) {
         return embedded::BUILTIN_FINGERPRINT;
     }
@@ -277,16 +277,20 @@ mod tests {
     #[test]
     fn the_stored_builtin_fingerprint_is_the_computed_one() {
         let mut sources = RuleSet::builtin_sources();
-        let stored = fingerprint(&sources);
+        let stored = sources_fingerprint(&sources);
         assert_eq!(stored, fingerprint_of(&sources));
         if let Some(first) = sources.first_mut() {
             first.text = format!("{}\n", first.text).into();
         }
-        assert_ne!(fingerprint(&sources), stored);
-        assert_eq!(fingerprint(&sources), fingerprint_of(&sources));
+        assert_ne!(sources_fingerprint(&sources), stored);
+        assert_eq!(sources_fingerprint(&sources), fingerprint_of(&sources));
         let mut reordered = RuleSet::builtin_sources();
         reordered.swap(0, 1);
-        assert_eq!(fingerprint(&reordered), stored, "order is the sort's");
+        assert_eq!(
+            sources_fingerprint(&reordered),
+            stored,
+            "order is the sort's"
+        );
         let mut with_user = RuleSet::builtin_sources();
         with_user.push(Source {
             name: "mine.toml".into(),
@@ -294,6 +298,6 @@ mod tests {
             priority: 1,
             builtin: false,
         });
-        assert_ne!(fingerprint(&with_user), stored);
+        assert_ne!(sources_fingerprint(&with_user), stored);
     }
 }

@@ -477,7 +477,7 @@ fn table_effort<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Effort>
 }
 
 fn table_effort_schema(_: &mut SchemaGenerator) -> Schema {
-    schemars::json_schema!({ "type": "string", "enum": ["low", "medium", "high"] })
+    schemars::json_schema!({ "type": ["string", "null"], "enum": ["low", "medium", "high", null] })
 }
 
 fn optional_library_schema(gen: &mut SchemaGenerator) -> Schema {

@@ -418,9 +418,9 @@ impl RuleSet {
 
     /// The `Owner::member` rules of `target` (kind `member`), in name order.
     pub fn members(&self, target: Target) -> impl Iterator<Item = (&str, Resolved<'_>)> + '_ {
-        let at = Target::ALL.iter().position(|&t| t == target);
-        let names = at
-            .and_then(|at| self.member_names.get(at))
+        let names = self
+            .member_names
+            .get(target.index())
             .map(|names| names.get_or_init(|| self.index_members(target)));
         names
             .into_iter()

@@ -136,9 +136,16 @@ mod tests {
     #[test]
     fn stored_tables_read_back_as_their_toml() {
         let sources = RuleSet::builtin_sources();
-        assert_eq!(crate::embedded::PRECOMPILED.len(), sources.len());
         for source in &sources {
-            let bytes = crate::precompiled(source).unwrap_or_default();
+            // The build script leaves out (with a warning) a file whose
+            // stored form would not read back: a type postcard cannot hold,
+            // such as a `toml::Value` in a `[[kernel]]` table.
+            let Some(bytes) = crate::precompiled(source) else {
+                panic!(
+                    "{}: no stored form; see the build script's warning",
+                    source.name
+                );
+            };
             let stored: RuleFile = postcard::from_bytes(bytes).expect("stored form reads");
             let parsed: RuleFile = toml::from_str(&source.text).expect("built-in parses");
             assert_eq!(

@@ -27,7 +27,7 @@ pub(crate) use syntax::SyntaxChecker;
 /// One C-family file's bytes, its text when they are valid UTF-8 (checked
 /// once by the caller), and its line index.
 #[derive(Clone, Copy)]
-pub(crate) struct Source<'a> {
+pub(crate) struct FileSource<'a> {
     pub(crate) src: &'a [u8],
     pub(crate) text: Option<&'a str>,
     pub(crate) line_index: &'a LineIndex,
@@ -36,16 +36,17 @@ pub(crate) struct Source<'a> {
 /// Analyses one C-family file. `cuda_file` is true for `.cu`/`.cuh`.
 /// With a `checker`, tree-sitter-cpp also reports regions it cannot parse.
 pub(crate) fn analyze(
-    source: &Source<'_>,
+    source: FileSource<'_>,
     cuda_file: bool,
     checker: Option<&mut SyntaxChecker>,
     known: Option<&KnownNames>,
 ) -> FileAnalysis {
-    let Source {
+    let FileSource {
         src,
         text,
         line_index,
-    } = *source;
+    } = source;
+    debug_assert!(text.is_none_or(|text| text.as_bytes() == src));
     let lexed = lex(src);
     let matches = match_brackets(&lexed.tokens);
     let mut scanner = Scanner {

@@ -6,12 +6,12 @@ use super::analyze as analyze_cfamily;
 use crate::site::{FileAnalysis, Site};
 
 fn analyze(src: &str) -> FileAnalysis {
-    let source = super::Source {
+    let source = super::FileSource {
         src: src.as_bytes(),
         text: Some(src),
         line_index: &LineIndex::new(src.as_bytes()),
     };
-    analyze_cfamily(&source, true, None, None)
+    analyze_cfamily(source, true, None, None)
 }
 
 fn of_kind(analysis: &FileAnalysis, kind: SiteKind) -> Vec<&Site> {

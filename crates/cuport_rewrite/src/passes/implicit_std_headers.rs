@@ -24,6 +24,9 @@ pub(super) fn add_implicit_std_headers(input: &FileInput<'_>, planned: &mut Plan
         return;
     }
     let missing = missing_headers(&facts.headers, input.src);
+    if missing.is_empty() {
+        return;
+    }
     let calls = called(input, planned, facts.host_only, &missing);
     for (header, functions) in missing {
         if calls.iter().any(|c| functions.contains(c)) {
