@@ -90,3 +90,8 @@ fn a_missing_source_is_a_missing_field_with_what_to_write() {
 fn included_is_not_a_table_effort() {
     insta::assert_snapshot!(problems("included_effort.toml"));
 }
+
+#[test]
+fn an_unknown_effort_is_named_with_the_choices() {
+    insta::assert_snapshot!(problems("unknown_effort.toml"));
+}
