@@ -28,8 +28,17 @@ fn main() {
     files.sort_by_key(|path| embedded_name(&root, path));
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").unwrap_or_default());
     let mut code = embed("BUILTIN_FILES", &root, &files);
-    code.push_str(&precompile(&root, &files, &out_dir));
-    code.push_str(&builtin_fingerprint(&root, &files));
+    // Each file read once, for its stored form and the fingerprint.
+    let texts: Vec<RuleText> = files
+        .iter()
+        .map(|path| RuleText {
+            name: embedded_name(&root, path),
+            text: std::fs::read_to_string(path)
+                .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display())),
+        })
+        .collect();
+    code.push_str(&precompile(&texts, &out_dir));
+    code.push_str(&builtin_fingerprint(&texts));
     // Per-version API support lists (generated data, not rule files).
     let support = target_files(&root, SUPPORT_DIR, &["csv", "toml"]);
     code.push_str(&embed("SUPPORT_FILES", &root, &support));
@@ -73,10 +82,16 @@ fn embed(name: &str, root: &Path, files: &[PathBuf]) -> String {
     let mut code = format!("pub(crate) static {name}: &[(&str, &str)] = &[\n");
     for path in files {
         println!("cargo:rerun-if-changed={}", path.display());
-        push_row(&mut code, &embedded_name(root, path), path);
+        push_row(&mut code, &embedded_name(root, path), path, "include_str");
     }
     code.push_str("];\n");
     code
+}
+
+/// A rule file's embedded name and text.
+struct RuleText {
+    name: String,
+    text: String,
 }
 
 /// A `static PRECOMPILED: &[(path, bytes)]`: each rule file parsed into the
@@ -85,16 +100,12 @@ fn embed(name: &str, root: &Path, files: &[PathBuf]) -> String {
 /// out; the run parses its TOML and reports the problem with its line. So
 /// is one whose stored form does not read back as what was stored (a type
 /// postcard cannot hold), with a build warning: the run parses its TOML.
-fn precompile(root: &Path, files: &[PathBuf], out_dir: &Path) -> String {
+fn precompile(files: &[RuleText], out_dir: &Path) -> String {
     let mut code = String::from("pub(crate) static PRECOMPILED: &[(&str, &[u8])] = &[\n");
-    for path in files {
-        let Some(file) = std::fs::read_to_string(path)
-            .ok()
-            .and_then(|text| toml::from_str::<raw::RuleFile>(&text).ok())
-        else {
+    for RuleText { name, text } in files {
+        let Ok(file) = toml::from_str::<raw::RuleFile>(text) else {
             continue;
         };
-        let name = embedded_name(root, path);
         let Some(bytes) = stored_form(&file) else {
             println!("cargo:warning={name}: its parsed form does not read back from postcard; runs parse its TOML");
             continue;
@@ -103,11 +114,7 @@ fn precompile(root: &Path, files: &[PathBuf], out_dir: &Path) -> String {
         if let Err(err) = std::fs::write(&stored, bytes) {
             panic!("cannot write {}: {err}", stored.display());
         }
-        let _ = writeln!(
-            code,
-            "    ({name:?}, include_bytes!({:?})),",
-            stored.display().to_string()
-        );
+        push_row(&mut code, name, &stored, "include_bytes");
     }
     code.push_str("];\n");
     code
@@ -123,20 +130,10 @@ fn stored_form(file: &raw::RuleFile) -> Option<Vec<u8>> {
 }
 
 /// `const BUILTIN_FINGERPRINT`: the fingerprint of the embedded rule files
-/// (built-in files have priority 0).
-fn builtin_fingerprint(root: &Path, files: &[PathBuf]) -> String {
-    let mut named: Vec<(String, String)> = files
-        .iter()
-        .map(|path| {
-            let text = std::fs::read_to_string(path)
-                .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
-            (embedded_name(root, path), text)
-        })
-        .collect();
-    named.sort();
-    let parts = named
-        .iter()
-        .map(|(name, text)| (name.as_str(), 0, text.as_str()));
+/// (built-in files have priority 0), in the order of their names, which
+/// `files` has.
+fn builtin_fingerprint(files: &[RuleText]) -> String {
+    let parts = files.iter().map(|f| (f.name.as_str(), 0, f.text.as_str()));
     format!(
         "pub(crate) const BUILTIN_FINGERPRINT: u64 = {:#x};\n",
         fingerprint::of_sorted(parts)
@@ -149,11 +146,12 @@ fn embedded_name(root: &Path, path: &Path) -> String {
     format!("mappings/{}", rel.to_string_lossy().replace('\\', "/"))
 }
 
-/// One `(name, contents of file)` row of an embedded table.
-fn push_row(code: &mut String, name: &str, file: &Path) {
+/// One `(name, contents of file)` row of an embedded table; `include` is
+/// `include_str` or `include_bytes`.
+fn push_row(code: &mut String, name: &str, file: &Path, include: &str) {
     let _ = writeln!(
         code,
-        "    ({name:?}, include_str!({:?})),",
+        "    ({name:?}, {include}!({:?})),",
         file.display().to_string()
     );
 }

@@ -32,6 +32,6 @@ pub use profile::{
     VersionFacts, VersionFeature, WarpDiagnostic, WarpFacts,
 };
 pub use site_kind::{looks_like_cuda_name, SiteKind};
-pub use target::Target;
+pub use target::{PerTarget, Target};
 pub use text::{dotted_within, LineCol, LineIndex, TextRange};
 pub use version::{MinimumVersion, SdkVersion, VersionError};

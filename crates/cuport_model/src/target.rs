@@ -21,3 +21,26 @@ impl std::fmt::Display for Target {
         f.write_str(self.id())
     }
 }
+
+/// One value per target, computed on the target's first use: a run asks
+/// for its own targets' only (a HIP run need not load Ascend's tables).
+#[derive(Debug, Clone)]
+pub struct PerTarget<T>([std::sync::OnceLock<T>; Target::ALL.len()]);
+
+impl<T> PerTarget<T> {
+    pub const fn new() -> Self {
+        Self([const { std::sync::OnceLock::new() }; Target::ALL.len()])
+    }
+
+    /// `target`'s value, computed by `init` if this is the first ask.
+    pub fn get_or_init(&self, target: Target, init: impl FnOnce() -> T) -> &T {
+        // `index` is a declaration-order position, always inside `ALL`.
+        self.0[target.index()].get_or_init(init)
+    }
+}
+
+impl<T> Default for PerTarget<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}

@@ -3,10 +3,8 @@
 //! name), and the target's operator tables (`mappings/<target>/operators/`)
 //! say which vendor operators compute it. Only medium or high certainty
 //! recognitions become hints: a structural guess is no advice.
-use std::sync::OnceLock;
-
 use cuport_analyze::{recognise_kernels, Certainty, Recognised};
-use cuport_model::Target;
+use cuport_model::{PerTarget, Target};
 use cuport_rules::kernel_rules::OperatorTable;
 
 /// A hint naming what the kernel computes and the operators that may
@@ -39,11 +37,9 @@ fn hint(found: &Recognised, table: &OperatorTable) -> String {
 /// The built-in operator tables of `target`, loaded on first use (a run
 /// loads its own targets' only); none for a target without tables.
 pub(crate) fn operator_table(target: Target) -> Option<&'static OperatorTable> {
-    static TABLES: [OnceLock<Option<OperatorTable>>; Target::ALL.len()] =
-        [const { OnceLock::new() }; Target::ALL.len()];
+    static TABLES: PerTarget<Option<OperatorTable>> = PerTarget::new();
     TABLES
-        .get(target.index())?
-        .get_or_init(|| {
+        .get_or_init(target, || {
             let (table, _) = OperatorTable::builtin(target.id());
             (!table.operators.is_empty()).then_some(table)
         })

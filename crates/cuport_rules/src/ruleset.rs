@@ -240,10 +240,10 @@ pub struct RuleSet {
     pub(crate) target_headers: std::sync::OnceLock<BTreeMap<Target, BTreeSet<String>>>,
     /// The touchpoint of every C/C++ name worth a site (computed once).
     pub(crate) name_sites: std::sync::OnceLock<NameSites>,
-    /// Per target (in `Target::ALL`'s order), the names of its `member`
-    /// rules, computed on the target's first use: every file of a run
-    /// asks, and finding them reads every name of the target.
-    pub(crate) member_names: [std::sync::OnceLock<Vec<String>>; Target::ALL.len()],
+    /// Per target, the names of its `member` rules, computed on the
+    /// target's first use: every file of a run asks, and finding them reads
+    /// every name of the target.
+    pub(crate) member_names: cuport_model::PerTarget<Vec<String>>,
 }
 
 /// What a CUDA name becomes on one target.
@@ -418,13 +418,9 @@ impl RuleSet {
 
     /// The `Owner::member` rules of `target` (kind `member`), in name order.
     pub fn members(&self, target: Target) -> impl Iterator<Item = (&str, Resolved<'_>)> + '_ {
-        let names = self
-            .member_names
-            .get(target.index())
-            .map(|names| names.get_or_init(|| self.index_members(target)));
-        names
-            .into_iter()
-            .flatten()
+        self.member_names
+            .get_or_init(target, || self.index_members(target))
+            .iter()
             .filter_map(move |name| Some((name.as_str(), self.lookup(target, name)?)))
     }
 

@@ -46,7 +46,7 @@ pub(crate) fn analyze(
         text,
         line_index,
     } = source;
-    debug_assert!(text.is_none_or(|text| text.as_bytes() == src));
+    debug_assert!(text.is_none_or(|text| std::ptr::eq(text.as_bytes(), src)));
     let lexed = lex(src);
     let matches = match_brackets(&lexed.tokens);
     let mut scanner = Scanner {
