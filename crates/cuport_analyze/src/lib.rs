@@ -48,6 +48,6 @@ pub use torch_api::{
     UnresolvedUse,
 };
 pub use tree::{
-    is_header_path, list_tree, map_largest_first, scan_tree, KnownNames, Progress, ScanOptions,
-    ScanReport, NO_PROGRESS,
+    find_files, is_header_path, list_tree, map_largest_first, scan_found, scan_tree, FoundFiles,
+    KnownNames, Progress, ScanOptions, ScanReport, NO_PROGRESS,
 };

@@ -101,6 +101,37 @@ pub fn scan_tree(
     options: &ScanOptions,
     progress: &dyn Progress,
 ) -> Result<ScanReport, AnalyzeError> {
+    // The tables' name index is built on its first use, which would hold up
+    // every analysis thread; the walk mostly waits on the file system, so
+    // it is built beside the walk instead.
+    let prepare = || options.known_names.as_ref().map(KnownNames::prepare);
+    let found = rayon::join(|| find_files(root, options), prepare).0?;
+    scan_found(found, options, progress)
+}
+
+/// The files of a tree that cuport analyses, found by the walk, and their
+/// bytes where [`FoundFiles::read_all`] read them. Finding and reading
+/// need no rule tables, so a caller can do both while it loads them.
+#[derive(Debug)]
+pub struct FoundFiles {
+    root: PathBuf,
+    root_is_file: bool,
+    walked: Walked,
+    /// Each file's bytes (or why it is skipped), in `walked.files`' order,
+    /// once read.
+    read: Option<Vec<Result<Vec<u8>, SkippedFile>>>,
+    /// The list of every entry, where `ScanOptions::inventory` asked for it
+    /// and it was made beside the reads.
+    listed: Option<Listed>,
+}
+
+/// Every entry of a tree, and the entries that could not be listed (path,
+/// reason).
+type Listed = Result<(Vec<TreeEntry>, Vec<(String, String)>), AnalyzeError>;
+
+/// Walks `root` (a directory or a single file) for the files cuport
+/// analyses, without reading them.
+pub fn find_files(root: &Path, options: &ScanOptions) -> Result<FoundFiles, AnalyzeError> {
     let metadata = std::fs::metadata(root).map_err(|source| AnalyzeError::Root {
         path: root.to_path_buf(),
         source,
@@ -108,36 +139,125 @@ pub fn scan_tree(
     let walked = if metadata.is_file() {
         single_file(root)
     } else {
-        // The tables' name index is built on its first use, which would
-        // hold up every analysis thread; the walk mostly waits on the file
-        // system, so it is built beside the walk instead.
-        let prepare = || options.known_names.as_ref().map(KnownNames::prepare);
-        rayon::join(|| walk(root, options), prepare).0?
+        walk(root, options)?
     };
+    Ok(FoundFiles {
+        root: root.to_path_buf(),
+        root_is_file: metadata.is_file(),
+        walked,
+        read: None,
+        listed: None,
+    })
+}
+
+impl FoundFiles {
+    /// Reads every file found, `readers` files at a time, and lists the
+    /// tree beside the reads where `options.inventory` asks for the list.
+    /// Reading waits on the disk where the tree is not in the page cache,
+    /// and a disk serves several reads at once faster than one after the
+    /// other, so `readers` may exceed the cores.
+    pub fn read_all(&mut self, options: &ScanOptions, readers: usize) {
+        let (read, listed) = std::thread::scope(|scope| {
+            let listed = scope.spawn(|| list_for(&self.root, self.root_is_file, options));
+            let read = read_files(&self.root, &self.walked.files, options, readers);
+            let listed = listed
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            (read, listed)
+        });
+        self.read = Some(read);
+        self.listed = listed;
+    }
+}
+
+/// Each file's bytes (or why it is skipped), `readers` files at a time, in
+/// `files`' order.
+fn read_files(
+    root: &Path,
+    files: &[(PathBuf, Language, u64)],
+    options: &ScanOptions,
+    readers: usize,
+) -> Vec<Result<Vec<u8>, SkippedFile>> {
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let reader = || {
+        let mut done = Vec::new();
+        loop {
+            let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let Some((path, _, _)) = files.get(at) else {
+                return done;
+            };
+            done.push((at, read_source(root, path, options)));
+        }
+    };
+    let mut read: Vec<(usize, Result<Vec<u8>, SkippedFile>)> = std::thread::scope(|scope| {
+        let others: Vec<_> = (1..readers.min(files.len()))
+            .map(|_| scope.spawn(reader))
+            .collect();
+        let mut read = reader();
+        for other in others {
+            read.extend(
+                other
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            );
+        }
+        read
+    });
+    read.sort_by_key(|(at, _)| *at);
+    read.into_iter().map(|(_, outcome)| outcome).collect()
+}
+
+/// The list of every entry of the tree at `root`, where `options` asks for
+/// it (a copy reproduces the whole tree).
+fn list_for(root: &Path, root_is_file: bool, options: &ScanOptions) -> Option<Listed> {
+    (options.inventory && !root_is_file)
+        .then(|| canonical(root).map(|canonical_root| inventory(root, &canonical_root)))
+}
+
+/// Analyses the files `found` (reading those not read yet).
+pub fn scan_found(
+    found: FoundFiles,
+    options: &ScanOptions,
+    progress: &dyn Progress,
+) -> Result<ScanReport, AnalyzeError> {
+    let FoundFiles {
+        root,
+        root_is_file,
+        walked,
+        read,
+        listed,
+    } = found;
+    let root = root.as_path();
     progress.total(walked.files.len());
+    // Each file with its bytes where they were read already.
+    let read = read.map_or_else(
+        || walked.files.iter().map(|_| None).collect(),
+        |read| read.into_iter().map(Some).collect::<Vec<_>>(),
+    );
+    let files: Vec<_> = walked.files.iter().zip(read).collect();
     let analyse = || {
-        map_largest_first(
-            &walked.files,
-            |(_, _, bytes)| *bytes,
-            |(path, language, _)| {
-                let outcome = read_and_analyze(root, path, *language, options);
+        map_largest_first_owned(
+            files,
+            |((_, _, bytes), _)| *bytes,
+            |((path, language, _), read)| {
+                let bytes = read.unwrap_or_else(|| read_source(root, path, options));
+                let outcome =
+                    bytes.and_then(|bytes| analyze_read(root, path, *language, bytes, options));
                 progress.advance();
                 outcome
             },
         )
     };
     // The copy's list of every entry is a second walk, mostly waiting on
-    // the file system: it runs beside the analysis.
-    let list = || {
-        (options.inventory && !metadata.is_file())
-            .then(|| canonical(root).map(|canonical_root| inventory(root, &canonical_root)))
-    };
+    // the file system: it runs beside the analysis unless it was made
+    // beside the reads.
+    let list = || listed.or_else(|| list_for(root, root_is_file, options));
     let (outcomes, listed) = rayon::join(|| run_in_pool(options.threads, analyse), list);
     let mut report = ScanReport {
         root: root.to_path_buf(),
         skipped: walked.skipped,
         other_files: walked.other_files,
-        root_is_file: metadata.is_file(),
+        root_is_file,
         ..ScanReport::default()
     };
     if let Some(listed) = listed {
@@ -178,9 +298,25 @@ pub fn map_largest_first<T: Sync, R: Send>(
     size: impl Fn(&T) -> u64,
     map: impl Fn(&T) -> R + Sync + Send,
 ) -> Vec<R> {
-    let mut order: Vec<usize> = (0..items.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(size(&items[i])));
-    let mut done: Vec<(usize, R)> = order.par_iter().map(|&i| (i, map(&items[i]))).collect();
+    map_largest_first_owned(items.iter().collect(), |item| size(item), map)
+}
+
+/// [`map_largest_first`] for items `map` takes by value.
+fn map_largest_first_owned<T: Send, R: Send>(
+    items: Vec<T>,
+    size: impl Fn(&T) -> u64,
+    map: impl Fn(T) -> R + Sync + Send,
+) -> Vec<R> {
+    let mut ordered: Vec<(usize, T)> = items.into_iter().enumerate().collect();
+    ordered.sort_by_key(|(_, item)| std::cmp::Reverse(size(item)));
+    // One item per job: rayon otherwise hands each thread a run of items
+    // it works through alone, and the thread whose run starts with the
+    // largest file finished last while the others idled.
+    let mut done: Vec<(usize, R)> = ordered
+        .into_par_iter()
+        .with_max_len(1)
+        .map(|(i, item)| (i, map(item)))
+        .collect();
     done.sort_by_key(|(i, _)| *i);
     done.into_iter().map(|(_, result)| result).collect()
 }
@@ -195,7 +331,7 @@ fn run_in_pool<T: Send>(threads: usize, work: impl FnOnce() -> T + Send) -> T {
     }
 }
 
-#[derive(Default)]
+#[derive(Debug, Default)]
 struct Walked {
     /// Each file found, its language and its size (for scheduling only).
     files: Vec<(PathBuf, Language, u64)>,
@@ -371,15 +507,11 @@ fn describe_walk_error(error: &ignore::Error) -> (Option<PathBuf>, String) {
     }
 }
 
-fn read_and_analyze(
-    root: &Path,
-    path: &Path,
-    language: Language,
-    options: &ScanOptions,
-) -> Result<ScannedFile, SkippedFile> {
-    let rel = relative(root, path);
+/// `path`'s bytes, or why it is skipped: not a regular file, over the
+/// size limit, unreadable, binary or generated by cuport.
+fn read_source(root: &Path, path: &Path, options: &ScanOptions) -> Result<Vec<u8>, SkippedFile> {
     let skip = |reason: String| SkippedFile {
-        path: rel.clone(),
+        path: relative(root, path),
         reason,
     };
     let metadata = std::fs::metadata(path).map_err(|e| skip(format!("cannot read: {e}")))?;
@@ -405,6 +537,16 @@ fn read_and_analyze(
             "generated by cuport (dual-stack shim); regenerated by `cuport migrate --dual`, not analysed".into(),
         ));
     }
+    Ok(bytes)
+}
+
+fn analyze_read(
+    root: &Path,
+    path: &Path,
+    language: Language,
+    bytes: Vec<u8>,
+    options: &ScanOptions,
+) -> Result<ScannedFile, SkippedFile> {
     let analysis = analyze_known(
         language,
         &bytes,
@@ -414,9 +556,9 @@ fn read_and_analyze(
     let lines = bytes.iter().filter(|&&b| b == b'\n').count() as u64
         + u64::from(!bytes.is_empty() && !bytes.ends_with(b"\n"));
     Ok(ScannedFile {
-        path: rel,
+        path: relative(root, path),
         language,
-        bytes: metadata.len(),
+        bytes: bytes.len() as u64,
         lines,
         analysis,
         source: options.keep_sources.then(|| std::sync::Arc::new(bytes)),
@@ -530,4 +672,21 @@ pub fn is_header_path(path: &str) -> bool {
         extension.to_ascii_lowercase().as_str(),
         "h" | "hh" | "hpp" | "hxx" | "cuh" | "inl" | "inc" | "tcc"
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::map_largest_first;
+
+    #[test]
+    fn results_come_back_in_the_items_order_whatever_their_sizes() {
+        let items: Vec<u64> = (0..500).map(|i| (i * 7919) % 1013).collect();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .expect("a pool of three threads");
+        let doubled = pool.install(|| map_largest_first(&items, |&size| size, |&size| size * 2));
+        let expected: Vec<u64> = items.iter().map(|size| size * 2).collect();
+        assert_eq!(doubled, expected);
+    }
 }

@@ -324,3 +324,39 @@ fn gitignore_hidden_and_excludes_are_honoured() {
         ]
     );
 }
+
+/// A caller may find and read the files first (while it loads the rule
+/// tables) and analyse them later: the report, skipped files and the list
+/// of every entry included, is the one reading during the analysis gives.
+#[cfg(unix)]
+#[test]
+fn files_read_ahead_give_the_same_report() {
+    let dir = tree_with_good_file();
+    let root = dir.path();
+    fs::create_dir_all(root.join("sub/x.cu")).unwrap();
+    fs::write(root.join("sub/x.cu/inner.cu"), GOOD).unwrap();
+    fs::write(root.join("sub/host.cpp"), "void g() { cudaFree(0); }\n").unwrap();
+    fs::write(root.join("blob.cu"), [b'a', 0, b'b']).unwrap();
+    fs::write(root.join("notes.txt"), "not a source\n").unwrap();
+    let big = fs::File::create(root.join("huge.cu")).unwrap();
+    big.set_len(2048).unwrap();
+    std::os::unix::fs::symlink(root.join("missing.cu"), root.join("dangling.cu")).unwrap();
+    std::os::unix::fs::symlink(root, root.join("sub/loop")).unwrap();
+    let options = ScanOptions {
+        max_file_size: 1024,
+        inventory: true,
+        keep_sources: true,
+        ..ScanOptions::default()
+    };
+    let during = scan_tree(root, &options, NO_PROGRESS).unwrap();
+    let mut found = cuport_analyze::find_files(root, &options).unwrap();
+    // A file that changes after it was read is analysed as it was read.
+    found.read_all(&options, 3);
+    fs::write(root.join("sub/host.cpp"), "void g() {}\n").unwrap();
+    let ahead = cuport_analyze::scan_found(found, &options, NO_PROGRESS).unwrap();
+    assert_eq!(format!("{ahead:#?}"), format!("{during:#?}"));
+    assert!(skipped_reason(&ahead, "blob.cu").contains("binary file"));
+    assert!(skipped_reason(&ahead, "huge.cu").contains("over the size limit"));
+    assert!(ahead.files.iter().any(|f| f.path == "sub/x.cu/inner.cu"));
+    assert!(!ahead.tree.is_empty());
+}

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 use anstyle::AnsiColor;
 use anyhow::{bail, Context};
 use cuport_analyze::EntryKind;
-use cuport_analyze::{scan_tree, AnalyzeOptions, ScanOptions, ScanReport, SyntaxCheck};
+use cuport_analyze::{
+    find_files, scan_found, AnalyzeOptions, FoundFiles, ScanOptions, ScanReport, SyntaxCheck,
+};
 use cuport_model::{KernelModel, Target};
 use cuport_report::{RenameEntry, ReportDocument, SkeletonEntry};
 use cuport_rewrite::{
@@ -31,13 +33,14 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
     if plan.verify_kernels {
         settings.kernel_rules = verified_kernel_rules(&plan, &settings, out)?;
     }
-    let rules = std::sync::Arc::new(settings.load_rules()?);
     let started = std::time::Instant::now();
-    // The run's metadata hashes every rule file (2 MB): beside the
+    let scan_options = scan_options(&plan, &settings);
+    let (rules, found) = load_rules_beside_reading(&plan, &settings, &scan_options)?;
+    // The run's metadata hashes every user rule file: beside the
     // migration, not after it.
     let (migrated, meta) = std::thread::scope(|scope| {
         let meta = scope.spawn(|| crate::migration_reports::run_meta(&settings, &rules));
-        let migrated = migrate(&plan, &settings, &rules, out);
+        let migrated = migrate(found, scan_options, &settings, &rules, out);
         let meta = meta
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -190,29 +193,72 @@ impl Extras {
     }
 }
 
-fn migrate(
+/// Files read at once while the tables load: the disk serves several
+/// reads at once faster than one after the other when the tree is not in
+/// the page cache, and the reads mostly wait for it.
+const READERS: usize = 8;
+
+/// The rule tables, and the files of the tree found and read meanwhile:
+/// neither needs the other, and a cold tree's reads wait on the disk
+/// while loading the tables keeps the cores busy. The tables' name index
+/// is built before the analysis needs it, as part of loading.
+fn load_rules_beside_reading(
     plan: &RunPlan,
     settings: &Settings,
-    rules: &std::sync::Arc<cuport_rules::RuleSet>,
-    out: &Output,
-) -> anyhow::Result<(ScanReport, Migration)> {
-    let scan_options = ScanOptions {
+    scan_options: &ScanOptions,
+) -> anyhow::Result<(std::sync::Arc<cuport_rules::RuleSet>, FoundFiles)> {
+    let (rules, found) = std::thread::scope(|scope| {
+        let found = scope.spawn(|| {
+            let mut found = find_files(&plan.path, scan_options)?;
+            found.read_all(scan_options, READERS);
+            Ok::<_, cuport_analyze::AnalyzeError>(found)
+        });
+        let rules = settings.load_rules().map(std::sync::Arc::new);
+        if let Ok(rules) = &rules {
+            crate::scanning::known_names_of(std::sync::Arc::clone(rules)).prepare();
+        }
+        let found = found
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (rules, found)
+    });
+    let rules = rules?;
+    let found = found.context("cannot analyse the tree; check the path")?;
+    Ok((rules, found))
+}
+
+/// How the migration scans the tree (the tables' names are added once
+/// they are loaded).
+fn scan_options(plan: &RunPlan, settings: &Settings) -> ScanOptions {
+    ScanOptions {
         excludes: settings.excludes.value.clone(),
         include_hidden: plan.walk.hidden,
         no_ignore: plan.walk.no_ignore,
         analyze: AnalyzeOptions {
             syntax_check: SyntaxCheck::Off,
         },
-        known_names: Some(crate::scanning::known_names_of(std::sync::Arc::clone(
-            rules,
-        ))),
         keep_sources: true,
         // A copy or in-place run reproduces the whole tree the scan lists.
         inventory: plan.writes_every_file(),
         ..ScanOptions::default()
+    }
+}
+
+fn migrate(
+    found: FoundFiles,
+    scan_options: ScanOptions,
+    settings: &Settings,
+    rules: &std::sync::Arc<cuport_rules::RuleSet>,
+    out: &Output,
+) -> anyhow::Result<(ScanReport, Migration)> {
+    let scan_options = ScanOptions {
+        known_names: Some(crate::scanning::known_names_of(std::sync::Arc::clone(
+            rules,
+        ))),
+        ..scan_options
     };
     let bar = crate::scanning::BarProgress(out.progress(0, "analysing"));
-    let mut report = scan_tree(&plan.path, &scan_options, &bar)
+    let mut report = scan_found(found, &scan_options, &bar)
         .context("cannot analyse the tree; check the path")?;
     bar.0.finish_and_clear();
     for skipped in &report.skipped {
