@@ -47,6 +47,13 @@ impl Parsed {
         }
     }
 
+    /// How many rules the file's entries, unsupported groups, patterns and
+    /// enum maps make (one each).
+    pub(crate) fn rule_count(&self) -> usize {
+        let f = &self.file;
+        f.entry.len() + f.unsupported.len() + f.pattern.len() + f.enum_map.len()
+    }
+
     pub(crate) fn target(&self) -> Option<Target> {
         self.file.meta.target.as_ref().map(|t| *t.get_ref())
     }
