@@ -163,15 +163,17 @@ pub fn find_files(root: &Path, options: &ScanOptions) -> Result<FoundFiles, Anal
 }
 
 impl FoundFiles {
-    /// Reads every file found, `readers` files at a time, and lists the
-    /// tree beside the reads where `options.inventory` asks for the list.
+    /// Reads every file found, `readers` files at a time (telling
+    /// `progress`), and lists the tree beside the reads where
+    /// `options.inventory` asks for the list.
     /// Reading waits on the disk where the tree is not in the page cache,
     /// and a disk serves several reads at once faster than one after the
     /// other, so `readers` may exceed the cores.
-    pub fn read_all(&mut self, options: &ScanOptions, readers: usize) {
+    pub fn read_all(&mut self, options: &ScanOptions, readers: usize, progress: &dyn Progress) {
+        progress.total(self.walked.files.len());
         let (read, listed) = std::thread::scope(|scope| {
             let listed = scope.spawn(|| list_for(&self.root, self.root_is_file, options));
-            let read = read_files(&self.root, &self.walked.files, options, readers);
+            let read = read_files(&self.root, &self.walked.files, options, readers, progress);
             let listed = listed
                 .join()
                 .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -189,6 +191,7 @@ fn read_files(
     files: &[(PathBuf, Language, u64)],
     options: &ScanOptions,
     readers: usize,
+    progress: &dyn Progress,
 ) -> Vec<ReadOutcome> {
     let next = std::sync::atomic::AtomicUsize::new(0);
     let reader = || {
@@ -199,6 +202,7 @@ fn read_files(
                 return done;
             };
             done.push((at, read_source(root, path, options)));
+            progress.advance();
         }
     };
     let mut read: Vec<(usize, ReadOutcome)> = std::thread::scope(|scope| {

@@ -351,7 +351,7 @@ fn files_read_ahead_give_the_same_report() {
     let during = scan_tree(root, &options, NO_PROGRESS).unwrap();
     let mut found = cuport_analyze::find_files(root, &options).unwrap();
     // A file that changes after it was read is analysed as it was read.
-    found.read_all(&options, 3);
+    found.read_all(&options, 3, NO_PROGRESS);
     fs::write(root.join("sub/host.cpp"), "void g() {}\n").unwrap();
     let ahead = cuport_analyze::scan_found(found, &options, NO_PROGRESS).unwrap();
     assert_eq!(format!("{ahead:#?}"), format!("{during:#?}"));

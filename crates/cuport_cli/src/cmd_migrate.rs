@@ -35,7 +35,7 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
     }
     let started = std::time::Instant::now();
     let scan_options = scan_options(&plan, &settings);
-    let (rules, found) = load_rules_beside_reading(&plan, &settings, &scan_options)?;
+    let (rules, found) = load_rules_beside_reading(&plan, &settings, &scan_options, out)?;
     // The run's metadata hashes every user rule file: beside the
     // migration, not after it.
     let (migrated, meta) = std::thread::scope(|scope| {
@@ -206,11 +206,15 @@ fn load_rules_beside_reading(
     plan: &RunPlan,
     settings: &Settings,
     scan_options: &ScanOptions,
+    out: &Output,
 ) -> anyhow::Result<(std::sync::Arc<cuport_rules::RuleSet>, FoundFiles)> {
     let (rules, found) = std::thread::scope(|scope| {
         let found = scope.spawn(|| {
             let mut found = find_files(&plan.path, scan_options)?;
-            found.read_all(scan_options, READERS);
+            // A cold tree on a slow disk takes a while to read.
+            let bar = crate::scanning::BarProgress(out.progress(0, "reading"));
+            found.read_all(scan_options, READERS, &bar);
+            bar.0.finish_and_clear();
             Ok::<_, cuport_analyze::AnalyzeError>(found)
         });
         let rules = settings.load_rules().map(std::sync::Arc::new);
