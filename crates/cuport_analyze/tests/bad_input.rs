@@ -4,6 +4,7 @@
 
 use std::fs;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use cuport_analyze::{scan_tree, ScanOptions, ScanReport, SyntaxCheck, NO_PROGRESS};
 use cuport_model::SiteKind;
@@ -351,7 +352,12 @@ fn files_read_ahead_give_the_same_report() {
     let during = scan_tree(root, &options, NO_PROGRESS).unwrap();
     let mut found = cuport_analyze::find_files(root, &options).unwrap();
     // A file that changes after it was read is analysed as it was read.
-    found.read_all(&options, 3, NO_PROGRESS);
+    let reads = CountedProgress::default();
+    found.read_all(&options, 3, &reads);
+    // The analysed files, and the binary and over-size ones (links are not read).
+    let sources = during.files.len() + 2;
+    assert_eq!(reads.total.load(Ordering::Relaxed), sources);
+    assert_eq!(reads.advanced.load(Ordering::Relaxed), sources);
     fs::write(root.join("sub/host.cpp"), "void g() {}\n").unwrap();
     let ahead = cuport_analyze::scan_found(found, &options, NO_PROGRESS).unwrap();
     assert_eq!(format!("{ahead:#?}"), format!("{during:#?}"));
@@ -359,4 +365,20 @@ fn files_read_ahead_give_the_same_report() {
     assert!(skipped_reason(&ahead, "huge.cu").contains("over the size limit"));
     assert!(ahead.files.iter().any(|f| f.path == "sub/x.cu/inner.cu"));
     assert!(!ahead.tree.is_empty());
+}
+
+/// Counts what a scan reports to its progress.
+#[derive(Default)]
+struct CountedProgress {
+    total: AtomicUsize,
+    advanced: AtomicUsize,
+}
+
+impl cuport_analyze::Progress for CountedProgress {
+    fn total(&self, files: usize) {
+        self.total.store(files, Ordering::Relaxed);
+    }
+    fn advance(&self) {
+        self.advanced.fetch_add(1, Ordering::Relaxed);
+    }
 }
