@@ -193,34 +193,18 @@ fn read_files(
     readers: usize,
     progress: &dyn Progress,
 ) -> Vec<ReadOutcome> {
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let reader = || {
-        let mut done = Vec::new();
-        loop {
-            let at = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-            let Some((path, _, _)) = files.get(at) else {
-                return done;
-            };
-            done.push((at, read_source(root, path, options)));
-            progress.advance();
-        }
+    let read = || {
+        files
+            .par_iter()
+            .with_max_len(1)
+            .map(|(path, _, _)| {
+                let outcome = read_source(root, path, options);
+                progress.advance();
+                outcome
+            })
+            .collect()
     };
-    let mut read: Vec<(usize, ReadOutcome)> = std::thread::scope(|scope| {
-        let others: Vec<_> = (1..readers.min(files.len()))
-            .map(|_| scope.spawn(reader))
-            .collect();
-        let mut read = reader();
-        for other in others {
-            read.extend(
-                other
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            );
-        }
-        read
-    });
-    read.sort_by_key(|(at, _)| *at);
-    read.into_iter().map(|(_, outcome)| outcome).collect()
+    run_in_pool(readers, read)
 }
 
 /// The list of every entry of the tree at `root`, where `options` asks for
@@ -336,6 +320,7 @@ fn map_largest_first_owned<T: Send, R: Send>(
     done.into_iter().map(|(_, result)| result).collect()
 }
 
+/// `work` on a pool of `threads` threads (0: the current pool).
 fn run_in_pool<T: Send>(threads: usize, work: impl FnOnce() -> T + Send) -> T {
     if threads == 0 {
         return work();

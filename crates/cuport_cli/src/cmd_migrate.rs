@@ -35,12 +35,13 @@ pub(crate) fn run(args: &MigrateArgs, out: &Output) -> anyhow::Result<ExitCode> 
     }
     let started = std::time::Instant::now();
     let scan_options = scan_options(&plan, &settings);
-    let (rules, found) = load_rules_beside_reading(&plan, &settings, &scan_options, out)?;
+    let (rules, scan_options, found) =
+        load_rules_beside_reading(&plan, &settings, scan_options, out)?;
     // The run's metadata hashes every user rule file: beside the
     // migration, not after it.
     let (migrated, meta) = std::thread::scope(|scope| {
         let meta = scope.spawn(|| crate::migration_reports::run_meta(&settings, &rules));
-        let migrated = migrate(found, scan_options, &settings, &rules, out);
+        let migrated = migrate(found, &scan_options, &settings, &rules, out);
         let meta = meta
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -198,41 +199,52 @@ impl Extras {
 /// the page cache, and the reads mostly wait for it.
 const READERS: usize = 8;
 
-/// The rule tables, and the files of the tree found and read meanwhile:
-/// neither needs the other, and a cold tree's reads wait on the disk
-/// while loading the tables keeps the cores busy. The tables' name index
-/// is built before the analysis needs it, as part of loading.
+/// The rule tables, `scan_options` with the tables' names, and the files
+/// of the tree found and read meanwhile: neither needs the other, and a
+/// cold tree's reads wait on the disk while loading the tables keeps the
+/// cores busy. The tables' name index is built before the analysis needs
+/// it, as part of loading.
 fn load_rules_beside_reading(
     plan: &RunPlan,
     settings: &Settings,
-    scan_options: &ScanOptions,
+    scan_options: ScanOptions,
     out: &Output,
-) -> anyhow::Result<(std::sync::Arc<cuport_rules::RuleSet>, FoundFiles)> {
+) -> anyhow::Result<(
+    std::sync::Arc<cuport_rules::RuleSet>,
+    ScanOptions,
+    FoundFiles,
+)> {
     let (rules, found) = std::thread::scope(|scope| {
         let found = scope.spawn(|| {
-            let mut found = find_files(&plan.path, scan_options)?;
+            let mut found = find_files(&plan.path, &scan_options)?;
             // A cold tree on a slow disk takes a while to read.
             let bar = crate::scanning::BarProgress(out.progress(0, "reading"));
-            found.read_all(scan_options, READERS, &bar);
+            found.read_all(&scan_options, READERS, &bar);
             bar.0.finish_and_clear();
             Ok::<_, cuport_analyze::AnalyzeError>(found)
         });
-        let rules = settings.load_rules().map(std::sync::Arc::new);
-        if let Ok(rules) = &rules {
-            crate::scanning::known_names_of(std::sync::Arc::clone(rules)).prepare();
-        }
+        let rules = settings.load_rules().map(|rules| {
+            let rules = std::sync::Arc::new(rules);
+            let known = crate::scanning::known_names_of(std::sync::Arc::clone(&rules));
+            known.prepare();
+            (rules, known)
+        });
         let found = found
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         (rules, found)
     });
-    let rules = rules?;
+    let (rules, known) = rules?;
     let found = found.context("cannot analyse the tree; check the path")?;
-    Ok((rules, found))
+    let scan_options = ScanOptions {
+        known_names: Some(known),
+        ..scan_options
+    };
+    Ok((rules, scan_options, found))
 }
 
 /// How the migration scans the tree (the tables' names are added once
-/// they are loaded).
+/// they are loaded: [`load_rules_beside_reading`]).
 fn scan_options(plan: &RunPlan, settings: &Settings) -> ScanOptions {
     ScanOptions {
         excludes: settings.excludes.value.clone(),
@@ -250,20 +262,14 @@ fn scan_options(plan: &RunPlan, settings: &Settings) -> ScanOptions {
 
 fn migrate(
     found: FoundFiles,
-    scan_options: ScanOptions,
+    scan_options: &ScanOptions,
     settings: &Settings,
     rules: &std::sync::Arc<cuport_rules::RuleSet>,
     out: &Output,
 ) -> anyhow::Result<(ScanReport, Migration)> {
-    let scan_options = ScanOptions {
-        known_names: Some(crate::scanning::known_names_of(std::sync::Arc::clone(
-            rules,
-        ))),
-        ..scan_options
-    };
     let bar = crate::scanning::BarProgress(out.progress(0, "analysing"));
-    let mut report = scan_found(found, &scan_options, &bar)
-        .context("cannot analyse the tree; check the path")?;
+    let mut report =
+        scan_found(found, scan_options, &bar).context("cannot analyse the tree; check the path")?;
     bar.0.finish_and_clear();
     for skipped in &report.skipped {
         out.warn(&format!("{}: skipped: {}", skipped.path, skipped.reason));

@@ -470,9 +470,8 @@ fn table_effort<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Effort>
     Ok(Option::<TableEffort>::deserialize(d)?.map(|effort| effort.0))
 }
 
-/// The efforts a rule table may give, by name as TOML writes them and by
-/// index as the stored tables do (`Effort`'s order).
-const TABLE_EFFORTS: [Effort; 3] = [Effort::Low, Effort::Medium, Effort::High];
+/// The efforts a rule table may give (`included` is cuport's own).
+const TABLE_EFFORTS: &[&str] = &["low", "medium", "high"];
 
 /// An [`Effort`] a table may give: an unknown name is answered with the
 /// three it may use, and `included` with why not.
@@ -480,72 +479,58 @@ struct TableEffort(Effort);
 
 impl<'de> Deserialize<'de> for TableEffort {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        const NAMES: &[&str] = &["low", "medium", "high"];
-        d.deserialize_enum("Effort", NAMES, TableEffortVisitor)
+        d.deserialize_enum("Effort", TABLE_EFFORTS, TableEffortVisitor)
+            .map(TableEffort)
     }
 }
 
+/// Reads a table's effort: the enum (TOML and the stored tables both give
+/// one), and its variant by name (TOML) or by index in `Effort::ALL` (the
+/// stored tables).
+#[derive(Clone, Copy)]
 struct TableEffortVisitor;
 
 impl<'de> serde::de::Visitor<'de> for TableEffortVisitor {
-    type Value = TableEffort;
+    type Value = Effort;
 
     fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("low, medium or high")
     }
 
-    fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<TableEffort, E> {
+    fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Effort, E> {
         if name == Effort::Included.id() {
             return Err(E::custom(
                 "`included` is for cuport's own diagnostics; a rule's effort is low, medium or high",
             ));
         }
-        TABLE_EFFORTS
+        Effort::ALL
             .into_iter()
-            .find(|effort| effort.id() == name)
-            .map(TableEffort)
-            .ok_or_else(|| E::unknown_variant(name, &["low", "medium", "high"]))
+            .find(|effort| effort.id() == name && TABLE_EFFORTS.contains(&name))
+            .ok_or_else(|| E::unknown_variant(name, TABLE_EFFORTS))
     }
 
-    fn visit_enum<A: serde::de::EnumAccess<'de>>(self, data: A) -> Result<TableEffort, A::Error> {
-        use serde::de::VariantAccess;
-        let (effort, variant) = data.variant::<TableEffortName>()?;
-        variant.unit_variant()?;
-        Ok(effort.0)
-    }
-}
-
-/// The variant of a [`TableEffort`]: its name (TOML) or its index (the
-/// stored tables).
-struct TableEffortName(TableEffort);
-
-impl<'de> Deserialize<'de> for TableEffortName {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        d.deserialize_identifier(TableEffortNameVisitor)
-    }
-}
-
-struct TableEffortNameVisitor;
-
-impl<'de> serde::de::Visitor<'de> for TableEffortNameVisitor {
-    type Value = TableEffortName;
-
-    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("low, medium or high")
-    }
-
-    fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<TableEffortName, E> {
-        TableEffortVisitor.visit_str(name).map(TableEffortName)
-    }
-
-    fn visit_u64<E: serde::de::Error>(self, index: u64) -> Result<TableEffortName, E> {
+    fn visit_u64<E: serde::de::Error>(self, index: u64) -> Result<Effort, E> {
         let effort = usize::try_from(index)
             .ok()
             .and_then(|i| Effort::ALL.get(i))
             .ok_or_else(|| E::invalid_value(serde::de::Unexpected::Unsigned(index), &self))?;
-        TableEffortVisitor
-            .visit_str(effort.id())
-            .map(TableEffortName)
+        self.visit_str(effort.id())
+    }
+
+    fn visit_enum<A: serde::de::EnumAccess<'de>>(self, data: A) -> Result<Effort, A::Error> {
+        use serde::de::VariantAccess;
+        let (effort, variant) = data.variant_seed(self)?;
+        variant.unit_variant()?;
+        Ok(effort)
+    }
+}
+
+/// The variant's identifier, read by the same visitor.
+impl<'de> serde::de::DeserializeSeed<'de> for TableEffortVisitor {
+    type Value = Effort;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Effort, D::Error> {
+        d.deserialize_identifier(self)
     }
 }
 
